@@ -1,0 +1,14 @@
+package sandbox
+
+// Docker labels are immutable, so they carry only what never changes about a
+// sandbox; what changes (persistence, owner, last use) lives in the engine's
+// state dir. The engine never touches a container without LabelManaged.
+const (
+	LabelManaged = "io.sandtray.managed" // "true" on every Sandtray container
+	LabelName    = "io.sandtray.name"    // the user-visible unique name
+	LabelCreated = "io.sandtray.created" // RFC 3339 creation time
+	LabelImage   = "io.sandtray.image"   // the image reference as the user gave it
+	LabelSpec    = "io.sandtray.spec"    // JSON of the Spec the sandbox was created with
+	// LabelTest marks resources created by tests, so each test removes only its own.
+	LabelTest = "io.sandtray.test"
+)

@@ -1,0 +1,74 @@
+package sandbox
+
+import "time"
+
+// Network modes a sandbox may have.
+const (
+	NetworkNone   = "none"
+	NetworkBridge = "bridge"
+)
+
+// Status of a sandbox's container.
+type Status string
+
+// Statuses, from Docker's container states folded into what a user cares about.
+const (
+	StatusRunning Status = "running"
+	StatusStopped Status = "stopped" // created, exited or dead
+	StatusPaused  Status = "paused"
+	StatusMissing Status = "missing" // removed behind the engine's back
+)
+
+// Spec is everything a sandbox is created with. It is stored as a label, so it
+// must stay small and must not hold secrets the user would not want in
+// `docker inspect` (env values are shown there anyway).
+type Spec struct {
+	Name       string            `json:"name"`
+	Image      string            `json:"image"`
+	Language   string            `json:"language,omitempty"`
+	Persistent bool              `json:"persistent"`
+	Network    string            `json:"network"`
+	MemoryMB   int64             `json:"memory_mb"`
+	CPUs       float64           `json:"cpus"`
+	PidsLimit  int64             `json:"pids_limit"`
+	Env        map[string]string `json:"env,omitempty"`
+	Workdir    string            `json:"workdir"`
+	Runtime    string            `json:"runtime,omitempty"` // "runsc" for gVisor, "" for Docker's default
+	CapAdd     []string          `json:"cap_add,omitempty"`
+}
+
+// Owner is the MCP session that created a sandbox.
+type Owner struct {
+	Session string `json:"session,omitempty"`
+	Client  string `json:"client,omitempty"` // clientInfo name and version, e.g. "claude-ai 0.1.0"
+}
+
+// Info describes one sandbox as the engine sees it now.
+type Info struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Image      string    `json:"image"`
+	Status     Status    `json:"status"`
+	Persistent bool      `json:"persistent"`
+	Owner      Owner     `json:"owner"`
+	CreatedAt  time.Time `json:"created_at"`
+	LastUsed   time.Time `json:"last_used"`
+	Spec       Spec      `json:"spec"`
+	Stats      Stats     `json:"stats"`
+}
+
+// Stats is a resource sample of a running sandbox.
+type Stats struct {
+	CPUPercent  float64 `json:"cpu_percent"`  // of one core; 200 means two full cores
+	MemoryBytes uint64  `json:"memory_bytes"` // usage less page cache
+	MemoryLimit uint64  `json:"memory_limit"`
+	Pids        uint64  `json:"pids"`
+}
+
+// Snapshot is an immutable view of every sandbox, published by the engine to
+// watchers. Receivers must not modify it.
+type Snapshot struct {
+	Time      time.Time `json:"time"`
+	Paused    bool      `json:"paused"`
+	Sandboxes []Info    `json:"sandboxes"`
+}
