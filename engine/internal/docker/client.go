@@ -1,0 +1,197 @@
+package docker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// pingTimeout bounds the first ping in New, so a daemon socket that accepts
+// connections but never answers fails fast instead of hanging the app.
+const pingTimeout = 10 * time.Second
+
+// Client talks to one Docker daemon. It is safe for concurrent use.
+type Client struct {
+	api *client.Client
+}
+
+// New connects to the daemon the environment names: DOCKER_HOST,
+// DOCKER_API_VERSION, DOCKER_CERT_PATH and DOCKER_TLS_VERIFY, or, when
+// DOCKER_HOST is unset, the endpoint of the current docker context (as
+// `docker context use` sets it). It negotiates the API version and pings the
+// daemon once; if the daemon does not answer, the error wraps
+// sandbox.ErrUnavailable and says how to fix it (a daemon older than API 1.40
+// is sandbox.ErrUnsupported).
+func New(ctx context.Context) (*Client, error) {
+	opts := []client.Opt{client.FromEnv}
+	if os.Getenv(client.EnvOverrideHost) == "" {
+		if host := contextHost(); host != "" {
+			opts = append(opts, client.WithHost(host))
+		}
+	}
+	api, err := client.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("configure Docker client: %w (%w)", sandbox.ErrInvalid, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	_, err = api.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
+	if cerrdefs.IsInvalidArgument(err) {
+		// The daemon answered, with an API version older than the SDK supports.
+		_ = api.Close()
+		return nil, fmt.Errorf("the Docker daemon at %s is too old; upgrade Docker: %w (%w)",
+			api.DaemonHost(), sandbox.ErrUnsupported, err)
+	}
+	if err != nil {
+		_ = api.Close()
+		return nil, fmt.Errorf("cannot reach the Docker daemon at %s: is the Docker daemon running? "+
+			"Start it (for example `sudo systemctl start docker`) or set DOCKER_HOST: %w (%w)",
+			api.DaemonHost(), sandbox.ErrUnavailable, err)
+	}
+	return &Client{api: api}, nil
+}
+
+// Close releases the client's idle connections.
+func (c *Client) Close() error {
+	return c.api.Close()
+}
+
+// ServerVersion describes the daemon, e.g. "20.10.24 (API 1.41)".
+func (c *Client) ServerVersion(ctx context.Context) (string, error) {
+	v, err := c.api.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return "", wrap("get Docker version", err)
+	}
+	return fmt.Sprintf("%s (API %s)", v.Version, v.APIVersion), nil
+}
+
+// Runtimes lists the OCI runtimes the daemon knows, sorted, so the engine can
+// tell whether gVisor ("runsc") is available.
+func (c *Client) Runtimes(ctx context.Context) ([]string, error) {
+	info, err := c.api.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return nil, wrap("get Docker info", err)
+	}
+	names := make([]string, 0, len(info.Info.Runtimes))
+	for name := range info.Info.Runtimes {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// contextHost returns the Docker endpoint of the current docker context, or
+// "" for the default context or when none can be read. Like the docker CLI,
+// DOCKER_CONTEXT overrides the config file's currentContext. Only the host is
+// taken; a context with TLS material is not supported.
+func contextHost() string {
+	name := os.Getenv("DOCKER_CONTEXT")
+	dir := dockerConfigDir()
+	if dir == "" {
+		return ""
+	}
+	if name == "" {
+		var cfg struct {
+			CurrentContext string `json:"currentContext"`
+		}
+		if !readJSON(filepath.Join(dir, "config.json"), &cfg) {
+			return ""
+		}
+		name = cfg.CurrentContext
+	}
+	if name == "" || name == "default" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(name))
+	var meta struct {
+		Endpoints map[string]struct {
+			Host string `json:"Host"`
+		} `json:"Endpoints"`
+	}
+	if !readJSON(filepath.Join(dir, "contexts", "meta", hex.EncodeToString(sum[:]), "meta.json"), &meta) {
+		return ""
+	}
+	return meta.Endpoints["docker"].Host
+}
+
+// dockerConfigDir is $DOCKER_CONFIG or ~/.docker.
+func dockerConfigDir() string {
+	if dir := os.Getenv("DOCKER_CONFIG"); dir != "" {
+		return dir
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(home, ".docker")
+}
+
+// readJSON decodes a small JSON file into v, reporting whether it could.
+func readJSON(path string, v any) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	return json.Unmarshal(b, v) == nil
+}
+
+// wrap describes a failed SDK call as "op: kind (original)", where kind is the
+// sandbox error kind the failure belongs to. Both the kind and the original
+// error stay in the chain, so callers can errors.Is against a kind (or
+// context.DeadlineExceeded) and logs still show what Docker said. This is the
+// one place SDK errors are classified.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	kind := kindOf(err)
+	if kind == nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return fmt.Errorf("%s: %w (%w)", op, kind, err)
+}
+
+// kindOf maps an SDK error to a sandbox error kind, or nil for failures that
+// are neither the caller's fault nor a sign of an unreachable daemon (an
+// internal daemon error, for instance).
+func kindOf(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		// The caller gave up; that says nothing about Docker.
+		return nil
+	case errors.Is(err, context.DeadlineExceeded),
+		client.IsErrConnectionFailed(err),
+		cerrdefs.IsUnavailable(err),
+		isNetError(err):
+		return sandbox.ErrUnavailable
+	case cerrdefs.IsNotFound(err):
+		return sandbox.ErrNotFound
+	case cerrdefs.IsConflict(err), cerrdefs.IsAlreadyExists(err), cerrdefs.IsFailedPrecondition(err):
+		return sandbox.ErrConflict
+	case cerrdefs.IsInvalidArgument(err):
+		return sandbox.ErrInvalid
+	case cerrdefs.IsPermissionDenied(err), cerrdefs.IsUnauthorized(err):
+		return sandbox.ErrForbidden
+	}
+	return nil
+}
+
+// isNetError reports a transport failure the SDK did not decorate itself,
+// such as a failed dial for a hijacked exec connection or a stream reset.
+func isNetError(err error) bool {
+	var opErr *net.OpError
+	return errors.As(err, &opErr)
+}

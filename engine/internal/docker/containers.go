@@ -1,0 +1,190 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// noNewPrivileges stops setuid binaries and file capabilities from raising a
+// process's privileges inside a sandbox.
+const noNewPrivileges = "no-new-privileges"
+
+// Create creates (but does not start) a sandbox container and returns its id.
+//
+// Whatever o says, the container gets the fixed hardening: every capability
+// dropped (then o.CapAdd added back), no-new-privileges, Docker's default
+// seccomp profile, not privileged, an init as PID 1 (so orphans are reaped and
+// signals delivered), restart policy "no", no binds, mounts or volumes, no TTY
+// and no stdin. Memory and swap are limited to the same value, so the sandbox
+// never swaps. A zero MemoryMB, NanoCPUs or PidsLimit leaves that resource
+// unlimited; the engine always sets them. An empty Network means "none".
+//
+// When o.Cmd is set, the image's entrypoint is cleared so that o.Cmd is the
+// main process as given: work runs through Exec, never through whatever the
+// image's entrypoint would start.
+func (c *Client) Create(ctx context.Context, o CreateOptions) (string, error) {
+	res, err := c.api.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:       o.Name,
+		Config:     containerConfig(o),
+		HostConfig: hostConfig(o),
+	})
+	if err != nil {
+		return "", wrap(fmt.Sprintf("create container from image %s", o.Image), err)
+	}
+	return res.ID, nil
+}
+
+func containerConfig(o CreateOptions) *container.Config {
+	cfg := &container.Config{
+		Image:      o.Image,
+		Labels:     o.Labels,
+		Env:        o.Env,
+		WorkingDir: o.Workdir,
+		Cmd:        o.Cmd,
+		Hostname:   o.Hostname,
+	}
+	if len(o.Cmd) > 0 {
+		// A non-nil empty entrypoint overrides the image's (docker run --entrypoint "").
+		cfg.Entrypoint = []string{}
+	}
+	return cfg
+}
+
+func hostConfig(o CreateOptions) *container.HostConfig {
+	network := o.Network
+	if network == "" {
+		network = "none"
+	}
+	withInit := true
+	hc := &container.HostConfig{
+		NetworkMode:   container.NetworkMode(network),
+		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		CapDrop:       []string{"ALL"},
+		CapAdd:        o.CapAdd,
+		SecurityOpt:   []string{noNewPrivileges},
+		Privileged:    false,
+		Init:          &withInit,
+		Runtime:       o.Runtime,
+	}
+	if o.MemoryMB > 0 {
+		hc.Memory = o.MemoryMB << 20
+		hc.MemorySwap = hc.Memory
+	}
+	hc.NanoCPUs = max(o.NanoCPUs, 0)
+	if o.PidsLimit > 0 {
+		limit := o.PidsLimit
+		hc.PidsLimit = &limit
+	}
+	return hc
+}
+
+// Start starts a created or stopped container; starting a running one is a no-op.
+func (c *Client) Start(ctx context.Context, id string) error {
+	_, err := c.api.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return wrap("start container "+id, err)
+}
+
+// Stop sends the container's stop signal and kills it after timeout (rounded
+// up to whole seconds, as the API counts them). Stopping a stopped container
+// is a no-op.
+func (c *Client) Stop(ctx context.Context, id string, timeout time.Duration) error {
+	secs := int(math.Ceil(max(timeout, 0).Seconds()))
+	_, err := c.api.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return wrap("stop container "+id, err)
+}
+
+// Kill sends SIGKILL to the container's main process. Killing a container
+// that is not running fails with sandbox.ErrConflict.
+func (c *Client) Kill(ctx context.Context, id string) error {
+	_, err := c.api.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+	return wrap("kill container "+id, err)
+}
+
+// Remove force-removes a container, running or not, with its anonymous
+// volumes. A container that does not exist counts as removed.
+func (c *Client) Remove(ctx context.Context, id string) error {
+	_, err := c.api.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	err = wrap("remove container "+id, err)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Inspect reports a container by id or name.
+func (c *Client) Inspect(ctx context.Context, id string) (Container, error) {
+	res, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return Container{}, wrap("inspect container "+id, err)
+	}
+	r := res.Container
+	ctr := Container{ID: r.ID, Name: strings.TrimPrefix(r.Name, "/"), ImageID: r.Image}
+	ctr.Created, _ = time.Parse(time.RFC3339Nano, r.Created)
+	if r.Config != nil {
+		ctr.Image, ctr.Labels = r.Config.Image, r.Config.Labels
+	}
+	if r.State != nil {
+		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
+	}
+	return ctr, nil
+}
+
+// InspectRaw returns Docker's inspect document for a container as JSON, for
+// the GUI's details pane and for tests that check HostConfig without
+// importing the SDK.
+func (c *Client) InspectRaw(ctx context.Context, id string) ([]byte, error) {
+	res, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return nil, wrap("inspect container "+id, err)
+	}
+	return res.Raw, nil
+}
+
+// List reports the containers carrying every given label ("key" with value
+// "" only needs the key to be present); all includes stopped ones. Docker's
+// list does not carry exit codes, so ExitCode and OOMKilled are left zero:
+// Inspect has them.
+func (c *Client) List(ctx context.Context, labels map[string]string, all bool) ([]Container, error) {
+	res, err := c.api.ContainerList(ctx, client.ContainerListOptions{All: all, Filters: labelFilters(labels)})
+	if err != nil {
+		return nil, wrap("list containers", err)
+	}
+	out := make([]Container, 0, len(res.Items))
+	for _, s := range res.Items {
+		ctr := Container{
+			ID:      s.ID,
+			Image:   s.Image,
+			ImageID: s.ImageID,
+			Labels:  s.Labels,
+			State:   string(s.State),
+			Created: time.Unix(s.Created, 0),
+		}
+		if len(s.Names) > 0 {
+			ctr.Name = strings.TrimPrefix(s.Names[0], "/")
+		}
+		out = append(out, ctr)
+	}
+	return out, nil
+}
+
+// labelFilters turns labels into Docker "label" filters, which Docker ANDs.
+func labelFilters(labels map[string]string) client.Filters {
+	f := make(client.Filters)
+	for k, v := range labels {
+		if v == "" {
+			f.Add("label", k)
+		} else {
+			f.Add("label", k+"="+v)
+		}
+	}
+	return f
+}

@@ -1,0 +1,109 @@
+// Package docker is the only package that imports the Docker SDK
+// (github.com/moby/moby/client and /api). It speaks to the daemon in
+// Sandtray's terms: hardened sandbox containers, execs with separate streams,
+// tar copies and stats. Every SDK error is translated once, here, into the
+// kinds of engine/sandbox, so no other package ever inspects a Docker error:
+// Docker's 404 becomes sandbox.ErrNotFound, 409 sandbox.ErrConflict, 400
+// sandbox.ErrInvalid, 401/403 sandbox.ErrForbidden, and a daemon that cannot
+// be reached or does not answer before ctx's deadline sandbox.ErrUnavailable.
+// Errors read "operation: kind (Docker's message)" and keep Docker's error in
+// their chain; a cancelled ctx wraps context.Canceled and no kind.
+package docker
+
+import (
+	"io"
+	"time"
+)
+
+// CreateOptions is a sandbox container to create. The hardening that never
+// varies (all capabilities dropped, no-new-privileges, init, restart policy
+// "no", not privileged, no mounts) is applied by Create itself; only what the
+// user may configure is here.
+type CreateOptions struct {
+	Name      string // container name; "" lets Docker choose
+	Image     string
+	Labels    map[string]string
+	Env       []string // KEY=VALUE
+	Workdir   string
+	Cmd       []string // the long-lived main process, e.g. ["sleep", "infinity"]
+	Network   string   // "none" or "bridge"
+	MemoryMB  int64    // memory limit; swap is set equal, so no swap
+	NanoCPUs  int64
+	PidsLimit int64
+	CapAdd    []string // added back after dropping all
+	Runtime   string   // "" for Docker's default, "runsc" for gVisor
+	Hostname  string
+}
+
+// Container is what Inspect and List report about a container.
+type Container struct {
+	ID        string
+	Name      string // without the leading slash
+	Image     string // the image reference it was created from
+	ImageID   string
+	Labels    map[string]string
+	State     string // Docker's state: created, running, paused, restarting, removing, exited, dead
+	Created   time.Time
+	ExitCode  int
+	OOMKilled bool
+}
+
+// ExecOptions is a process to run in a running container.
+type ExecOptions struct {
+	Cmd     []string
+	Env     []string // KEY=VALUE
+	Workdir string
+	User    string
+	Stdin   io.Reader // nil: no stdin; otherwise copied then closed (half-close)
+	Stdout  io.Writer // demultiplexed stdout
+	Stderr  io.Writer // demultiplexed stderr
+}
+
+// PathStat describes a path inside a container (Docker's archive stat).
+type PathStat struct {
+	Name       string
+	Size       int64
+	Mode       uint32 // Go fs.FileMode bits as Docker reports them
+	ModTime    time.Time
+	LinkTarget string
+}
+
+// StatsSample is one raw resource sample; the engine turns two into a CPU %.
+type StatsSample struct {
+	Read        time.Time
+	CPUTotal    uint64 // cumulative container CPU time, ns
+	SystemCPU   uint64 // cumulative host CPU time, ns
+	OnlineCPUs  uint32
+	MemoryUsage uint64 // raw usage
+	MemoryLimit uint64
+	MemoryStats map[string]uint64 // Docker's memory_stats.stats
+	Pids        uint64
+}
+
+// Event is a container lifecycle event for a managed container.
+type Event struct {
+	ContainerID string
+	Action      string // create, start, die, stop, kill, destroy, oom, ...
+	Time        time.Time
+}
+
+// Change is one path of a container's filesystem that differs from its image.
+type Change struct {
+	Path string
+	Kind string // ChangeAdded, ChangeChanged or ChangeDeleted
+}
+
+// Kinds of Change.
+const (
+	ChangeAdded   = "added"
+	ChangeChanged = "changed"
+	ChangeDeleted = "deleted"
+)
+
+// PullProgress is one status line of an image pull.
+type PullProgress struct {
+	Status  string // e.g. "Downloading"
+	ID      string // layer id
+	Current int64
+	Total   int64
+}

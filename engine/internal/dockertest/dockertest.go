@@ -1,0 +1,114 @@
+// Package dockertest is test support for code that runs against the real
+// Docker daemon: a client that skips the test when no daemon answers, the
+// test image, and per-test labels whose containers are removed when the test
+// ends. Only _test files import it.
+package dockertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+const (
+	// RequireEnv, set to "1", turns "no daemon" and "no test image" from a
+	// skip into a failure (.ci/run sets it).
+	RequireEnv = "SANDTRAY_REQUIRE_DOCKER"
+	// ImageEnv names the image tests run sandboxes from.
+	ImageEnv = "SANDTRAY_TEST_IMAGE"
+	// DefaultImage is the test image when ImageEnv is unset.
+	DefaultImage = "sandtray/sandbox:latest"
+)
+
+// cleanupTimeout bounds the removal of a test's containers.
+const cleanupTimeout = 60 * time.Second
+
+// Client returns a client of the local daemon, closed when the test ends. It
+// skips the test when no daemon answers, or fails it when RequireEnv is "1".
+func Client(t testing.TB) *docker.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, err := docker.New(ctx)
+	if err != nil {
+		unavailable(t, "no Docker daemon: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Image returns the image tests create sandboxes from: $SANDTRAY_TEST_IMAGE
+// or DefaultImage. It skips the test (or fails it, under RequireEnv) when the
+// daemon or the image is missing.
+func Image(t testing.TB) string {
+	t.Helper()
+	ref := os.Getenv(ImageEnv)
+	if ref == "" {
+		ref = DefaultImage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	ok, err := Client(t).ImageExists(ctx, ref)
+	if err != nil {
+		t.Fatalf("look for test image %s: %v", ref, err)
+	}
+	if !ok {
+		unavailable(t, "test image %s is missing: run make test-image", ref)
+	}
+	return ref
+}
+
+// Labels returns {sandbox.LabelTest: <unique to this test run>} and removes,
+// when the test ends, every container carrying it, so a test cleans up even
+// the containers it leaked. Tests put these labels on everything they create.
+func Labels(t testing.TB) map[string]string {
+	t.Helper()
+	labels := map[string]string{sandbox.LabelTest: t.Name() + "/" + randomHex()}
+	t.Cleanup(func() { removeLabelled(t, labels) })
+	return labels
+}
+
+// removeLabelled force-removes the containers carrying labels. It uses a
+// client of its own: cleanups run last-in first-out, so the test's client may
+// already be closed.
+func removeLabelled(t testing.TB, labels map[string]string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	c, err := docker.New(ctx)
+	if err != nil {
+		t.Logf("cleanup: no Docker daemon to remove containers labelled %v: %v", labels, err)
+		return
+	}
+	defer c.Close()
+	ctrs, err := c.List(ctx, labels, true)
+	if err != nil {
+		t.Errorf("cleanup: list containers labelled %v: %v", labels, err)
+		return
+	}
+	for _, ctr := range ctrs {
+		if err := c.Remove(ctx, ctr.ID); err != nil {
+			t.Errorf("cleanup: remove container %s: %v", ctr.ID, err)
+		}
+	}
+}
+
+// unavailable skips the test, or fails it when RequireEnv is "1".
+func unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf(format+" ("+RequireEnv+"=1)", args...)
+	}
+	t.Skipf(format, args...)
+}
+
+func randomHex() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
