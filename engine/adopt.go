@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// adopt loads every managed container into the engine. State files whose
+// container is gone are removed. Expired ephemeral sandboxes are reaped by the
+// first reaper pass, which runs before New returns.
+func (e *Engine) adopt(ctx context.Context) error {
+	list, err := e.docker.List(ctx, managedLabels, true)
+	if err != nil {
+		return fmt.Errorf("list sandboxes: %w", err)
+	}
+	for _, c := range list {
+		b := e.boxFromContainer(c)
+		if st, ok, err := e.store.load(c.ID); err != nil {
+			e.log.Warn("unreadable sandbox state; treating it as new", "id", short(c.ID), "err", err)
+		} else if ok {
+			b.state = st
+		}
+		acts, err := e.store.loadActivity(c.ID, activityKept)
+		if err != nil {
+			e.log.Warn("read activity log", "id", short(c.ID), "err", err)
+		}
+		b.activity = acts
+		e.boxes[c.ID] = b
+	}
+	e.log.Info("adopted sandboxes", "count", len(list))
+	e.reapOnce(ctx)
+	return nil
+}
+
+// boxFromContainer rebuilds a box from its immutable labels. A container
+// without readable labels still gets a box (so the user can see and delete
+// it), named after the container.
+func (e *Engine) boxFromContainer(c docker.Container) *box {
+	var spec sandbox.Spec
+	if err := json.Unmarshal([]byte(c.Labels[sandbox.LabelSpec]), &spec); err != nil {
+		spec = sandbox.Spec{Image: c.Image, Workdir: e.cfg.Sandbox.Workdir, Network: sandbox.NetworkNone}
+	}
+	created, err := time.Parse(time.RFC3339Nano, c.Labels[sandbox.LabelCreated])
+	if err != nil {
+		created = c.Created
+	}
+	name := c.Labels[sandbox.LabelName]
+	if name == "" {
+		name = strings.TrimPrefix(c.Name, containerPrefix)
+	}
+	spec.Name = name
+	return &box{
+		id: c.ID, name: name, spec: spec, created: created, status: statusOf(c.State),
+		state: boxState{Persistent: spec.Persistent, LastUsed: created},
+	}
+}
+
+func statusOf(dockerState string) sandbox.Status {
+	switch dockerState {
+	case "running", "restarting":
+		return sandbox.StatusRunning
+	case "paused":
+		return sandbox.StatusPaused
+	default:
+		return sandbox.StatusStopped
+	}
+}
+
+// acquire resolves ref, marks the sandbox busy (so the reaper leaves it alone)
+// and records its use. Pair with release.
+func (e *Engine) acquire(ref string) (*box, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, err := e.lookup(ref)
+	if err != nil {
+		return nil, err
+	}
+	b.busy++
+	b.state.LastUsed = time.Now().UTC()
+	return b, nil
+}
+
+// release ends a call started by acquire and saves the last-use time.
+func (e *Engine) release(b *box) {
+	e.mu.Lock()
+	b.busy--
+	st := b.state
+	_, live := e.boxes[b.id]
+	e.mu.Unlock()
+	if live {
+		if err := e.store.save(b.id, st); err != nil {
+			e.log.Warn("save sandbox state", "id", short(b.id), "err", err)
+		}
+	}
+}
+
+// ensureRunning starts a stopped sandbox, so a persistent sandbox stopped by
+// a reboot or by the user just works on its next use.
+func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
+	e.mu.Lock()
+	running := b.status == sandbox.StatusRunning
+	e.mu.Unlock()
+	if running {
+		return nil
+	}
+	if err := e.docker.Start(ctx, b.id); err != nil {
+		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.name, err))
+	}
+	e.mu.Lock()
+	b.status = sandbox.StatusRunning
+	e.mu.Unlock()
+	e.publish()
+	return nil
+}
+
+// gone turns a "no such container" from Docker into a clear error, and drops
+// the sandbox: it was removed behind the engine's back.
+func (e *Engine) gone(b *box, err error) error {
+	if !errors.Is(err, sandbox.ErrNotFound) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, ierr := e.docker.Inspect(ctx, b.id); !errors.Is(ierr, sandbox.ErrNotFound) {
+		return err // the container is there; something inside it was not found
+	}
+	e.forget(b.id)
+	return fmt.Errorf("sandbox %s no longer exists: its container was removed outside Sandtray; create a new one: %w", b.name, sandbox.ErrNotFound)
+}

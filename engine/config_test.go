@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := LoadConfig(filepath.Join(dir, "absent.toml"))
+	if err != nil || cfg.DefaultImage != DefaultImage || cfg.Limits.ExecTimeout.Duration != 30*time.Second {
+		t.Fatalf("no file: %+v, %v; want the defaults", cfg, err)
+	}
+	good := filepath.Join(dir, "good.toml")
+	os.WriteFile(good, []byte(`default_image = "mine:1"
+[images]
+javascript = "node:22"
+[limits]
+exec_timeout = "5s"
+memory_mb = 256
+[host]
+allowed_roots = ["~/work"]
+`), 0o600)
+	cfg, err = LoadConfig(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.DefaultImage != "mine:1" || cfg.imageFor("javascript") != "node:22" || cfg.imageFor("python") != "mine:1" ||
+		cfg.Limits.ExecTimeout.Duration != 5*time.Second || cfg.Limits.MemoryMB != 256 || cfg.Limits.Pids != 512 {
+		t.Errorf("loaded %+v", cfg)
+	}
+	bad := []struct{ text, key string }{
+		{"[limits]\nmemory_mb = 1\n", "limits.memory_mb"},
+		{"[limits]\nexec_timeout = \"soon\"\n", "exec_timeout"},
+		{"[sandbox]\nnetwork = \"host\"\n", "sandbox.network"},
+		{"[sandbox]\ncap_add = [\"SYS_ADMIN\"]\n", "sandbox.cap_add"},
+		{"[host]\nallowed_roots = [\"relative\"]\n", "host.allowed_roots"},
+		{"[limits]\nmemroy_mb = 5\n", "limits.memroy_mb"},
+		{"default_image = \n", "default_image"},
+	}
+	for _, b := range bad {
+		p := filepath.Join(dir, "bad.toml")
+		os.WriteFile(p, []byte(b.text), 0o600)
+		_, err := LoadConfig(p)
+		if err == nil || !strings.Contains(err.Error(), b.key) {
+			t.Errorf("config %q: error %v, want one naming %s", b.text, err, b.key)
+		}
+	}
+}
+
+func TestCapBuffer(t *testing.T) {
+	c := &capBuffer{max: 8}
+	c.Write([]byte("hello "))
+	c.Write([]byte("wörld and more"))
+	got, cut := c.head(8)
+	if got != "hello w" || !cut || c.total != 21 {
+		t.Errorf("head = %q cut %v total %d; want the split ö dropped, cut, 21 counted", got, cut, c.total)
+	}
+	if got, cut := (&capBuffer{max: 10}).head(10); got != "" || cut {
+		t.Errorf("empty: %q %v", got, cut)
+	}
+}
+
+func TestHostPathWithin(t *testing.T) {
+	tests := []struct {
+		root, p string
+		want    bool
+	}{
+		{"/a/b", "/a/b", true},
+		{"/a/b", "/a/b/c", true},
+		{"/a/b", "/a/bc", false},
+		{"/a/b", "/a", false},
+		{"/a/b", "/a/b/../c", false},
+		{"/a/b", "/a/b/..c", true},
+	}
+	for _, tt := range tests {
+		if got := within(tt.root, filepath.Clean(tt.p)); got != tt.want {
+			t.Errorf("within(%q, %q) = %v, want %v", tt.root, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestLanguageFor(t *testing.T) {
+	for _, name := range []string{"", "Python", "py", "node", "js", "C", "c++", "bash"} {
+		if _, err := languageFor(name); err != nil {
+			t.Errorf("languageFor(%q): %v", name, err)
+		}
+	}
+	_, err := languageFor("cobol")
+	if !errors.Is(err, sandbox.ErrInvalid) || !strings.Contains(err.Error(), "python, bash") {
+		t.Errorf("unknown language: %v, want ErrInvalid listing the languages", err)
+	}
+}

@@ -1,0 +1,29 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+)
+
+// dockerAPI is what the engine needs from Docker; *docker.Client provides it.
+// Keeping it small lets fault tests wrap the real client.
+type dockerAPI interface {
+	ImageExists(ctx context.Context, ref string) (bool, error)
+	PullImage(ctx context.Context, ref string, progress func(docker.PullProgress)) error
+	Create(ctx context.Context, o docker.CreateOptions) (string, error)
+	Start(ctx context.Context, id string) error
+	Stop(ctx context.Context, id string, timeout time.Duration) error
+	Remove(ctx context.Context, id string) error
+	Inspect(ctx context.Context, id string) (docker.Container, error)
+	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
+	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
+	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	Stats(ctx context.Context, id string) (docker.StatsSample, error)
+	Events(ctx context.Context, labels map[string]string) (<-chan docker.Event, <-chan error)
+	Diff(ctx context.Context, id string) ([]docker.Change, error)
+}

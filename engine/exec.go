@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// pidDir holds, inside a sandbox, the pid of each running exec's process
+// group, so a timeout or cancellation can kill the whole tree.
+const pidDir = "/tmp/.sandtray"
+
+// wrapper runs the real command ("$0" "$@") as a child of a shell that records
+// its own pid. Docker makes every exec's first process a session and process
+// group leader, so that pid is the group to kill.
+const wrapper = `mkdir -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
+	`"$0" "$@"; rc=$?; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid; exit $rc`
+
+// run is one process to execute in a sandbox.
+type run struct {
+	cmd     []string
+	env     []string
+	workdir string
+	stdin   io.Reader
+	timeout time.Duration
+	stream  io.Writer // optional: also receives stdout and stderr as they come
+}
+
+// runOutput is what run produced: the result for the model and the larger
+// copies kept for the activity log.
+type runOutput struct {
+	result         sandbox.ExecResult
+	logOut, logErr string
+}
+
+// execute runs r in b, killing its process group at the timeout or when ctx
+// is cancelled, and caps each stream.
+func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) {
+	if err := e.ensureRunning(ctx, b); err != nil {
+		return runOutput{}, err
+	}
+	key := randomHex(8)
+	stdout := &capBuffer{max: e.cfg.Limits.LogOutputBytes}
+	stderr := &capBuffer{max: e.cfg.Limits.LogOutputBytes}
+	var outW, errW io.Writer = stdout, stderr
+	if r.stream != nil {
+		outW, errW = io.MultiWriter(stdout, r.stream), io.MultiWriter(stderr, r.stream)
+	}
+	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	started := time.Now()
+	code, err := e.docker.Exec(runCtx, b.id, docker.ExecOptions{
+		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, r.cmd...),
+		Env:     append(r.env, "SANDTRAY_EXEC="+key),
+		Workdir: r.workdir, Stdin: r.stdin, Stdout: outW, Stderr: errW,
+	})
+	elapsed := time.Since(started)
+	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	if err != nil && runCtx.Err() != nil {
+		e.killGroup(b, key)
+		if !timedOut {
+			return runOutput{}, fmt.Errorf("execution cancelled: %w", ctx.Err())
+		}
+		code, err = -1, nil
+	}
+	if err != nil {
+		return runOutput{}, e.gone(b, fmt.Errorf("exec in sandbox %s: %w", b.name, err))
+	}
+	limit := e.cfg.Limits.OutputBytes
+	out, cutOut := stdout.head(limit)
+	errText, cutErr := stderr.head(limit)
+	if timedOut {
+		errText += fmt.Sprintf("\n[sandtray: timed out after %s; the process group was killed]", r.timeout)
+	}
+	logOut, _ := stdout.head(e.cfg.Limits.LogOutputBytes)
+	logErr, _ := stderr.head(e.cfg.Limits.LogOutputBytes)
+	return runOutput{
+		result: sandbox.ExecResult{Stdout: out, Stderr: errText, ExitCode: code, Duration: elapsed,
+			TimedOut: timedOut, Truncated: cutOut || cutErr},
+		logOut: logOut, logErr: logErr,
+	}, nil
+}
+
+// killGroup kills the process group of the exec tagged key ("kill -KILL -PGID":
+// dash, Debian's sh, rejects the "--" that bash accepts). It runs with its
+// own deadline, since the caller's context is already done.
+func (e *Engine) killGroup(b *box, key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pidFile := pidDir + "/" + key + ".pid"
+	script := `p=$(cat ` + pidFile + ` 2>/dev/null) && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; rm -f ` + pidFile
+	var sink bytes.Buffer
+	if _, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}); err != nil {
+		e.log.Warn("kill timed-out exec", "sandbox", b.name, "err", err)
+	}
+}
+
+// timeoutFor applies the configured default and maximum to a requested timeout.
+func (e *Engine) timeoutFor(requested time.Duration, background bool) (time.Duration, error) {
+	maxT := e.cfg.Limits.MaxExecTimeout.Duration
+	switch {
+	case requested < 0:
+		return 0, fmt.Errorf("timeout_s must not be negative: %w", sandbox.ErrInvalid)
+	case requested > maxT:
+		return 0, fmt.Errorf("timeout_s %d exceeds the maximum %d (limits.max_exec_timeout in the config): %w",
+			int(requested.Seconds()), int(maxT.Seconds()), sandbox.ErrInvalid)
+	case requested > 0:
+		return requested, nil
+	case background:
+		return maxT, nil
+	}
+	return e.cfg.Limits.ExecTimeout.Duration, nil
+}
+
+// sandboxPath makes p absolute, relative to the sandbox's workdir.
+func sandboxPath(b *box, p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return path.Join(b.spec.Workdir, p)
+}
+
+// dockerExec is a plain exec of the engine's own helpers, both streams to out.
+func dockerExec(cmd []string, out io.Writer) docker.ExecOptions {
+	return docker.ExecOptions{Cmd: cmd, Stdout: out, Stderr: out}
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/dockertest"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// testEngine is a real engine on the real daemon, with its own state dir and
+// test label; everything it creates is removed when the test ends.
+type testEngine struct {
+	*Engine
+	docker *docker.Client
+	owner  sandbox.Owner
+}
+
+func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
+	t.Helper()
+	cli := dockertest.Client(t)
+	cfg := DefaultConfig()
+	cfg.DefaultImage = dockertest.Image(t)
+	cfg.StateDir = t.TempDir()
+	cfg.Host.AllowedRoots = []string{t.TempDir()}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	ctx := context.Background()
+	e, err := newEngine(ctx, cfg, cli, Options{Labels: dockertest.Labels(t), Tick: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("new engine: %v", err)
+	}
+	t.Cleanup(func() { e.stopLoops() })
+	owner := sandbox.Owner{Session: "s-" + randomHex(4), Client: "engine-test 1.0"}
+	e.SessionStarted(owner)
+	return &testEngine{Engine: e, docker: cli, owner: owner}
+}
+
+// stopLoops stops the background loops as a crash would: nothing is removed.
+func (e *Engine) stopLoops() {
+	e.cancel()
+	e.loops.Wait()
+}
+
+func (te *testEngine) create(t *testing.T, req sandbox.CreateRequest) sandbox.Info {
+	t.Helper()
+	info, err := te.Create(context.Background(), te.owner, req, nil)
+	if err != nil {
+		t.Fatalf("create sandbox: %v", err)
+	}
+	return info
+}
+
+func (te *testEngine) command(t *testing.T, id, cmd string) sandbox.ExecResult {
+	t.Helper()
+	out, err := te.ExecCommand(context.Background(), te.owner, id, sandbox.CommandRequest{Command: cmd})
+	if err != nil {
+		t.Fatalf("execute %q: %v", cmd, err)
+	}
+	return out.Result
+}
+
+func wantKind(t *testing.T, err, kind error) {
+	t.Helper()
+	if !errors.Is(err, kind) {
+		t.Fatalf("error = %v, want one of kind %q", err, kind)
+	}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,237 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+var (
+	validName   = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,62}$`)
+	validEnvKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// containerPrefix keeps Sandtray's container names apart from the user's own.
+const containerPrefix = "sandtray-"
+
+// managedLabels selects the containers Sandtray owns.
+var managedLabels = map[string]string{sandbox.LabelManaged: "true"}
+
+// Create makes and starts a new sandbox for owner. A missing image is pulled
+// when a registry answers, with progress; otherwise the error names the image.
+// A container that fails to start is removed, never left behind.
+func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error) {
+	e.mu.Lock()
+	paused := e.paused
+	e.mu.Unlock()
+	if paused {
+		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
+	}
+	spec, err := e.specFor(req)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
+		return sandbox.Info{}, err
+	}
+	return e.createContainer(ctx, owner, spec)
+}
+
+// specFor fills a request's gaps from the config and checks it against the limits.
+func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
+	c := e.cfg
+	lang := ""
+	if req.Language != "" {
+		l, err := languageFor(req.Language)
+		if err != nil {
+			return sandbox.Spec{}, err
+		}
+		lang = l.name
+	}
+	spec := sandbox.Spec{
+		Name: req.Name, Image: req.Image, Language: lang, Persistent: req.Persistent,
+		Network: cmpOr(req.Network, c.Sandbox.Network), MemoryMB: cmpOr(req.MemoryMB, c.Limits.MemoryMB),
+		CPUs: cmpOr(req.CPUs, c.Limits.CPUs), PidsLimit: c.Limits.Pids, Env: req.Env,
+		Workdir: c.Sandbox.Workdir, Runtime: c.Sandbox.Runtime, CapAdd: c.Sandbox.CapAdd,
+	}
+	if spec.Image == "" {
+		spec.Image = c.imageFor(lang)
+	}
+	if spec.Name == "" {
+		spec.Name = "sb-" + randomHex(3)
+	}
+	switch {
+	case !validName.MatchString(spec.Name):
+		return spec, fmt.Errorf("name %q is not valid: use letters, digits, '.', '_' or '-', up to 63 characters: %w", spec.Name, sandbox.ErrInvalid)
+	case spec.Network != sandbox.NetworkNone && spec.Network != sandbox.NetworkBridge:
+		return spec, fmt.Errorf("network %q is not valid: use \"none\" or \"bridge\": %w", spec.Network, sandbox.ErrInvalid)
+	case spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork:
+		return spec, fmt.Errorf("network access is disabled by the user's config (sandbox.allow_network = false); work offline: %w", sandbox.ErrForbidden)
+	case spec.MemoryMB < 16 || spec.MemoryMB > c.Limits.MaxMemoryMB:
+		return spec, fmt.Errorf("memory_mb %d is out of range: use 16 to %d: %w", spec.MemoryMB, c.Limits.MaxMemoryMB, sandbox.ErrInvalid)
+	case spec.CPUs <= 0 || spec.CPUs > c.Limits.MaxCPUs:
+		return spec, fmt.Errorf("cpus %g is out of range: use more than 0 and at most %g: %w", spec.CPUs, c.Limits.MaxCPUs, sandbox.ErrInvalid)
+	}
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
+		if !validEnvKey.MatchString(k) {
+			return spec, fmt.Errorf("env name %q is not valid: use letters, digits and '_', not starting with a digit: %w", k, sandbox.ErrInvalid)
+		}
+	}
+	return spec, nil
+}
+
+func cmpOr[T comparable](v, fallback T) T {
+	var zero T
+	if v == zero {
+		return fallback
+	}
+	return v
+}
+
+func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.Progress) error {
+	ok, err := e.docker.ImageExists(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("image %s: %w", ref, err)
+	}
+	if ok {
+		return nil
+	}
+	err = e.docker.PullImage(ctx, ref, func(p docker.PullProgress) {
+		if progress != nil {
+			progress(float64(p.Current), float64(p.Total), strings.TrimSpace(p.Status+" "+p.ID))
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("image %s is not on this machine and could not be pulled (%v); build or pull it first (the default image: `make image`), or pick a local image (`docker images`): %w",
+			ref, err, sandbox.ErrNotFound)
+	}
+	return nil
+}
+
+func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	now := time.Now().UTC()
+	labels := map[string]string{
+		sandbox.LabelManaged: "true", sandbox.LabelName: spec.Name, sandbox.LabelImage: spec.Image,
+		sandbox.LabelCreated: now.Format(time.RFC3339Nano), sandbox.LabelSpec: string(specJSON),
+	}
+	maps.Copy(labels, e.labels)
+	id, err := e.docker.Create(ctx, docker.CreateOptions{
+		Name: containerPrefix + spec.Name, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
+		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
+		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
+		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: spec.Name,
+	})
+	if errors.Is(err, sandbox.ErrConflict) {
+		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
+	}
+	if err != nil {
+		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
+	}
+	if err := e.docker.Start(ctx, id); err != nil {
+		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if rmErr := e.docker.Remove(rmCtx, id); rmErr != nil {
+			e.log.Error("remove sandbox that failed to start", "id", short(id), "err", rmErr)
+		}
+		return sandbox.Info{}, fmt.Errorf("start sandbox from image %s: %w", spec.Image, err)
+	}
+	b := &box{id: id, name: spec.Name, spec: spec, created: now, status: sandbox.StatusRunning,
+		state: boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}}
+	if err := e.store.save(id, b.state); err != nil {
+		e.log.Error("save sandbox state", "id", short(id), "err", err)
+	}
+	e.mu.Lock()
+	e.boxes[id] = b
+	info := e.infoLocked(b)
+	e.mu.Unlock()
+	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
+	e.publish()
+	return info, nil
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Stop stops a sandbox's container; its files stay, and the next call that
+// needs it starts it again.
+func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error) {
+	b, err := e.acquire(ref)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	defer e.release(b)
+	if err := e.docker.Stop(ctx, b.id, 5*time.Second); err != nil {
+		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
+	}
+	e.mu.Lock()
+	b.status = sandbox.StatusStopped
+	b.stats = sandbox.Stats{}
+	info := e.infoLocked(b)
+	e.mu.Unlock()
+	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
+	e.publish()
+	return info, nil
+}
+
+// Delete removes a sandbox, its container and everything stored about it.
+func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
+	e.mu.Lock()
+	b, err := e.lookup(ref)
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	e.stopJobsOf(b.id)
+	if err := e.docker.Remove(ctx, b.id); err != nil {
+		return fmt.Errorf("delete sandbox %s: %w", b.name, err)
+	}
+	e.forget(b.id)
+	return nil
+}
+
+// SetPersistent marks a sandbox persistent (kept across sessions and restarts)
+// or ephemeral (removed after its session ends or it idles).
+func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error) {
+	e.mu.Lock()
+	b, err := e.lookup(ref)
+	if err != nil {
+		e.mu.Unlock()
+		return sandbox.Info{}, err
+	}
+	b.state.Persistent = persistent
+	b.state.LastUsed = time.Now().UTC()
+	st, info := b.state, e.infoLocked(b)
+	e.mu.Unlock()
+	if err := e.store.save(b.id, st); err != nil {
+		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
+	}
+	e.record(b.id, sandbox.Activity{Tool: "persist_sandbox", Client: owner.Client, Input: fmt.Sprint(persistent)})
+	e.publish()
+	return info, nil
+}
