@@ -1,0 +1,144 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/socket"
+)
+
+// engineName is the engine binary's file name.
+const engineName = "sandtray"
+
+// detachedStarter returns the built-in StartEngine: it launches the engine in
+// its own session so it outlives this shim and the client that started it,
+// and returns without waiting for it.
+func detachedStarter(opts Options) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		self, _ := os.Executable()
+		exe, err := findEngine(opts.EnginePath, self, exec.LookPath)
+		if err != nil {
+			return err
+		}
+		return startDetached(exe, engineArgs(runtime.GOOS, os.Getenv), opts)
+	}
+}
+
+// startDetached starts exe with args in a new session, stdin from /dev/null
+// and stdout/stderr appended to opts.LogPath. The shim's own stdout must never
+// reach the engine: it is the client's protocol stream.
+func startDetached(exe string, args []string, opts Options) error {
+	logFile, err := openLog(opts.LogPath)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child holds its own copy
+	fmt.Fprintf(logFile, "--- %s sandtray-mcp starts %s %q\n", time.Now().Format(time.RFC3339), exe, args)
+
+	// Not exec.CommandContext: the engine must outlive ctx and this process.
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), socket.EnvSocket+"="+opts.SocketPath)
+	// A new session: no controlling terminal, and not in the shim's process
+	// group, which clients signal when they stop the server.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", exe, err)
+	}
+	// Nobody waits for the engine; if it exits first it is reaped when the
+	// shim exits and it is reparented.
+	return cmd.Process.Release()
+}
+
+// openLog opens the engine log for appending, creating it and its directory
+// private to the user.
+func openLog(path string) (*os.File, error) {
+	if path == "" {
+		return nil, errors.New("no place for the engine log: set HOME or XDG_STATE_HOME")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("engine log: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("engine log: %w", err)
+	}
+	return f, nil
+}
+
+// findEngine returns the engine binary: explicit when set; else `sandtray`
+// next to the shim (self), also through a symlinked shim, so an unpacked
+// release works without PATH; else the one lookPath finds.
+func findEngine(explicit, self string, lookPath func(string) (string, error)) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if self != "" {
+		dirs := []string{filepath.Dir(self)}
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			dirs = append(dirs, filepath.Dir(real))
+		}
+		for _, dir := range dirs {
+			if p := filepath.Join(dir, engineName); isExecutable(p) {
+				return p, nil
+			}
+		}
+	}
+	p, err := lookPath(engineName)
+	if err != nil {
+		return "", fmt.Errorf("no %q next to %s or in PATH", engineName, self)
+	}
+	return p, nil
+}
+
+// isExecutable reports whether path is a regular file with an execute bit.
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// engineArgs picks the engine's arguments: the tray app when the user has a
+// display to see it, the headless `serve` otherwise.
+func engineArgs(goos string, getenv func(string) string) []string {
+	if goos == "darwin" || getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" {
+		return nil
+	}
+	return []string{"serve"}
+}
+
+// defaultLogPath is sandtray/engine.log in the XDG state dir, following
+// adrg/xdg's rules, which the engine uses for its state (this package may not
+// import it). It is empty when no home directory is known.
+func defaultLogPath() string {
+	dir := stateDir(runtime.GOOS, os.Getenv, os.UserHomeDir)
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "sandtray", "engine.log")
+}
+
+// stateDir is $XDG_STATE_HOME when absolute, else the OS default under home.
+func stateDir(goos string, getenv func(string) string, home func() (string, error)) string {
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return d
+	}
+	h, err := home()
+	if err != nil || h == "" {
+		return ""
+	}
+	if goos == "darwin" {
+		return filepath.Join(h, "Library", "Application Support")
+	}
+	return filepath.Join(h, ".local", "state")
+}

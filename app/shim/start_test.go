@@ -1,0 +1,263 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/socket"
+)
+
+// fakeEngineEnv makes the test binary act as a detached engine (see TestMain).
+const fakeEngineEnv = "SANDTRAY_SHIM_TEST_ENGINE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEngineEnv) == "1" {
+		os.Exit(runFakeEngine())
+	}
+	os.Exit(m.Run())
+}
+
+// runFakeEngine reports how it was started on stdout (the engine log), then
+// serves one echo connection on $SANDTRAY_SOCKET, giving up after 20s.
+func runFakeEngine() int {
+	fmt.Printf("pid=%d pgid=%d args=%q\n", os.Getpid(), syscall.Getpgrp(), os.Args[1:])
+	ln, err := socket.Listen(os.Getenv(socket.EnvSocket))
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer ln.Close()
+	time.AfterFunc(20*time.Second, func() { ln.Close() })
+	c, err := ln.Accept()
+	if err != nil {
+		return 1
+	}
+	defer c.Close()
+	io.Copy(c, c)
+	return 0
+}
+
+func TestAutoStart(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stale socket %v", stale), func(t *testing.T) {
+			path := socketPath(t)
+			if stale {
+				leaveDeadSocket(t, path)
+			}
+			var starts atomic.Int32
+			stopped := make(chan func(), 1)
+			start := func(context.Context) error {
+				starts.Add(1)
+				time.AfterFunc(300*time.Millisecond, func() { // an engine that takes a while
+					stop, err := serveFake(path, echoThenBye)
+					if err != nil {
+						t.Errorf("fake engine: %v", err)
+						stop = func() {}
+					}
+					stopped <- stop
+				})
+				return nil
+			}
+			var stdout, stderr lockedBuffer
+			err := runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, Stderr: &stderr,
+				SocketPath: path, StartEngine: start})
+			if starts.Load() > 0 {
+				(<-stopped)()
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if got := stdout.String(); got != "ping\nbye\n" {
+				t.Errorf("stdout = %q, want only the engine's bytes %q", got, "ping\nbye\n")
+			}
+			if n := starts.Load(); n != 1 {
+				t.Errorf("StartEngine called %d times, want 1", n)
+			}
+			if !strings.Contains(stderr.String(), "starting one") {
+				t.Errorf("stderr = %q, want a note that the engine is being started", stderr.String())
+			}
+		})
+	}
+}
+
+// leaveDeadSocket leaves a socket file nobody listens on, like a crashed engine.
+func leaveDeadSocket(t *testing.T, path string) {
+	t.Helper()
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+}
+
+func TestEngineNeverAnswers(t *testing.T) {
+	path := socketPath(t)
+	logPath := "/home/u/.local/state/sandtray/engine.log"
+	var stdout lockedBuffer
+	began := time.Now()
+
+	err := runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, SocketPath: path,
+		StartEngine: func(context.Context) error { return nil }, LogPath: logPath,
+		WaitTimeout: 300 * time.Millisecond})
+
+	if err == nil {
+		t.Fatal("Run succeeded with no engine")
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("gave up after %v, want about the 300ms WaitTimeout", took)
+	}
+	for _, want := range []string{path, "300ms", logPath, "sandtray serve"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if stdout.String() != "" {
+		t.Errorf("stdout = %q, want nothing: it is the client's protocol stream", stdout.String())
+	}
+}
+
+func TestEngineCannotStart(t *testing.T) {
+	missing := errors.New(`no "sandtray" next to /opt/sandtray-mcp or in PATH`)
+	err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: socketPath(t),
+		StartEngine: func(context.Context) error { return missing }})
+	if !errors.Is(err, missing) {
+		t.Fatalf("Run = %v, want it to wrap the start error", err)
+	}
+	for _, want := range []string{"Install Sandtray", "sandtray serve"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// TestDetachedStart runs the built-in starter for real, with this test binary
+// as the engine: it must run `serve` without a display, in its own session,
+// with its output in the log and the socket path passed on.
+func TestDetachedStart(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fakeEngineEnv, "1")
+	t.Setenv("DISPLAY", "")
+	t.Setenv("WAYLAND_DISPLAY", "")
+	path := socketPath(t)
+	logPath := filepath.Join(t.TempDir(), "state", "sandtray", "engine.log")
+	var stdout lockedBuffer
+
+	err = runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, SocketPath: path,
+		EnginePath: self, LogPath: logPath})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if stdout.String() != "ping\n" {
+		t.Errorf("stdout = %q, want the echo", stdout.String())
+	}
+	var pid, pgid int
+	var args string
+	b, _ := os.ReadFile(logPath)
+	line := strings.SplitN(string(b), "\n", 3)[1]
+	if _, err := fmt.Sscanf(line, "pid=%d pgid=%d args=%s", &pid, &pgid, &args); err != nil {
+		t.Fatalf("engine log %q: %v", b, err)
+	}
+	if args != `["serve"]` {
+		t.Errorf("engine args = %s, want [\"serve\"] with no display", args)
+	}
+	if pid != pgid {
+		t.Errorf("engine pgid = %d, want its own pid %d (a new session)", pgid, pid)
+	}
+	if fi, err := os.Stat(logPath); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("engine log mode: %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+func TestFindEngine(t *testing.T) {
+	bin := t.TempDir()
+	shimPath := filepath.Join(bin, "sandtray-mcp")
+	enginePath := filepath.Join(bin, "sandtray")
+	linkDir := t.TempDir()
+	link := filepath.Join(linkDir, "sandtray-mcp")
+	for _, p := range []string{shimPath, enginePath} {
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(shimPath, link); err != nil {
+		t.Fatal(err)
+	}
+	inPath := func(string) (string, error) { return "/usr/bin/sandtray", nil }
+	notInPath := func(string) (string, error) { return "", errors.New("not found") }
+
+	tests := []struct {
+		name, explicit, self string
+		look                 func(string) (string, error)
+		want                 string
+	}{
+		{"explicit wins", "/x/sandtray", shimPath, inPath, "/x/sandtray"},
+		{"next to the shim beats PATH", "", shimPath, inPath, enginePath},
+		{"next to a symlinked shim's target", "", link, notInPath, enginePath},
+		{"PATH when not next to the shim", "", filepath.Join(linkDir, "other"), inPath, "/usr/bin/sandtray"},
+		{"nowhere", "", filepath.Join(linkDir, "other"), notInPath, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := findEngine(tt.explicit, tt.self, tt.look)
+			if got != tt.want || (err != nil) != (tt.want == "") {
+				t.Errorf("findEngine = %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestEngineArgs(t *testing.T) {
+	tests := []struct {
+		goos string
+		env  map[string]string
+		want []string
+	}{
+		{"linux", nil, []string{"serve"}},
+		{"linux", map[string]string{"DISPLAY": ":0"}, nil},
+		{"linux", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, nil},
+		{"darwin", nil, nil},
+	}
+	for _, tt := range tests {
+		got := engineArgs(tt.goos, func(k string) string { return tt.env[k] })
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("engineArgs(%s, %v) = %q, want %q", tt.goos, tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	home := func() (string, error) { return "/home/u", nil }
+	noHome := func() (string, error) { return "", errors.New("no home") }
+	tests := []struct {
+		goos, xdgState string
+		home           func() (string, error)
+		want           string
+	}{
+		{"linux", "", home, "/home/u/.local/state"},
+		{"linux", "/state", home, "/state"},
+		{"linux", "relative", home, "/home/u/.local/state"},
+		{"darwin", "", home, "/home/u/Library/Application Support"},
+		{"linux", "", noHome, ""},
+	}
+	for _, tt := range tests {
+		env := func(string) string { return tt.xdgState }
+		if got := stateDir(tt.goos, env, tt.home); got != tt.want {
+			t.Errorf("stateDir(%s, XDG_STATE_HOME=%q) = %q, want %q", tt.goos, tt.xdgState, got, tt.want)
+		}
+	}
+}
