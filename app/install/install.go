@@ -1,0 +1,149 @@
+// Package install adds Sandtray to an MCP client's configuration: the
+// "sandtray" server entry pointing at the absolute path of sandtray-mcp.
+//
+// It changes nothing else in the file: other servers and unrelated keys keep
+// their values and order. It writes a backup of the original next to it,
+// replaces the file atomically, and does nothing when the entry is already
+// right, so running it twice is harmless.
+package install
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// ServerName is the key of Sandtray's entry in a client's server map.
+const ServerName = "sandtray"
+
+// ErrUnknownClient is returned (wrapped) by Install for a client name it
+// does not know; the message lists the valid ones.
+var ErrUnknownClient = errors.New("unknown client")
+
+// Options configures Install.
+type Options struct {
+	// Home is the user's home directory; empty means os.UserHomeDir(). When
+	// set, XDG_CONFIG_HOME is ignored, so tests see fixed paths.
+	Home string
+	// ShimPath is the absolute path of sandtray-mcp; empty means
+	// DefaultShimPath().
+	ShimPath string
+	// Print returns the snippet and the file it belongs in, writing nothing.
+	Print bool
+	// GOOS selects the OS whose paths to use; empty means runtime.GOOS.
+	GOOS string
+
+	systemHome bool // Home came from os.UserHomeDir, so XDG_CONFIG_HOME applies
+}
+
+// Status says what Install did.
+type Status int
+
+// What Install did with the config file.
+const (
+	Printed   Status = iota // nothing written: Options.Print
+	Created                 // a new config file holding only the entry
+	Added                   // the entry was added to an existing file
+	Updated                 // an existing sandtray entry was changed
+	Unchanged               // the entry was already right; nothing written
+)
+
+// Result describes the outcome of Install.
+type Result struct {
+	Client  string // the client's name, as passed to Install
+	App     string // the client's display name, e.g. "Claude Desktop"
+	Path    string // the config file
+	Backup  string // the backup of the original, when one was written
+	Snippet string // the JSON to merge into Path, for Print or by hand
+	Status  Status
+}
+
+// String is the sentence to show the user.
+func (r Result) String() string {
+	switch r.Status {
+	case Printed:
+		return fmt.Sprintf("Add this to %s:\n%s", r.Path, r.Snippet)
+	case Unchanged:
+		return fmt.Sprintf("Sandtray is already installed in %s; nothing changed.", r.Path)
+	case Updated:
+		return fmt.Sprintf("Updated the sandtray entry in %s (backup: %s). Restart %s to load it.",
+			r.Path, r.Backup, r.App)
+	case Added:
+		return fmt.Sprintf("Added sandtray to %s (backup: %s). Restart %s to load it.", r.Path, r.Backup, r.App)
+	default:
+		return fmt.Sprintf("Created %s with the sandtray entry. Restart %s to load it.", r.Path, r.App)
+	}
+}
+
+// Install adds or updates the sandtray entry in client's MCP config. The
+// clients are those Clients returns. A malformed config is an error naming
+// the file and the position of the problem, and the file is left as it was.
+func Install(client string, opts Options) (Result, error) {
+	c, ok := clientByName(client)
+	if !ok {
+		return Result{}, fmt.Errorf("%w %q: choose one of %s", ErrUnknownClient, client,
+			strings.Join(Clients(), ", "))
+	}
+	opts, err := withDefaults(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	path, err := c.configPath(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	entry := c.entry(opts.ShimPath)
+	res := Result{Client: c.name, App: c.app, Path: path, Snippet: snippet(c.key, entry)}
+	if opts.Print {
+		res.Status = Printed
+		return res, nil
+	}
+	return apply(res, c, entry)
+}
+
+// withDefaults fills in Home, ShimPath and GOOS and checks ShimPath.
+func withDefaults(opts Options) (Options, error) {
+	if opts.GOOS == "" {
+		opts.GOOS = runtime.GOOS
+	}
+	if opts.Home == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return opts, fmt.Errorf("find the home directory: %w", err)
+		}
+		opts.Home, opts.systemHome = home, true
+	}
+	if opts.ShimPath == "" {
+		p, err := DefaultShimPath()
+		if err != nil {
+			return opts, err
+		}
+		opts.ShimPath = p
+	}
+	if !filepath.IsAbs(opts.ShimPath) {
+		return opts, fmt.Errorf("sandtray-mcp path %q is not absolute: clients start servers from /", opts.ShimPath)
+	}
+	return opts, nil
+}
+
+// DefaultShimPath finds sandtray-mcp: next to the running executable (after
+// resolving symlinks), else in PATH. The result is absolute.
+func DefaultShimPath() (string, error) {
+	if self, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(self); err == nil {
+			p := filepath.Join(filepath.Dir(real), "sandtray-mcp")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+	}
+	p, err := exec.LookPath("sandtray-mcp")
+	if err != nil {
+		return "", errors.New("cannot find sandtray-mcp next to sandtray or in PATH; install it first")
+	}
+	return filepath.Abs(p)
+}
