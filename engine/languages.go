@@ -39,6 +39,18 @@ func Languages() []string {
 	return names
 }
 
+// LanguageAliases maps the other spellings execute_code accepts (py, node,
+// c++ …) to their language's name.
+func LanguageAliases() map[string]string {
+	aliases := map[string]string{}
+	for _, l := range languages {
+		for _, a := range l.aliases {
+			aliases[a] = l.name
+		}
+	}
+	return aliases
+}
+
 func languageFor(name string) (language, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if n == "" {

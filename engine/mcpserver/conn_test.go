@@ -1,0 +1,171 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestOversizeRequestsAreToolErrorsThatSayTheLimit(t *testing.T) {
+	tests := []struct {
+		name    string
+		content int
+		want    string
+	}{
+		// Within the connection's line cap: the tool names the argument.
+		{"argument over the limit", 2000, "The content argument is 2 KiB, over the limit of 1 KiB per request."},
+		// Over the line cap: the connection refuses the line unread.
+		{"message over the line cap", 100 << 10, "over the limit of 1 KiB per request."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := newFake()
+			c := mcpGoClient(t, serve(t, fake, Options{MaxRequestBytes: 1024}))
+			res := callMCPGo(t, c, "write_file", map[string]any{"sandbox_id": "a", "path": "big", "content": strings.Repeat("x", tt.content)})
+			if text := textOfResult(res); !res.IsError || !strings.Contains(text, tt.want) || !strings.Contains(text, "split") {
+				t.Errorf("got isError=%v %q, want a tool error containing %q and advice", res.IsError, text, tt.want)
+			}
+			if n := fake.callCount(); n != 0 {
+				t.Errorf("backend called %d times for an oversize request", n)
+			}
+			// The connection survives and serves the next request.
+			if res := callMCPGo(t, c, "list_sandboxes", nil); res.IsError {
+				t.Errorf("next call failed: %s", textOfResult(res))
+			}
+		})
+	}
+}
+
+func TestOversizeLineReachesGoSDKAsToolError(t *testing.T) {
+	cs := sdkClient(t, serve(t, newFake(), Options{MaxRequestBytes: 1024}), "", nil)
+	res := callSDK(t, cs, "execute_code", map[string]any{"code": strings.Repeat("#", 100<<10)})
+	if !res.IsError {
+		t.Fatalf("want a tool error, got %+v", res)
+	}
+}
+
+func TestEnvelopeSnifferFindsTopLevelIDAndMethod(t *testing.T) {
+	tests := []struct {
+		name, msg  string
+		wantID     string
+		wantMethod string
+	}{
+		{"id first", `{"id":7,"jsonrpc":"2.0","method":"tools/call","params":{"x":"y"}}`, "7", "tools/call"},
+		{"id last, nested decoys", `{"jsonrpc":"2.0","method":"ping","params":{"id":99,"method":"no","s":"\"id\":5"},"id":"a\"b"}`, `"a\"b"`, "ping"},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/x","params":{"id":[1,2]}}`, "", "notifications/x"},
+		{"spaces", `{ "id" : 12 , "method" : "m" }`, "12", "m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s envelopeSniffer
+			// Feed in small pieces, as a stream would arrive.
+			for msg := tt.msg; msg != ""; {
+				n := min(3, len(msg))
+				s.feed([]byte(msg[:n]))
+				msg = msg[n:]
+			}
+			if string(s.id) != tt.wantID || s.method != tt.wantMethod {
+				t.Errorf("id %s method %q, want %s %q", s.id, s.method, tt.wantID, tt.wantMethod)
+			}
+		})
+	}
+}
+
+func TestOversizeReplyForEachKindOfMessage(t *testing.T) {
+	tests := []struct {
+		name string
+		err  oversizeError
+		want string // JSON, or "" for no reply
+	}{
+		{"tool call", oversizeError{size: 2048, id: json.RawMessage(`3`), method: "tools/call"},
+			`{"id":3,"jsonrpc":"2.0","result":{"content":[{"text":"This request is 2 KiB, over the limit of 1 KiB per request. Send less per call: split file content into several write_file calls, or copy a large file with copy_to_sandbox.","type":"text"}],"isError":true,"resultType":"complete"}}`},
+		{"other request", oversizeError{size: 2048, id: json.RawMessage(`"x"`), method: "tools/list"},
+			`{"error":{"code":-32600,"message":"This request is 2 KiB, over the limit of 1 KiB per request. Send less per call: split file content into several write_file calls, or copy a large file with copy_to_sandbox."},"id":"x","jsonrpc":"2.0"}`},
+		{"notification", oversizeError{size: 2048, method: "notifications/cancelled"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := oversizeReply(&tt.err, 1024)
+			if tt.want == "" {
+				if got != nil {
+					t.Errorf("reply = %s, want none", got)
+				}
+				return
+			}
+			var gotJSON, wantJSON any
+			if err := json.Unmarshal(got, &gotJSON); err != nil {
+				t.Fatalf("reply %s is not JSON: %v", got, err)
+			}
+			_ = json.Unmarshal([]byte(tt.want), &wantJSON)
+			if diff := cmp.Diff(wantJSON, gotJSON); diff != "" {
+				t.Errorf("reply (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestServeStdioReturnsAtEOFAfterAnswering(t *testing.T) {
+	fake := newFake()
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli","version":"9"}}}` + "\n" +
+		`not json` + "\n")
+	var out bytes.Buffer
+	if err := New(fake, Options{Version: "1.2.3"}).ServeStdio(testContext(t), in, &out); err != nil {
+		t.Fatalf("ServeStdio: %v", err)
+	}
+	var replies []map[string]any
+	for line := range strings.Lines(out.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("output line %q is not JSON: %v", line, err)
+		}
+		replies = append(replies, m)
+	}
+	if len(replies) != 2 {
+		t.Fatalf("got %d replies, want the initialize result and a parse error:\n%s", len(replies), out.String())
+	}
+	byID := map[bool]map[string]any{}
+	for _, r := range replies {
+		byID[r["id"] != nil] = r
+	}
+	info := byID[true]["result"].(map[string]any)["serverInfo"].(map[string]any)
+	if info["name"] != "sandtray" || info["version"] != "1.2.3" {
+		t.Errorf("serverInfo = %v, want sandtray 1.2.3", info)
+	}
+	if code := byID[false]["error"].(map[string]any)["code"]; code != float64(-32700) {
+		t.Errorf("malformed line got %v, want a parse error (-32700)", byID[false])
+	}
+	select {
+	case session := <-fake.endedCh:
+		if started := fake.sessionsStarted(); len(started) != 1 || started[0].Client != "cli 9" || started[0].Session != session {
+			t.Errorf("started %+v, ended %q", started, session)
+		}
+	default:
+		t.Error("SessionEnded was not called by the time ServeStdio returned")
+	}
+}
+
+func TestServeStdioReturnsWhenContextEndsAndClosesInput(t *testing.T) {
+	in, feed := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- New(newFake(), Options{}).ServeStdio(ctx, in, io.Discard) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio after cancel: %v", err)
+		}
+	case <-time.After(testTimeout):
+		t.Fatal("ServeStdio did not return after its context ended")
+	}
+	if _, err := feed.Write([]byte("{}\n")); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("writing to stdin after shutdown: %v, want io.ErrClosedPipe (input closed)", err)
+	}
+}

@@ -1,0 +1,156 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// execResult is the result of execute_code and execute_command.
+type execResult struct {
+	SandboxID  string `json:"sandbox_id" jsonschema:"The sandbox it ran in; pass it as sandbox_id to keep working there."`
+	Stdout     string `json:"stdout" jsonschema:"Standard output, capped."`
+	Stderr     string `json:"stderr" jsonschema:"Standard error, capped."`
+	ExitCode   *int   `json:"exit_code,omitempty" jsonschema:"The exit code; absent when it was started in the background."`
+	DurationMS int64  `json:"duration_ms" jsonschema:"How long it ran, in milliseconds."`
+	TimedOut   bool   `json:"timed_out" jsonschema:"True when it was killed at its timeout."`
+	Truncated  bool   `json:"truncated" jsonschema:"True when stdout or stderr was cut at the cap; sandbox_logs keeps more."`
+	JobID      string `json:"job_id,omitempty" jsonschema:"Set when it runs on in the background: poll with job_status, stop with job_stop."`
+}
+
+// Argument descriptions shared by both execute tools.
+const (
+	execSandboxDesc = "The sandbox to run in: its id (or a unique prefix) or its name. " +
+		"Optional: without it, this session's default sandbox is used, created on first use and kept for the whole session."
+	execTimeoutDesc    = "Seconds to wait before killing it and everything it started. Default: the configured timeout (30 s). Above the configured maximum (10 min by default) is refused: use background for longer work."
+	execBackgroundDesc = "Start it as a background job and return a job_id at once instead of waiting. " +
+		"Use for servers and long runs; poll output with job_status. Default false."
+)
+
+func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+	tool := mcp.NewTool("execute_code",
+		mcp.WithToolTitle("Run code"),
+		mcp.WithDescription("Run a snippet of code in a sandbox and return its stdout, stderr and exit code. "+
+			"Each call runs a fresh process: variables do not carry over, but files written under /workspace do. "+
+			"Supported languages: "+strings.Join(k.languages, ", ")+" (default python). "+
+			"Without sandbox_id it runs in this session's default sandbox, created on first use (no network)."),
+		// Not destructive: whatever the code does stays inside a disposable
+		// sandbox, and marking it destructive would make clients ask before
+		// every run, which is the one thing this tool exists to do. Open
+		// world: with network "bridge" the code can reach the internet.
+		hints(false, false, false, true),
+		mcp.WithString("code", mcp.Required(), mcp.Description("The source code to run.")),
+		mcp.WithString("language", mcp.Enum(k.languages...), mcp.DefaultString("python"),
+			mcp.Description("The language of code. Default python.")),
+		mcp.WithString("sandbox_id", mcp.Description(execSandboxDesc)),
+		mcp.WithNumber("timeout_s", mcp.Min(0), mcp.Description(execTimeoutDesc)),
+		mcp.WithBoolean("background", mcp.DefaultBool(false), mcp.Description(execBackgroundDesc)),
+		mcp.WithOutputSchema[execResult](),
+	)
+	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
+		req := sandbox.CodeRequest{
+			Code:       c.required("code"),
+			Language:   c.language(),
+			Timeout:    c.seconds("timeout_s"),
+			Background: c.boolean("background", false),
+		}
+		ref := c.string("sandbox_id")
+		if err := c.problem(); err != nil {
+			return nil, err
+		}
+		outcome, err := k.backend.ExecCode(c.ctx, c.owner, ref, req)
+		if err != nil {
+			return nil, err
+		}
+		return execReply(outcome), nil
+	})
+}
+
+func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+	tool := mcp.NewTool("execute_command",
+		mcp.WithToolTitle("Run shell command"),
+		mcp.WithDescription("Run a shell command (via /bin/sh -c, so pipes and && work) in a sandbox and return its stdout, stderr and exit code. "+
+			"Use it to install packages, run tests, inspect files, or start programs. "+
+			"Without sandbox_id it runs in this session's default sandbox, created on first use (no network). "+
+			"The working directory is /workspace unless workdir says otherwise."),
+		// Not destructive, for the same reason as execute_code: its effects
+		// stay inside a disposable sandbox.
+		hints(false, false, false, true),
+		mcp.WithString("command", mcp.Required(), mcp.Description("The shell command line, e.g. \"ls -la && python3 main.py\".")),
+		mcp.WithString("sandbox_id", mcp.Description(execSandboxDesc)),
+		mcp.WithString("workdir", mcp.Description("Directory to run in, relative to /workspace unless absolute. Default /workspace.")),
+		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
+			mcp.Description("Extra environment variables for this command, e.g. {\"DEBUG\": \"1\"}.")),
+		mcp.WithString("stdin", mcp.Description("Text to feed to the command's standard input. Default: none.")),
+		mcp.WithNumber("timeout_s", mcp.Min(0), mcp.Description(execTimeoutDesc)),
+		mcp.WithBoolean("background", mcp.DefaultBool(false), mcp.Description(execBackgroundDesc)),
+		mcp.WithOutputSchema[execResult](),
+	)
+	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
+		req := sandbox.CommandRequest{
+			Command:    c.required("command"),
+			Workdir:    c.string("workdir"),
+			Env:        c.stringMap("env"),
+			Stdin:      c.string("stdin"),
+			Timeout:    c.seconds("timeout_s"),
+			Background: c.boolean("background", false),
+		}
+		ref := c.string("sandbox_id")
+		if err := c.problem(); err != nil {
+			return nil, err
+		}
+		outcome, err := k.backend.ExecCommand(c.ctx, c.owner, ref, req)
+		if err != nil {
+			return nil, err
+		}
+		return execReply(outcome), nil
+	})
+}
+
+// seconds returns an optional non-negative duration argument given in seconds.
+func (c *call) seconds(name string) time.Duration {
+	return time.Duration(c.number(name, 0) * float64(time.Second))
+}
+
+func execReply(o sandbox.ExecOutcome) *mcp.CallToolResult {
+	r := o.Result
+	out := execResult{
+		SandboxID: o.SandboxID, Stdout: r.Stdout, Stderr: r.Stderr,
+		DurationMS: r.Duration.Milliseconds(), TimedOut: r.TimedOut, Truncated: r.Truncated, JobID: o.JobID,
+	}
+	if o.JobID != "" {
+		text := fmt.Sprintf("Started background job %s in sandbox %s.\nRead its output with job_status (job_id %q); stop it with job_stop.",
+			o.JobID, shortID(o.SandboxID), o.JobID)
+		return structured(out, text)
+	}
+	out.ExitCode = &r.ExitCode
+	return structured(out, execText(r))
+}
+
+// execText renders a run the way a terminal would show it: stdout, then
+// stderr under a marker, then how it ended.
+func execText(r sandbox.ExecResult) string {
+	var b strings.Builder
+	writeBlock(&b, r.Stdout)
+	if r.Stderr != "" {
+		b.WriteString("[stderr]\n")
+		writeBlock(&b, r.Stderr)
+	}
+	if r.Stdout == "" && r.Stderr == "" {
+		b.WriteString("(no output)\n")
+	}
+	if r.TimedOut {
+		fmt.Fprintf(&b, "[timed out after %s; it was killed with everything it started]", formatSeconds(r.Duration))
+	} else {
+		fmt.Fprintf(&b, "[exit code %d after %s]", r.ExitCode, formatSeconds(r.Duration))
+	}
+	if r.Truncated {
+		b.WriteString("\n[output truncated; sandbox_logs keeps more]")
+	}
+	return b.String()
+}

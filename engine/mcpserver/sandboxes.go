@@ -1,0 +1,149 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// sandboxCreated is create_sandbox's result.
+type sandboxCreated struct {
+	SandboxID  string `json:"sandbox_id" jsonschema:"The new sandbox's id; pass it, or the name, as sandbox_id to other tools."`
+	Name       string `json:"name" jsonschema:"The sandbox's unique name."`
+	Image      string `json:"image" jsonschema:"The Docker image it was created from."`
+	Workdir    string `json:"workdir" jsonschema:"The directory relative paths resolve against."`
+	Persistent bool   `json:"persistent" jsonschema:"Whether it survives the end of this session."`
+	Network    string `json:"network" jsonschema:"none (no network) or bridge."`
+}
+
+func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+	tool := mcp.NewTool("create_sandbox",
+		mcp.WithToolTitle("Create sandbox"),
+		mcp.WithDescription("Create a new isolated sandbox (a hardened Docker container) to run code and commands in. "+
+			"You rarely need this: execute_code and execute_command create a default sandbox for this session on first use. "+
+			"Create one to choose the image, to get network access (network \"bridge\"), to keep it across sessions (persistent), or to work in several sandboxes at once. "+
+			"Defaults: the image for the language (python), no network, ephemeral (removed after this session ends), the configured memory and CPU limits. "+
+			"Pulling an image may take a while; progress is reported when the request has a progress token."),
+		hints(false, false, false, true),
+		mcp.WithString("image", mcp.Description("Docker image to create it from, e.g. \"python:3.12-slim\". Default: the configured image for language.")),
+		mcp.WithString("language", mcp.Enum(k.languages...),
+			mcp.Description("Language the sandbox is mainly for; picks the default image. Default: python.")),
+		mcp.WithString("name", mcp.Description("A unique name to refer to it by, e.g. \"data-analysis\". Default: a generated name.")),
+		mcp.WithBoolean("persistent", mcp.DefaultBool(false),
+			mcp.Description("Keep the sandbox after this session ends, until deleted. Default false: it is removed when the session ends.")),
+		mcp.WithString("network", mcp.Enum(sandbox.NetworkNone, sandbox.NetworkBridge), mcp.DefaultString(sandbox.NetworkNone),
+			mcp.Description("\"none\" (default): no network at all. \"bridge\": outbound network access, e.g. to download data.")),
+		mcp.WithInteger("memory_mb", mcp.Min(0), mcp.Description("Memory limit in MiB. Default: the configured limit.")),
+		mcp.WithNumber("cpus", mcp.Min(0), mcp.Description("CPU limit in cores, e.g. 1.5. Default: the configured limit.")),
+		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
+			mcp.Description("Environment variables set for everything run in the sandbox, e.g. {\"LANG\": \"C.UTF-8\"}.")),
+		mcp.WithOutputSchema[sandboxCreated](),
+	)
+	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
+		req := sandbox.CreateRequest{
+			Image:      c.string("image"),
+			Language:   c.language(),
+			Name:       c.string("name"),
+			Persistent: c.boolean("persistent", false),
+			Network:    c.oneOf("network", "", []string{sandbox.NetworkNone, sandbox.NetworkBridge}, nil),
+			MemoryMB:   c.integer("memory_mb", 0),
+			CPUs:       c.number("cpus", 0),
+			Env:        c.stringMap("env"),
+		}
+		if err := c.problem(); err != nil {
+			return nil, err
+		}
+		progress, done := progressFor(c.ctx, c.req)
+		info, err := k.backend.Create(c.ctx, c.owner, req, progress)
+		done()
+		if err != nil {
+			return nil, err
+		}
+		out := sandboxCreated{
+			SandboxID: info.ID, Name: info.Name, Image: info.Image, Workdir: info.Spec.Workdir,
+			Persistent: info.Persistent, Network: info.Spec.Network,
+		}
+		lifetime := "ephemeral: it is removed when this session ends unless you call persist_sandbox"
+		if info.Persistent {
+			lifetime = "persistent: it stays until deleted"
+		}
+		text := fmt.Sprintf("Created sandbox %q (id %s) from %s.\nWorkdir %s, network %s, %s.\nPass sandbox_id %q to the other tools.",
+			info.Name, shortID(info.ID), info.Image, info.Spec.Workdir, info.Spec.Network, lifetime, info.Name)
+		return structured(out, text), nil
+	})
+}
+
+// sandboxSummary is one entry of list_sandboxes.
+type sandboxSummary struct {
+	ID          string  `json:"id" jsonschema:"The sandbox id."`
+	Name        string  `json:"name" jsonschema:"The unique name."`
+	Image       string  `json:"image" jsonschema:"The image it was created from."`
+	Status      string  `json:"status" jsonschema:"running, stopped, paused or missing."`
+	Persistent  bool    `json:"persistent" jsonschema:"Whether it survives the end of its session."`
+	Owner       string  `json:"owner" jsonschema:"The client that created it, as \"name version\"."`
+	CreatedAt   string  `json:"created_at" jsonschema:"Creation time, RFC 3339."`
+	CPUPercent  float64 `json:"cpu_percent" jsonschema:"CPU use; 100 is one full core."`
+	MemoryBytes uint64  `json:"memory_bytes" jsonschema:"Memory in use, in bytes."`
+}
+
+type sandboxList struct {
+	Sandboxes []sandboxSummary `json:"sandboxes" jsonschema:"Every sandbox, whichever session created it."`
+}
+
+func listSandboxes(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+	tool := mcp.NewTool("list_sandboxes",
+		mcp.WithToolTitle("List sandboxes"),
+		mcp.WithDescription("List every sandbox on this machine with its id, name, image, status, owner and current CPU and memory use. "+
+			"Use it to find a sandbox_id or to see what is still running."),
+		readOnly,
+		mcp.WithOutputSchema[sandboxList](),
+	)
+	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
+		infos, err := k.backend.List(c.ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := sandboxList{Sandboxes: make([]sandboxSummary, 0, len(infos))}
+		for _, info := range infos {
+			out.Sandboxes = append(out.Sandboxes, sandboxSummary{
+				ID: info.ID, Name: info.Name, Image: info.Image, Status: string(info.Status),
+				Persistent: info.Persistent, Owner: info.Owner.Client,
+				CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
+				CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
+			})
+		}
+		return structured(out, sandboxTable(out.Sandboxes)), nil
+	})
+}
+
+// sandboxTable renders sandboxes like `docker ps`.
+func sandboxTable(list []sandboxSummary) string {
+	if len(list) == 0 {
+		return "No sandboxes. execute_code and execute_command create one on first use; create_sandbox makes one explicitly."
+	}
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "ID\tNAME\tIMAGE\tSTATUS\tPERSISTENT\tOWNER\tCPU\tMEMORY")
+	for _, s := range list {
+		persistent := "no"
+		if s.Persistent {
+			persistent = "yes"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", shortID(s.ID), s.Name, s.Image, s.Status,
+			persistent, orDash(s.Owner), s.CPUPercent, formatBytes(int64(s.MemoryBytes)))
+	}
+	w.Flush()
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// language returns the language argument in its canonical spelling, "" when
+// absent (the Backend's default, python).
+func (c *call) language() string {
+	return c.oneOf("language", "", c.k.languages, c.k.languageAliases)
+}

@@ -1,0 +1,196 @@
+// Package mcpserver serves Sandtray's engine over the Model Context Protocol.
+//
+// It is the only package that imports github.com/mark3labs/mcp-go. Each MCP
+// tool has one constructor returning its schema and handler; the handlers
+// validate arguments, call the engine through the consumer-defined Backend
+// interface, and answer with structured content plus a readable text part.
+// Bad input and refused actions are tool errors a model can act on; failures
+// of Docker or the host are Go errors, which reach the client as JSON-RPC
+// errors.
+//
+// A Server speaks newline-delimited JSON-RPC on any byte stream: ServeConn
+// serves one connection as one MCP session (the unix socket gives each client
+// its own), and ServeStdio serves a process's stdin and stdout the same way.
+package mcpserver
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Backend is what the MCP tools need from the engine; *engine.Engine
+// satisfies it, and tests use an in-memory fake.
+//
+// A ref is a sandbox id, a unique id prefix, or a sandbox name. In ExecCommand
+// and ExecCode an empty ref means the calling session's default sandbox, which
+// the engine creates on first use. The owner identifies the calling MCP
+// session: Session is the MCP session id and Client the clientInfo "name
+// version" the client announced.
+//
+// Errors are classified with the kinds in engine/sandbox: the server turns an
+// error for which sandbox.IsUserError is true into a tool error carrying
+// err.Error(), which must therefore be a sentence a model can act on, and any
+// other error into a JSON-RPC error.
+type Backend interface {
+	// SessionStarted is called once per MCP session, as soon as the client is
+	// known: after initialize, or at the first tool call of a client that
+	// skips the handshake.
+	SessionStarted(owner sandbox.Owner)
+	// SessionEnded is called when a started session's connection closes, after
+	// its last tool call has returned.
+	SessionEnded(session string)
+
+	// Create makes a sandbox. progress is never nil and must not be called
+	// after Create returns.
+	Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error)
+	// List describes every sandbox, with fresh resource stats.
+	List(ctx context.Context) ([]sandbox.Info, error)
+	// Stop stops a sandbox's container, keeping its filesystem.
+	Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error)
+	// Delete removes a sandbox and its container.
+	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
+	// SetPersistent makes a sandbox survive its session (or not).
+	SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error)
+
+	// ExecCommand runs a shell command; see sandbox.CommandRequest.
+	ExecCommand(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommandRequest) (sandbox.ExecOutcome, error)
+	// ExecCode runs a code snippet; see sandbox.CodeRequest.
+	ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error)
+	// JobStatus reports a background job and its output from offset since.
+	JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error)
+	// JobStop kills a background job.
+	JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, error)
+
+	// WriteFile writes one file; the result has Path and Size set, Data empty.
+	WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error)
+	// ReadFile reads up to limit bytes from offset (limit 0: the engine's cap).
+	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
+	// ListFiles lists a directory to the given depth (1: its entries only).
+	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
+	// MakeDirectory creates a directory and its parents, returning its absolute path.
+	MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, path string) (string, error)
+	// CopyToSandbox copies a host file or directory into a sandbox.
+	CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, path string) (sandbox.CopyResult, error)
+	// CopyFromSandbox copies a sandbox file or directory to the host.
+	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
+	// Diff reports how a sandbox's filesystem (under path, if set) differs from its image.
+	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
+	// Logs returns the last tail entries of a sandbox's activity log.
+	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+}
+
+// DefaultMaxRequestBytes is the default cap on one request: a JSON-RPC
+// message, and the arguments of one tool call.
+const DefaultMaxRequestBytes = 16 << 20
+
+// defaultLanguages are the languages execute_code and create_sandbox accept
+// when Options.Languages is empty.
+var defaultLanguages = []string{"python", "javascript", "bash", "sh"}
+
+// Options configures a Server. Zero values take the defaults.
+type Options struct {
+	// Version is reported to clients as the server's version.
+	Version string
+	// MaxRequestBytes caps one request; 0 means DefaultMaxRequestBytes.
+	MaxRequestBytes int
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Languages lists the languages execute_code and create_sandbox accept;
+	// nil means python, javascript, bash and sh. The Backend's default
+	// language (python) should be among them.
+	Languages []string
+	// LanguageAliases maps other accepted spellings to a name in Languages.
+	LanguageAliases map[string]string
+}
+
+// Server is Sandtray's MCP server: every tool, wired to a Backend, with one
+// MCP session per served connection.
+type Server struct {
+	mcp      *server.MCPServer
+	opts     Options
+	log      *slog.Logger
+	sessions *sessionRegistry
+}
+
+// toolConstructors lists every tool the server offers, in the order of
+// DESIGN.md's table.
+var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
+	createSandbox, listSandboxes,
+	executeCode, executeCommand,
+	writeFile, readFile, listFiles, makeDirectory,
+	copyToSandbox, copyFromSandbox,
+	persistSandbox, diffSandbox,
+	jobStatus, jobStop, sandboxLogs,
+	stopSandbox, deleteSandbox,
+}
+
+const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
+execute_code and execute_command work without any setup: with no sandbox_id they use this session's default sandbox, created on first use.
+Paths inside a sandbox are relative to /workspace unless absolute. Sandboxes have no network unless created with network "bridge".
+Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.`
+
+// New returns a Server whose tools call b.
+func New(b Backend, opts Options) *Server {
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if len(opts.Languages) == 0 {
+		opts.Languages = slices.Clone(defaultLanguages)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{opts: opts, log: log, sessions: newSessionRegistry(b, log)}
+
+	hooks := &server.Hooks{}
+	hooks.AddOnRegisterSession(s.sessions.registered)
+	hooks.AddOnUnregisterSession(s.sessions.unregistered)
+	hooks.AddAfterInitialize(s.sessions.initialized)
+	s.mcp = server.NewMCPServer("sandtray", opts.Version,
+		server.WithToolCapabilities(false),
+		server.WithHooks(hooks),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+
+	k := &toolkit{
+		backend:   b,
+		maxBytes:  opts.MaxRequestBytes,
+		languages: opts.Languages, languageAliases: opts.LanguageAliases,
+		owner: s.sessions.owner,
+		log:   log,
+	}
+	for _, build := range toolConstructors {
+		s.mcp.AddTool(build(k))
+	}
+	return s
+}
+
+// ServeStdio serves one MCP session on in and out, such as a process's stdin
+// and stdout. It does not return until ctx is done or in reaches EOF. If in
+// is an io.Closer it is closed when ctx is done, so that a blocked read ends,
+// and when ServeStdio returns; out is never closed.
+func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return s.ServeConn(ctx, stdio{Reader: in, Writer: out})
+}
+
+// stdio joins a reader and a writer into the connection ServeConn expects.
+type stdio struct {
+	io.Reader
+	io.Writer
+}
+
+func (s stdio) Close() error {
+	if c, ok := s.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
