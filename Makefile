@@ -1,0 +1,49 @@
+# Sandtray: `make run` runs it, `make test` tests it. Both install what is
+# missing on a Debian/Ubuntu machine with Docker (when run as root).
+GO      ?= go
+IMAGE   ?= sandtray/sandbox:latest
+BIN     := bin
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PKGS := gcc libc6-dev debootstrap
+
+.PHONY: all build run serve test vet image test-image deps docker clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./app/cmd/...
+
+## run: build Sandtray and run the engine with its MCP socket.
+run: deps docker image build
+	$(BIN)/sandtray serve
+
+## test: vet and race-test everything against the real Docker daemon.
+test: deps docker test-image
+	$(GO) vet ./...
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -timeout 20m ./...
+
+## image / test-image: build the sandbox image unless Docker already has it.
+image test-image: docker
+	@docker image inspect $(IMAGE) >/dev/null 2>&1 || $(SUDO) packaging/images/build.sh $(IMAGE)
+
+## deps: install missing system packages (Debian/Ubuntu).
+deps:
+	@missing=$$(for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+## docker: make sure a Docker daemon answers; start one when root and none runs.
+docker:
+	@docker info >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v dockerd >/dev/null; then \
+			echo "starting dockerd (log: /tmp/dockerd.log)"; \
+			(setsid dockerd >/tmp/dockerd.log 2>&1 &); \
+			for i in $$(seq 30); do docker info >/dev/null 2>&1 && break; sleep 1; done; \
+		fi; \
+		docker info >/dev/null 2>&1 || { echo "Docker is not running: start it (sudo systemctl start docker) and try again" >&2; exit 1; }; \
+	}
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// binary is the sandtray command built once for the end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sandtray-bin-")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "sandtray")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build sandtray: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// requireDocker skips without a daemon, or fails under SANDTRAY_REQUIRE_DOCKER=1.
+func requireDocker(t *testing.T) string {
+	t.Helper()
+	image := os.Getenv("SANDTRAY_TEST_IMAGE")
+	if image == "" {
+		image = "sandtray/sandbox:latest"
+	}
+	if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
+		if os.Getenv("SANDTRAY_REQUIRE_DOCKER") == "1" {
+			t.Fatalf("docker or the test image %s is unavailable (run make test-image): %v", image, err)
+		}
+		t.Skipf("docker or the test image %s is unavailable: %v", image, err)
+	}
+	return image
+}
+
+// userEnv is a fresh user: its own home, config (default image, allowed host
+// root) and state, so the test touches nothing of the real user's.
+func userEnv(t *testing.T, image string) (env []string, root string) {
+	t.Helper()
+	home := t.TempDir()
+	root = filepath.Join(home, "share")
+	cfgDir := filepath.Join(home, ".config", "sandtray")
+	os.MkdirAll(cfgDir, 0o700)
+	os.MkdirAll(root, 0o700)
+	cfg := fmt.Sprintf("default_image = %q\n[host]\nallowed_roots = [%q]\n", image, root)
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run")), root
+}
+
+type client struct {
+	t   *testing.T
+	s   *mcp.ClientSession
+	ids map[string]bool // sandboxes seen, removed at cleanup whatever happens
+}
+
+func (c *client) call(name string, args map[string]any) map[string]any {
+	c.t.Helper()
+	res := c.try(name, args)
+	if res.IsError {
+		c.t.Fatalf("%s(%v): tool error %s", name, args, text(res))
+	}
+	var out map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &out)
+	if id, ok := out["sandbox_id"].(string); ok {
+		c.ids[id] = true
+	}
+	return out
+}
+
+func (c *client) try(name string, args map[string]any) *mcp.CallToolResult {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := c.s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func containerExists(id string) bool {
+	return exec.Command("docker", "inspect", "--type", "container", id).Run() == nil
+}
