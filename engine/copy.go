@@ -109,16 +109,30 @@ func tarHostTree(w io.Writer, src, name string, res *sandbox.CopyResult) error {
 // reported; files are created through an os.Root, which refuses to follow any
 // symlink out of the destination, even one swapped in during the copy.
 func (e *Engine) CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, p, hostPath string) (sandbox.CopyResult, error) {
+	dst, err := e.hostPath(hostPath, false)
+	if err != nil {
+		return sandbox.CopyResult{}, err
+	}
+	return e.copyOut(ctx, owner, ref, p, dst)
+}
+
+// SaveFiles copies a sandbox file or folder to a host path a person picked
+// in the GUI's save dialog: the allowed roots bind what models ask for, not
+// what the user chooses. Every other rule of CopyFromSandbox holds.
+func (e *Engine) SaveFiles(ctx context.Context, ref, p, hostPath string) (sandbox.CopyResult, error) {
+	if !filepath.IsAbs(hostPath) {
+		return sandbox.CopyResult{}, fmt.Errorf("host path %q must be absolute: %w", hostPath, sandbox.ErrInvalid)
+	}
+	return e.copyOut(ctx, sandbox.Owner{Client: "Sandtray app"}, ref, p, filepath.Clean(hostPath))
+}
+
+func (e *Engine) copyOut(ctx context.Context, owner sandbox.Owner, ref, p, dst string) (sandbox.CopyResult, error) {
 	b, err := e.ready(ctx, ref)
 	if err != nil {
 		return sandbox.CopyResult{}, err
 	}
 	defer e.release(b)
 	src := sandboxPath(b, p)
-	dst, err := e.hostPath(hostPath, false)
-	if err != nil {
-		return sandbox.CopyResult{}, err
-	}
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		dst = filepath.Join(dst, path.Base(src))
 	}

@@ -16,6 +16,7 @@ type dockerAPI interface {
 	Create(ctx context.Context, o docker.CreateOptions) (string, error)
 	Start(ctx context.Context, id string) error
 	Stop(ctx context.Context, id string, timeout time.Duration) error
+	Kill(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error
 	Inspect(ctx context.Context, id string) (docker.Container, error)
 	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -35,6 +36,10 @@ type Engine struct {
 
 	defaultMu sync.Mutex // serialises creating sessions' default sandboxes
 	jobsWG    sync.WaitGroup
+
+	dockerStatus sandbox.DockerStatus
+	notices      []sandbox.Notice
+	noticeSeq    uint64
 
 	cancel context.CancelFunc // stops the background loops
 	loops  sync.WaitGroup
@@ -105,6 +110,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		boxes: map[string]*box{}, sessions: map[string]*session{},
 		jobs: map[string]*job{}, watchers: map[*Watcher]struct{}{},
 	}
+	e.checkDocker(ctx)
 	if err := e.adopt(ctx); err != nil {
 		return nil, err
 	}
@@ -124,34 +130,62 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	return e, nil
 }
 
-// Close stops the background loops and running jobs, and removes the
-// ephemeral sandboxes: with the engine gone, every session has ended.
-// Persistent sandboxes stay.
+// Close stops the background loops and running jobs and releases Docker.
+// Sandboxes stay as they are: call RemoveEphemeral first to remove the
+// ephemeral ones (what `sandtray serve` does on exit); those left behind are
+// reaped after their grace period on the next start.
 func (e *Engine) Close(ctx context.Context) error {
 	e.cancel()
 	e.loops.Wait()
 	e.mu.Lock()
-	var ephemeral []string
-	for id, b := range e.boxes {
-		if !b.state.Persistent {
-			ephemeral = append(ephemeral, id)
-		}
-	}
 	for _, j := range e.jobs {
 		j.cancel()
 	}
 	e.mu.Unlock()
 	e.waitJobs()
-	for _, id := range ephemeral {
-		if err := e.docker.Remove(ctx, id); err != nil {
-			e.log.Warn("remove ephemeral sandbox at shutdown", "id", short(id), "err", err)
-		}
-		e.forget(id)
-	}
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()
 	}
 	return nil
+}
+
+// RemoveEphemeral removes every ephemeral sandbox; persistent ones stay. It
+// is what ending every session at once means, e.g. when the engine exits.
+func (e *Engine) RemoveEphemeral(ctx context.Context) error {
+	var errs []error
+	for _, b := range e.ephemeral() {
+		e.stopJobsOf(b.id)
+		if err := e.docker.Remove(ctx, b.id); err != nil {
+			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", b.name, err))
+			continue
+		}
+		e.forget(b.id)
+	}
+	return errors.Join(errs...)
+}
+
+// StopEphemeral stops every running ephemeral sandbox (the tray's "stop all
+// ephemeral"); the reaper removes them once they expire.
+func (e *Engine) StopEphemeral(ctx context.Context) error {
+	var errs []error
+	for _, b := range e.ephemeral() {
+		if _, err := e.Stop(ctx, sandbox.Owner{}, b.id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e *Engine) ephemeral() []*box {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*box
+	for _, b := range e.boxes {
+		if !b.state.Persistent {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // Config returns the configuration the engine runs with.
@@ -160,12 +194,13 @@ func (e *Engine) Config() Config { return e.cfg }
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if s, ok := e.sessions[owner.Session]; ok {
 		s.owner, s.ended = owner, time.Time{}
-		return
+	} else {
+		e.sessions[owner.Session] = &session{owner: owner}
 	}
-	e.sessions[owner.Session] = &session{owner: owner}
+	e.mu.Unlock()
+	e.publish()
 }
 
 // SessionEnded marks a session closed; its ephemeral sandboxes are removed
@@ -176,6 +211,7 @@ func (e *Engine) SessionEnded(id string) {
 		s.ended = time.Now()
 	}
 	e.mu.Unlock()
+	e.publish()
 	e.reapOnce(context.Background())
 }
 

@@ -79,6 +79,9 @@ func (e *Engine) dispatch(ctx context.Context, b *box, r run, act sandbox.Activi
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
+	if out.result.TimedOut {
+		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was killed.", act.Tool, b.name, r.timeout))
+	}
 	return sandbox.ExecOutcome{SandboxID: b.id, Result: out.result}, nil
 }
 

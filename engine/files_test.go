@@ -134,6 +134,15 @@ func TestCopyBetweenHostAndSandbox(t *testing.T) {
 	wantKind(t, err, sandbox.ErrForbidden)
 	_, err = te.CopyToSandbox(ctx, te.owner, id, "relative/path", "")
 	wantKind(t, err, sandbox.ErrInvalid)
+	saved := filepath.Join(t.TempDir(), "picked-by-the-user")
+	if res, err := te.SaveFiles(ctx, id, "data/a.txt", saved); err != nil || res.Files != 1 {
+		t.Errorf("SaveFiles outside the allowed roots (the person chose it): %+v, %v", res, err)
+	}
+	if b, _ := os.ReadFile(saved); string(b) != "alpha" {
+		t.Errorf("saved file: %q", b)
+	}
+	_, err = te.SaveFiles(ctx, id, "data/a.txt", saved)
+	wantKind(t, err, sandbox.ErrConflict)
 	if entries, _ := os.ReadDir(root); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), ".sandtray-copy") }) {
 		t.Error("a temporary copy folder was left in the host root")
 	}

@@ -199,6 +199,23 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	return info, nil
 }
 
+// Kill stops a sandbox's container at once (SIGKILL to everything in it); its
+// files stay, as with Stop.
+func (e *Engine) Kill(ctx context.Context, ref string) error {
+	b, err := e.acquire(ref)
+	if err != nil {
+		return err
+	}
+	defer e.release(b)
+	e.stopJobsOf(b.id)
+	if err := e.docker.Kill(ctx, b.id); err != nil && !errors.Is(err, sandbox.ErrConflict) {
+		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.name, err))
+	}
+	e.setStatus(b, sandbox.StatusStopped)
+	e.record(b.id, sandbox.Activity{Tool: "kill"})
+	return nil
+}
+
 // Delete removes a sandbox, its container and everything stored about it.
 func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
 	e.mu.Lock()

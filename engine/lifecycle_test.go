@@ -203,18 +203,61 @@ func TestSessionEndReapsEphemeral(t *testing.T) {
 	}
 }
 
-func TestCloseRemovesEphemeralOnly(t *testing.T) {
+func TestRemoveEphemeralKeepsPersistent(t *testing.T) {
 	te := newTestEngine(t)
 	ctx := context.Background()
 	eph := te.create(t, sandbox.CreateRequest{})
 	per := te.create(t, sandbox.CreateRequest{Persistent: true})
-	if err := te.Close(ctx); err != nil {
+	if err := te.RemoveEphemeral(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := te.docker.Inspect(ctx, eph.ID); err == nil {
-		t.Error("ephemeral sandbox survived Close")
+		t.Error("ephemeral sandbox survived RemoveEphemeral")
 	}
 	if _, err := te.docker.Inspect(ctx, per.ID); err != nil {
-		t.Errorf("persistent sandbox removed by Close: %v", err)
+		t.Errorf("persistent sandbox removed: %v", err)
 	}
+}
+
+func TestKillAndStopEphemeral(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	a := te.create(t, sandbox.CreateRequest{})
+	b := te.create(t, sandbox.CreateRequest{})
+	per := te.create(t, sandbox.CreateRequest{Persistent: true})
+	if err := te.Kill(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := te.docker.Inspect(ctx, a.ID); c.State != "exited" {
+		t.Errorf("killed sandbox's container is %q, want exited", c.State)
+	}
+	if err := te.StopEphemeral(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		id     string
+		status sandbox.Status
+	}{{a.ID, sandbox.StatusStopped}, {b.ID, sandbox.StatusStopped}, {per.ID, sandbox.StatusRunning}} {
+		if info, _ := te.Get(ctx, want.id); info.Status != want.status {
+			t.Errorf("%s: %s, want %s", info.Name, info.Status, want.status)
+		}
+	}
+}
+
+// TestSnapshotStatusAndNotices: watchers see Docker's status, the number of
+// live sessions, and a notice when a command is killed at its timeout.
+func TestSnapshotStatusAndNotices(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	w := te.Watch(ctx)
+	waitSnapshot(t, w, "docker connected and one session", func(s sandbox.Snapshot) bool {
+		return s.Docker.Connected && s.Docker.Version != "" && s.Docker.Host != "" && s.Sessions == 1
+	})
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "sleep 30", Timeout: 500 * time.Millisecond})
+	waitSnapshot(t, w, "a timeout notice", func(s sandbox.Snapshot) bool {
+		return len(s.Notices) == 1 && s.Notices[0].Seq == 1 && s.Notices[0].SandboxID == id && s.Notices[0].Title == "Command timed out"
+	})
+	te.SessionEnded(te.owner.Session)
+	waitSnapshot(t, w, "no live session", func(s sandbox.Snapshot) bool { return s.Sessions == 0 })
 }

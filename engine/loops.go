@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -23,7 +24,9 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(tick):
-			e.resync(ctx) // catch up on what happened while disconnected
+			if e.checkDocker(ctx) {
+				e.resync(ctx) // catch up on what happened while disconnected
+			}
 		}
 	}
 }
@@ -46,6 +49,8 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 		}
 	case "pause":
 		e.setStatus(b, sandbox.StatusPaused)
+	case "oom":
+		e.notify(id, "Sandbox killed for memory", fmt.Sprintf("A process in %s ran out of its %d MB and was killed.", b.name, b.spec.MemoryMB))
 	}
 }
 

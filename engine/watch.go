@@ -51,7 +51,10 @@ func (w *Watcher) offer(s sandbox.Snapshot) {
 }
 
 func (e *Engine) snapshotLocked() sandbox.Snapshot {
-	return sandbox.Snapshot{Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked()}
+	return sandbox.Snapshot{
+		Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked(), Docker: e.dockerStatus,
+		Sessions: e.liveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
+	}
 }
 
 // publish sends a fresh snapshot to every watcher.

@@ -57,6 +57,10 @@ func Serve(ctx context.Context, opts Options) error {
 	defer func() {
 		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer cancel()
+		// Every session ends with the engine, so its ephemeral sandboxes go too.
+		if err := eng.RemoveEphemeral(closeCtx); err != nil {
+			log.Warn("remove ephemeral sandboxes", "err", err)
+		}
 		if err := eng.Close(closeCtx); err != nil {
 			log.Warn("engine shutdown", "err", err)
 		}

@@ -68,7 +68,28 @@ type Stats struct {
 // Snapshot is an immutable view of every sandbox, published by the engine to
 // watchers. Receivers must not modify it.
 type Snapshot struct {
+	Time      time.Time    `json:"time"`
+	Paused    bool         `json:"paused"`
+	Sandboxes []Info       `json:"sandboxes"`
+	Docker    DockerStatus `json:"docker"`
+	Sessions  int          `json:"sessions"` // live MCP sessions (connected clients)
+	Notices   []Notice     `json:"notices"`  // the most recent notices, oldest first
+}
+
+// DockerStatus says whether the engine can reach Docker.
+type DockerStatus struct {
+	Connected bool   `json:"connected"`
+	Version   string `json:"version,omitempty"` // e.g. "20.10.24 (API 1.41)"
+	Host      string `json:"host,omitempty"`    // e.g. "unix:///var/run/docker.sock"
+	Error     string `json:"error,omitempty"`   // why not, and what to do
+}
+
+// Notice is an event a person should hear about (a desktop notification).
+// Seq increases by one per notice, so a watcher can tell which are new.
+type Notice struct {
+	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
-	Paused    bool      `json:"paused"`
-	Sandboxes []Info    `json:"sandboxes"`
+	SandboxID string    `json:"sandbox_id,omitempty"`
+	Title     string    `json:"title"`
+	Body      string    `json:"body"`
 }
