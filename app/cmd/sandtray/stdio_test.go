@@ -14,16 +14,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// binary is the sandtray command built once for the end-to-end tests.
-var binary string
+// binary and shimBinary are the sandtray and sandtray-mcp commands, built
+// once, side by side (the shim starts the sandtray next to it).
+var binary, shimBinary string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sandtray-bin-")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "sandtray")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	binary, shimBinary = filepath.Join(dir, "sandtray"), filepath.Join(dir, "sandtray-mcp")
+	if out, err := exec.Command("go", "build", "-o", dir, ".", "../sandtray-mcp").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build sandtray: %v\n%s", err, out)
 		os.Exit(1)
 	}
