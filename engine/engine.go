@@ -120,11 +120,16 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	loopCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	for _, loop := range []func(context.Context, time.Duration){e.eventLoop, e.statsLoop, e.reapLoop} {
+	loops := []func(){
+		func() { e.eventLoop(loopCtx, tick) },
+		func() { every(loopCtx, tick, e.sampleStats) },
+		func() { every(loopCtx, tick, e.reapOnce) },
+	}
+	for _, loop := range loops {
 		e.loops.Add(1)
 		go func() {
 			defer e.loops.Done()
-			loop(loopCtx, tick)
+			loop()
 		}()
 	}
 	return e, nil

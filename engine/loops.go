@@ -96,9 +96,8 @@ func (e *Engine) resync(ctx context.Context) {
 	}
 }
 
-// statsLoop samples CPU, memory and pids of running sandboxes every tick. It
-// does not return until ctx is done.
-func (e *Engine) statsLoop(ctx context.Context, tick time.Duration) {
+// every calls fn each tick until ctx is done; it does not return before then.
+func every(ctx context.Context, tick time.Duration, fn func(context.Context)) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -106,11 +105,12 @@ func (e *Engine) statsLoop(ctx context.Context, tick time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			e.sampleStats(ctx)
+			fn(ctx)
 		}
 	}
 }
 
+// sampleStats samples CPU, memory and pids of the running sandboxes.
 func (e *Engine) sampleStats(ctx context.Context) {
 	e.mu.Lock()
 	var running []*box
@@ -142,21 +142,6 @@ func (e *Engine) sampleStats(ctx context.Context) {
 		e.mu.Unlock()
 	}
 	e.publish()
-}
-
-// reapLoop removes expired ephemeral sandboxes every tick. It does not return
-// until ctx is done.
-func (e *Engine) reapLoop(ctx context.Context, tick time.Duration) {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			e.reapOnce(ctx)
-		}
-	}
 }
 
 // reapOnce removes every ephemeral sandbox that is idle past the idle TTL, or
