@@ -16,7 +16,7 @@ import (
 // container is gone are removed. Expired ephemeral sandboxes are reaped by the
 // first reaper pass, which runs before New returns.
 func (e *Engine) adopt(ctx context.Context) error {
-	list, err := e.docker.List(ctx, managedLabels, true)
+	list, err := e.listOwned(ctx)
 	if err != nil {
 		return fmt.Errorf("list sandboxes: %w", err)
 	}

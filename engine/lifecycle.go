@@ -25,8 +25,26 @@ var (
 // containerPrefix keeps Sandtray's container names apart from the user's own.
 const containerPrefix = "sandtray-"
 
-// managedLabels selects the containers Sandtray owns.
-var managedLabels = map[string]string{sandbox.LabelManaged: "true"}
+// scope selects the containers this engine owns: every managed one, narrowed
+// by the engine's own labels (tests run engines side by side, each on its own).
+func (e *Engine) scope() map[string]string {
+	s := map[string]string{sandbox.LabelManaged: "true"}
+	maps.Copy(s, e.labels)
+	return s
+}
+
+// listOwned lists this engine's containers. An engine without a test label
+// leaves test containers alone: a user's engine must never adopt or reap them.
+func (e *Engine) listOwned(ctx context.Context) ([]docker.Container, error) {
+	list, err := e.docker.List(ctx, e.scope(), true)
+	if err != nil {
+		return nil, err
+	}
+	if _, testing := e.labels[sandbox.LabelTest]; testing {
+		return list, nil
+	}
+	return slices.DeleteFunc(list, func(c docker.Container) bool { return c.Labels[sandbox.LabelTest] != "" }), nil
+}
 
 // Create makes and starts a new sandbox for owner. A missing image is pulled
 // when a registry answers, with progress; otherwise the error names the image.

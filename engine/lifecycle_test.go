@@ -261,3 +261,26 @@ func TestSnapshotStatusAndNotices(t *testing.T) {
 	te.SessionEnded(te.owner.Session)
 	waitSnapshot(t, w, "no live session", func(s sandbox.Snapshot) bool { return s.Sessions == 0 })
 }
+
+// TestEnginesKeepToTheirOwn: an engine never adopts (or reaps) another
+// engine's test containers, and an engine without a test label (a user's)
+// leaves every test container alone.
+func TestEnginesKeepToTheirOwn(t *testing.T) {
+	te := newTestEngine(t)
+	mine := te.create(t, sandbox.CreateRequest{})
+	other := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{0} })
+	if _, err := other.Get(context.Background(), mine.ID); err == nil {
+		t.Error("a second test engine adopted the first one's sandbox")
+	}
+	user, err := newEngine(context.Background(), te.cfg, te.docker, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.stopLoops()
+	if list, _ := user.List(context.Background()); slices.ContainsFunc(list, func(i sandbox.Info) bool { return i.ID == mine.ID }) {
+		t.Error("an engine without a test label adopted a test container")
+	}
+	if _, err := te.docker.Inspect(context.Background(), mine.ID); err != nil {
+		t.Errorf("the sandbox was reaped by another engine: %v", err)
+	}
+}

@@ -14,7 +14,7 @@ import (
 // reconnects after errors and does not return until ctx is done.
 func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 	for ctx.Err() == nil {
-		events, errs := e.docker.Events(ctx, managedLabels)
+		events, errs := e.docker.Events(ctx, e.scope())
 		for ev := range events {
 			e.onEvent(ctx, ev.ContainerID, ev.Action)
 		}
@@ -69,7 +69,7 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 
 // resync reconciles the engine's sandboxes with Docker's containers.
 func (e *Engine) resync(ctx context.Context) {
-	list, err := e.docker.List(ctx, managedLabels, true)
+	list, err := e.listOwned(ctx)
 	if err != nil {
 		return
 	}
