@@ -9,6 +9,10 @@ const (
 	LabelCreated = "io.sandtray.created" // RFC 3339 creation time
 	LabelImage   = "io.sandtray.image"   // the image reference as the user gave it
 	LabelSpec    = "io.sandtray.spec"    // JSON of the Spec the sandbox was created with
+	// LabelCommittedFrom and LabelCommittedAt mark an image committed from a
+	// sandbox: the sandbox's name and the RFC 3339 time of the commit.
+	LabelCommittedFrom = "io.sandtray.committed-from"
+	LabelCommittedAt   = "io.sandtray.committed-at"
 	// LabelTest marks resources created by tests, so each test removes only its own.
 	LabelTest = "io.sandtray.test"
 )

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,6 +137,9 @@ func (c *Client) Inspect(ctx context.Context, id string) (Container, error) {
 	if r.State != nil {
 		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
 	}
+	if r.NetworkSettings != nil {
+		ctr.Networks = slices.Sorted(maps.Keys(r.NetworkSettings.Networks))
+	}
 	return ctr, nil
 }
 
@@ -187,4 +192,23 @@ func labelFilters(labels map[string]string) client.Filters {
 		}
 	}
 	return f
+}
+
+// ConnectNetwork attaches a container to a network (e.g. "bridge"). Docker
+// refuses to attach a container that is on network "none" to anything else
+// (sandbox.ErrInvalid: "cannot be connected to multiple networks with one of
+// the networks in private (none) mode"), so callers disconnect "none" first.
+// Attaching to a network the container is already on is sandbox.ErrConflict
+// on some daemons and silently accepted on others; callers check Networks.
+func (c *Client) ConnectNetwork(ctx context.Context, id, network string) error {
+	_, err := c.api.NetworkConnect(ctx, network, client.NetworkConnectOptions{Container: id})
+	return wrap(fmt.Sprintf("connect container %s to network %s", id, network), err)
+}
+
+// DisconnectNetwork detaches a container from a network. The container's
+// HostConfig.NetworkMode does not change, so a container created with "none"
+// still reports "none" there; Container.Networks tells what it is on now.
+func (c *Client) DisconnectNetwork(ctx context.Context, id, network string) error {
+	_, err := c.api.NetworkDisconnect(ctx, network, client.NetworkDisconnectOptions{Container: id})
+	return wrap(fmt.Sprintf("disconnect container %s from network %s", id, network), err)
 }

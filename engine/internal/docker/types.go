@@ -46,6 +46,7 @@ type Container struct {
 	Created   time.Time
 	ExitCode  int
 	OOMKilled bool
+	Networks  []string // networks it is attached to now, sorted (Inspect only)
 }
 
 // ExecOptions is a process to run in a running container.
@@ -106,4 +107,28 @@ type PullProgress struct {
 	ID      string // layer id
 	Current int64
 	Total   int64
+}
+
+// Image is what InspectImage reports about a local image.
+type Image struct {
+	ID          string   // "sha256:..."
+	RepoTags    []string // e.g. "debian:bookworm"
+	RepoDigests []string // e.g. "debian@sha256:..."; empty for images never pushed or pulled
+	Labels      map[string]string
+	Env         []string
+	Cmd         []string
+	Entrypoint  []string
+	User        string
+	Workdir     string
+}
+
+// ImageConfig is the configuration a committed image gets. Docker fills the
+// fields left empty (except Labels) from the container's own configuration.
+type ImageConfig struct {
+	Labels     map[string]string // the container's own labels are blanked, see Commit
+	Env        []string
+	Cmd        []string
+	Entrypoint []string
+	User       string
+	Workdir    string
 }

@@ -112,3 +112,39 @@ func randomHex() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// ImageRepo returns a repository name unique to this test
+// ("sandtray-test/<hex>") for the images it commits or builds, and removes,
+// when the test ends, every image tagged in it and every id passed to the
+// returned track function (an image whose tag moved elsewhere).
+func ImageRepo(t testing.TB) (repo string, track func(id string)) {
+	t.Helper()
+	repo = "sandtray-test/" + randomHex()
+	var ids []string
+	t.Cleanup(func() { removeImages(t, repo, ids) })
+	return repo, func(id string) { ids = append(ids, id) }
+}
+
+// removeImages removes the images of repo and the tracked ids, with a client
+// of its own (see removeLabelled). Containers go first, so the test's
+// containers must be removed by an earlier cleanup: register ImageRepo before
+// Labels, since cleanups run last-in first-out.
+func removeImages(t testing.TB, repo string, ids []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	c, err := docker.New(ctx)
+	if err != nil {
+		t.Logf("cleanup: no Docker daemon to remove images of %s: %v", repo, err)
+		return
+	}
+	defer c.Close()
+	tagged, err := c.ListImages(ctx, repo)
+	if err != nil {
+		t.Errorf("cleanup: list images of %s: %v", repo, err)
+	}
+	for _, id := range append(tagged, ids...) {
+		if err := c.RemoveImage(ctx, id); err != nil {
+			t.Errorf("cleanup: remove image %s: %v", id, err)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package docker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+
+	"github.com/distribution/reference"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/jsonstream"
+	"github.com/moby/moby/client"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// NormalizeTag checks that ref names an image tag ("repo", "repo:tag",
+// "registry/repo:tag") and returns it in its familiar form with the tag
+// spelled out ("ubuntu" becomes "ubuntu:latest"). A digest, an image id or a
+// malformed name fails with sandbox.ErrInvalid.
+func NormalizeTag(ref string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", fmt.Errorf("image name %q: %w (%w)", ref, sandbox.ErrInvalid, err)
+	}
+	if _, ok := named.(reference.Digested); ok {
+		return "", fmt.Errorf("image name %q has a digest; a tag cannot: %w", ref, sandbox.ErrInvalid)
+	}
+	return reference.FamiliarString(reference.TagNameOnly(named)), nil
+}
+
+// InspectImage reports a local image by reference or id. An image that is
+// not present locally fails with sandbox.ErrNotFound.
+func (c *Client) InspectImage(ctx context.Context, ref string) (Image, error) {
+	res, err := c.api.ImageInspect(ctx, ref)
+	if err != nil {
+		return Image{}, wrap("inspect image "+ref, err)
+	}
+	img := Image{ID: res.ID, RepoTags: res.RepoTags, RepoDigests: res.RepoDigests}
+	if cfg := res.Config; cfg != nil {
+		img.Labels, img.Env, img.Cmd, img.Entrypoint = cfg.Labels, cfg.Env, cfg.Cmd, cfg.Entrypoint
+		img.User, img.Workdir = cfg.User, cfg.WorkingDir
+	}
+	return img, nil
+}
+
+// ListImages returns the ids of the local images tagged in repository repo
+// (any tag), so tests can remove what they built.
+func (c *Client) ListImages(ctx context.Context, repo string) ([]string, error) {
+	res, err := c.api.ImageList(ctx, client.ImageListOptions{Filters: make(client.Filters).Add("reference", repo)})
+	if err != nil {
+		return nil, wrap("list images of "+repo, err)
+	}
+	ids := make([]string, 0, len(res.Items))
+	for _, s := range res.Items {
+		ids = append(ids, s.ID)
+	}
+	return ids, nil
+}
+
+// RemoveImage removes an image by reference or id, with every tag it has
+// (force) and its untagged parents. An image that does not exist counts as
+// removed; one that a container still uses fails with sandbox.ErrConflict.
+func (c *Client) RemoveImage(ctx context.Context, ref string) error {
+	_, err := c.api.ImageRemove(ctx, ref, client.ImageRemoveOptions{Force: true, PruneChildren: true})
+	err = wrap("remove image "+ref, err)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// Commit saves a container's filesystem as the image tag (see NormalizeTag)
+// and returns the new image's id. Docker pauses the container while it copies
+// the filesystem, and moves an existing tag to the new image.
+//
+// Docker merges the container's labels into the committed image under the
+// ones given (a Config does not replace them, measured on 20.10), so Commit
+// sets every container label that cfg.Labels lacks to "": an image committed
+// from a managed container then carries io.sandtray.managed="" and does not
+// make its containers match the "io.sandtray.managed=true" filter.
+func (c *Client) Commit(ctx context.Context, id, tag string, cfg ImageConfig) (string, error) {
+	op := fmt.Sprintf("commit container %s to %s", id, tag)
+	ctr, err := c.Inspect(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	labels := make(map[string]string, len(cfg.Labels)+len(ctr.Labels))
+	for k := range ctr.Labels {
+		labels[k] = ""
+	}
+	maps.Copy(labels, cfg.Labels)
+	res, err := c.api.ContainerCommit(ctx, id, client.ContainerCommitOptions{
+		Reference: tag,
+		Config: &container.Config{
+			Labels: labels, Env: cfg.Env, Cmd: cfg.Cmd, Entrypoint: cfg.Entrypoint,
+			User: cfg.User, WorkingDir: cfg.Workdir,
+		},
+	})
+	if err != nil {
+		return "", wrap(op, err)
+	}
+	return res.ID, nil
+}
+
+// BuildImage builds the tar build context (a Dockerfile at its top) with
+// Docker's classic builder and tags the result tag. It never pulls: the base
+// image must be local. Intermediate containers are removed even when a step
+// fails; build output lines go to out (nil discards). It returns the image
+// id. A failing step is sandbox.ErrInvalid with the builder's message.
+func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error) {
+	op := "build image " + tag
+	res, err := c.api.ImageBuild(ctx, buildContext, client.ImageBuildOptions{
+		Tags: []string{tag}, Remove: true, ForceRemove: true, NoCache: true, PullParent: false,
+	})
+	if err != nil {
+		return "", wrap(op, err)
+	}
+	defer res.Body.Close()
+	if out == nil {
+		out = io.Discard
+	}
+	id := ""
+	dec := json.NewDecoder(res.Body)
+	for {
+		var msg jsonstream.Message
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return "", wrap(op, err)
+		}
+		if msg.Error != nil {
+			return "", fmt.Errorf("%s: %w (%s)", op, sandbox.ErrInvalid, strings.TrimSpace(msg.Error.Message))
+		}
+		io.WriteString(out, msg.Stream)
+		if msg.Aux != nil {
+			var aux struct{ ID string }
+			if json.Unmarshal(*msg.Aux, &aux) == nil && aux.ID != "" {
+				id = aux.ID
+			}
+		}
+	}
+	if id == "" {
+		return c.ImageID(ctx, tag)
+	}
+	return id, nil
+}
