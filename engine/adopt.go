@@ -35,6 +35,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.boxes[c.ID] = b
 	}
 	e.log.Info("adopted sandboxes", "count", len(list))
+	e.restoreOfflineNetworks(ctx) // an install cut short by a crash must not leave a sandbox online
 	e.reapOnce(ctx)
 	return nil
 }

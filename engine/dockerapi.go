@@ -27,4 +27,8 @@ type dockerAPI interface {
 	Stats(ctx context.Context, id string) (docker.StatsSample, error)
 	Events(ctx context.Context, labels map[string]string) (<-chan docker.Event, <-chan error)
 	Diff(ctx context.Context, id string) ([]docker.Change, error)
+	ConnectNetwork(ctx context.Context, id, network string) error
+	DisconnectNetwork(ctx context.Context, id, network string) error
+	InspectImage(ctx context.Context, ref string) (docker.Image, error)
+	Commit(ctx context.Context, id, tag string, cfg docker.ImageConfig) (string, error)
 }

@@ -19,9 +19,9 @@ import (
 const pidDir = "/tmp/.sandtray"
 
 // wrapper runs the real command ("$0" "$@") as a child of a shell that records
-// its own pid. Docker makes every exec's first process a session and process
+// its own pid (in a sticky, world-writable folder, as any user may run execs). Docker makes every exec's first process a session and process
 // group leader, so that pid is the group to kill.
-const wrapper = `mkdir -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
+const wrapper = `mkdir -m 1777 -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
 	`"$0" "$@"; rc=$?; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid; exit $rc`
 
 // run is one process to execute in a sandbox.
@@ -29,6 +29,7 @@ type run struct {
 	cmd     []string
 	env     []string
 	workdir string
+	user    string // "" runs as the image's user
 	stdin   io.Reader
 	timeout time.Duration
 	stream  io.Writer // optional: also receives stdout and stderr as they come
@@ -60,12 +61,12 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 	code, err := e.docker.Exec(runCtx, b.id, docker.ExecOptions{
 		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, r.cmd...),
 		Env:     append(r.env, "SANDTRAY_EXEC="+key),
-		Workdir: r.workdir, Stdin: r.stdin, Stdout: outW, Stderr: errW,
+		Workdir: r.workdir, User: r.user, Stdin: r.stdin, Stdout: outW, Stderr: errW,
 	})
 	elapsed := time.Since(started)
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if err != nil && runCtx.Err() != nil {
-		e.killGroup(b, key)
+		e.killGroup(b, key, r.user)
 		if !timedOut {
 			return runOutput{}, fmt.Errorf("execution cancelled: %w", ctx.Err())
 		}
@@ -92,13 +93,16 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 // killGroup kills the process group of the exec tagged key ("kill -KILL -PGID":
 // dash, Debian's sh, rejects the "--" that bash accepts). It runs with its
 // own deadline, since the caller's context is already done.
-func (e *Engine) killGroup(b *box, key string) {
+func (e *Engine) killGroup(b *box, key, user string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pidFile := pidDir + "/" + key + ".pid"
 	script := `p=$(cat ` + pidFile + ` 2>/dev/null) && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; rm -f ` + pidFile
 	var sink bytes.Buffer
-	if _, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}); err != nil {
+	// As the exec's own user: with every capability dropped, even root may
+	// only signal processes of its own uid.
+	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, User: user, Stdout: &sink, Stderr: &sink}
+	if _, err := e.docker.Exec(ctx, b.id, opts); err != nil {
 		e.log.Warn("kill timed-out exec", "sandbox", b.name, "err", err)
 	}
 }

@@ -177,6 +177,10 @@ func TestBackgroundJobs(t *testing.T) {
 	if st.Status != sandbox.JobExited || st.ExitCode == nil || *st.ExitCode != 7 || all != "one\ntwo\n" {
 		t.Errorf("finished job %+v, output %q", st, all)
 	}
+	logs, _ := te.Logs(ctx, id, 2)
+	if len(logs) != 2 || !strings.Contains(logs[0].Stdout, out.JobID) || logs[1].ExitCode == nil || *logs[1].ExitCode != 7 {
+		t.Errorf("activity for a job: %+v; want its start (naming the job) and its result", logs)
+	}
 	long, _ := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "sleep 303", Background: true})
 	st, err = te.JobStop(ctx, long.JobID)
 	if err != nil || st.Status != sandbox.JobStopped {

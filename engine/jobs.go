@@ -35,6 +35,9 @@ func (e *Engine) startJob(b *box, r run, act sandbox.Activity) (sandbox.ExecOutc
 	j := &job{id: "job-" + randomHex(6), sandboxID: b.id, started: time.Now(), cancel: cancel,
 		output: &jobOutput{max: jobOutputKept}, done: make(chan struct{}), status: sandbox.JobRunning}
 	r.stream = j.output
+	started := act
+	started.Stdout = "started in the background as " + j.id + "; its result follows when it ends"
+	e.record(b.id, started)
 	e.mu.Lock()
 	e.jobs[j.id] = j
 	e.pruneJobsLocked()

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -18,6 +21,9 @@ type boxState struct {
 	Persistent bool          `json:"persistent"`
 	Owner      sandbox.Owner `json:"owner"`
 	LastUsed   time.Time     `json:"last_used"`
+	// Packages is the manifest of install_packages: what was asked for, with
+	// the exact version installed, one entry per manager and name.
+	Packages []sandbox.Package `json:"packages,omitempty"`
 }
 
 // stateStore reads and writes boxState files and activity logs atomically
@@ -137,4 +143,18 @@ func (s *stateStore) loadActivity(id string, max int) ([]sandbox.Activity, error
 func (s *stateStore) remove(id string) {
 	os.Remove(s.statePath(id))
 	os.Remove(s.activityPath(id))
+}
+
+// mergePackages returns manifest with each package of add replacing the
+// entry of the same manager and name (a re-install updates the version),
+// sorted by manager and name.
+func mergePackages(manifest, add []sandbox.Package) []sandbox.Package {
+	out := slices.DeleteFunc(slices.Clone(manifest), func(old sandbox.Package) bool {
+		return slices.ContainsFunc(add, func(p sandbox.Package) bool { return p.Manager == old.Manager && p.Name == old.Name })
+	})
+	out = append(out, add...)
+	slices.SortFunc(out, func(a, b sandbox.Package) int {
+		return cmp.Or(strings.Compare(a.Manager, b.Manager), strings.Compare(a.Name, b.Name))
+	})
+	return out
 }

@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/dockertest"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+func TestCommit(t *testing.T) {
+	repo, track := dockertest.ImageRepo(t) // first, so its cleanup runs after the containers'
+	te := newTestEngine(t)
+	ctx := context.Background()
+	baseImage := te.cfg.DefaultImage
+	baseID, err := te.docker.ImageID(ctx, baseImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := te.create(t, sandbox.CreateRequest{Name: "tocommit", Env: map[string]string{"GREETING": "hello"}})
+	te.command(t, info.ID, "echo app > app.py && echo note > /etc/sandtray-note")
+
+	tag := repo + ":v1"
+	var steps []string
+	res, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag}, func(_, _ float64, msg string) { steps = append(steps, msg) })
+	if err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if res.Image != tag || !strings.HasPrefix(res.ImageID, "sha256:") || len(steps) != 2 {
+		t.Errorf("commit = %+v with progress %q; want %s, an image id and two steps", res, steps, tag)
+	}
+	img, err := te.docker.InspectImage(ctx, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCommitLabels(t, img, info.Name)
+	if !strings.Contains(strings.Join(img.Env, " "), "GREETING=hello") || img.Workdir != "/workspace" {
+		t.Errorf("image env %v workdir %q, want GREETING=hello and /workspace", img.Env, img.Workdir)
+	}
+
+	t.Run("refusals", func(t *testing.T) {
+		for _, tc := range []struct {
+			req  sandbox.CommitRequest
+			kind error
+		}{
+			{sandbox.CommitRequest{Image: tag}, sandbox.ErrConflict},
+			{sandbox.CommitRequest{Image: baseImage, Overwrite: true}, sandbox.ErrForbidden},
+			{sandbox.CommitRequest{Image: strings.TrimSuffix(baseImage, ":latest"), Overwrite: true}, sandbox.ErrForbidden},
+			{sandbox.CommitRequest{Image: "Not A Name"}, sandbox.ErrInvalid},
+			{sandbox.CommitRequest{Image: ""}, sandbox.ErrInvalid},
+		} {
+			_, err := te.Commit(ctx, te.owner, info.ID, tc.req, nil)
+			wantKind(t, err, tc.kind)
+		}
+		if id, err := te.docker.ImageID(ctx, baseImage); err != nil || id != baseID {
+			t.Errorf("base image %s is now %s (%v), was %s", baseImage, id, err, baseID)
+		}
+	})
+
+	t.Run("overwrite moves the tag", func(t *testing.T) {
+		te.command(t, info.ID, "echo v2 > app.py")
+		res2, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag, Overwrite: true}, nil)
+		if err != nil {
+			t.Fatalf("commit with overwrite: %v", err)
+		}
+		track(res.ImageID) // no longer tagged, so the repo cleanup would miss it
+		if res2.ImageID == res.ImageID {
+			t.Error("overwrite kept the old image")
+		}
+	})
+
+	t.Run("containers of the image have the files and are not managed", func(t *testing.T) {
+		from := te.create(t, sandbox.CreateRequest{Image: tag})
+		if got := te.command(t, from.ID, "cat app.py /etc/sandtray-note").Stdout; got != "v2\nnote\n" {
+			t.Errorf("files in a sandbox of the committed image = %q", got)
+		}
+		plain := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"}}
+		if _, err := te.docker.Create(ctx, plain); err != nil {
+			t.Fatal(err)
+		}
+		managed, err := te.docker.List(ctx, map[string]string{sandbox.LabelManaged: "true", sandbox.LabelTest: plain.Labels[sandbox.LabelTest]}, true)
+		if err != nil || len(managed) != 0 {
+			t.Errorf("a plain container of the committed image looks managed: %v, %v", managed, err)
+		}
+	})
+}
+
+// checkCommitLabels wants the commit labels and no io.sandtray.* label with
+// a value: Docker copies the container's label keys, which Commit blanks.
+func checkCommitLabels(t *testing.T, img docker.Image, name string) {
+	t.Helper()
+	if img.Labels[sandbox.LabelCommittedFrom] != name {
+		t.Errorf("label %s = %q, want %q", sandbox.LabelCommittedFrom, img.Labels[sandbox.LabelCommittedFrom], name)
+	}
+	if _, err := time.Parse(time.RFC3339, img.Labels[sandbox.LabelCommittedAt]); err != nil {
+		t.Errorf("label %s = %q: %v", sandbox.LabelCommittedAt, img.Labels[sandbox.LabelCommittedAt], err)
+	}
+	for k, v := range img.Labels {
+		if strings.HasPrefix(k, "io.sandtray.") && k != sandbox.LabelCommittedFrom && k != sandbox.LabelCommittedAt && v != "" {
+			t.Errorf("committed image carries %s=%q", k, v)
+		}
+	}
+}
