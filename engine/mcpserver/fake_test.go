@@ -35,16 +35,20 @@ type fakeBackend struct {
 	copied   sandbox.CopyResult
 	diff     sandbox.Diff
 	activity []sandbox.Activity
-	// onCreate runs inside Create with its progress callback.
-	onCreate func(sandbox.Progress)
-	// onExec runs inside ExecCommand with its context.
-	onExec func(context.Context)
+	install  sandbox.InstallResult
+	commit   sandbox.CommitResult
+	export   sandbox.Export
+	// onProgress runs inside Create, InstallPackages and Commit with their
+	// caller and progress callback.
+	onProgress func(sandbox.Owner, sandbox.Progress)
+	// onExec, when set, runs ExecCommand in place of answering outcome.
+	onExec func(ctx context.Context, owner sandbox.Owner, req sandbox.CommandRequest) sandbox.ExecOutcome
 }
 
 func newFake() *fakeBackend {
 	created := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 	return &fakeBackend{
-		endedCh: make(chan string, 8),
+		endedCh: make(chan string, 64),
 		info: sandbox.Info{
 			ID: "0123456789abcdef0123", Name: "calm-otter", Image: "python:3.12-slim",
 			Status: sandbox.StatusRunning, CreatedAt: created,
@@ -98,8 +102,8 @@ func (f *fakeBackend) SessionEnded(session string) {
 }
 
 func (f *fakeBackend) Create(_ context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error) {
-	if f.onCreate != nil {
-		f.onCreate(progress)
+	if f.onProgress != nil {
+		f.onProgress(owner, progress)
 	}
 	return f.info, f.record("Create", owner, "", req)
 }
@@ -123,10 +127,11 @@ func (f *fakeBackend) SetPersistent(_ context.Context, owner sandbox.Owner, ref 
 }
 
 func (f *fakeBackend) ExecCommand(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommandRequest) (sandbox.ExecOutcome, error) {
+	err := f.record("ExecCommand", owner, ref, req)
 	if f.onExec != nil {
-		f.onExec(ctx)
+		return f.onExec(ctx, owner, req), err
 	}
-	return f.outcome, f.record("ExecCommand", owner, ref, req)
+	return f.outcome, err
 }
 
 func (f *fakeBackend) ExecCode(_ context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error) {
@@ -188,4 +193,22 @@ func (f *fakeBackend) Diff(_ context.Context, owner sandbox.Owner, ref, path str
 
 func (f *fakeBackend) Logs(_ context.Context, ref string, tail int) ([]sandbox.Activity, error) {
 	return f.activity, f.record("Logs", sandbox.Owner{}, ref, tail)
+}
+
+func (f *fakeBackend) InstallPackages(_ context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error) {
+	if f.onProgress != nil {
+		f.onProgress(owner, progress)
+	}
+	return f.install, f.record("InstallPackages", owner, ref, req)
+}
+
+func (f *fakeBackend) Commit(_ context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error) {
+	if f.onProgress != nil {
+		f.onProgress(owner, progress)
+	}
+	return f.commit, f.record("Commit", owner, ref, req)
+}
+
+func (f *fakeBackend) ExportDockerfile(_ context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error) {
+	return f.export, f.record("ExportDockerfile", owner, ref, hostPath)
 }

@@ -38,17 +38,23 @@ func (s serverConn) Close() error {
 	return s.PipeWriter.Close()
 }
 
-// serve runs a Server over an in-memory connection and returns the client's
-// end. Cleanup closes the client's side and waits for ServeConn to return.
-// serve serves one connection of a new server on fake. Unless opts says
+// serve serves one connection of a new server on fake and returns the
+// client's end; cleanup closes the client's side and waits for ServeConn to
+// return. Unless opts says
 // otherwise, the server offers the engine's real languages, as sandtray does,
 // so the golden schemas show what users see.
 func serve(t *testing.T, fake *fakeBackend, opts Options) pipeConn {
 	t.Helper()
+	return serveWith(t, newServer(fake, opts))
+}
+
+// newServer returns a server on fake with the engine's real languages,
+// unless opts names others.
+func newServer(fake *fakeBackend, opts Options) *Server {
 	if opts.Languages == nil {
 		opts.Languages, opts.LanguageAliases = engine.Languages(), engine.LanguageAliases()
 	}
-	return serveWith(t, New(fake, opts))
+	return New(fake, opts)
 }
 
 // serveWith serves one more connection of srv.

@@ -137,16 +137,22 @@ func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return nil, err
 		}
-		out := activityLog{Entries: make([]activityEntry, 0, len(entries))}
-		for _, a := range entries {
-			out.Entries = append(out.Entries, activityEntry{
-				Time: a.Time.UTC().Format(time.RFC3339), Tool: a.Tool, Client: a.Client, Language: a.Language,
-				Input: a.Input, ExitCode: a.ExitCode, DurationMS: a.Duration, Stdout: a.Stdout, Stderr: a.Stderr,
-				TimedOut: a.TimedOut, Error: a.Error,
-			})
-		}
+		out := activityOf(entries)
 		return structured(out, activityText(out.Entries)), nil
 	})
+}
+
+// activityOf is sandbox_logs' result, and a sandbox's logs resource.
+func activityOf(entries []sandbox.Activity) activityLog {
+	out := activityLog{Entries: make([]activityEntry, 0, len(entries))}
+	for _, a := range entries {
+		out.Entries = append(out.Entries, activityEntry{
+			Time: a.Time.UTC().Format(time.RFC3339), Tool: a.Tool, Client: a.Client, Language: a.Language,
+			Input: a.Input, ExitCode: a.ExitCode, DurationMS: a.Duration, Stdout: a.Stdout, Stderr: a.Stderr,
+			TimedOut: a.TimedOut, Error: a.Error,
+		})
+	}
+	return out
 }
 
 // activityText renders the log as a readable transcript.

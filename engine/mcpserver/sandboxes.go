@@ -109,17 +109,23 @@ func listSandboxes(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return nil, err
 		}
-		out := sandboxList{Sandboxes: make([]sandboxSummary, 0, len(infos))}
-		for _, info := range infos {
-			out.Sandboxes = append(out.Sandboxes, sandboxSummary{
-				ID: info.ID, Name: info.Name, Image: info.Image, Status: string(info.Status),
-				Persistent: info.Persistent, Owner: info.Owner.Client,
-				CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
-				CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
-			})
-		}
+		out := summarize(infos)
 		return structured(out, sandboxTable(out.Sandboxes)), nil
 	})
+}
+
+// summarize is list_sandboxes' result, and the sandtray://sandboxes resource.
+func summarize(infos []sandbox.Info) sandboxList {
+	out := sandboxList{Sandboxes: make([]sandboxSummary, 0, len(infos))}
+	for _, info := range infos {
+		out.Sandboxes = append(out.Sandboxes, sandboxSummary{
+			ID: info.ID, Name: info.Name, Image: info.Image, Status: string(info.Status),
+			Persistent: info.Persistent, Owner: info.Owner.Client,
+			CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
+			CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
+		})
+	}
+	return out
 }
 
 // sandboxTable renders sandboxes like `docker ps`.

@@ -22,16 +22,18 @@ var update = flag.Bool("update", false, "rewrite testdata/tools/*.json from the 
 // rawSession speaks JSON-RPC lines to a served connection, with no SDK in
 // between, so tests see exactly what goes over the wire.
 type rawSession struct {
-	t    *testing.T
-	conn pipeConn
-	in   *bufio.Scanner
+	t      *testing.T
+	server *Server
+	conn   pipeConn
+	in     *bufio.Scanner
 }
 
-func newRawSession(t *testing.T, opts Options) *rawSession {
-	conn := serve(t, newFake(), opts)
+func newRawSession(t *testing.T, fake *fakeBackend, opts Options) *rawSession {
+	srv := newServer(fake, opts)
+	conn := serveWith(t, srv)
 	in := bufio.NewScanner(conn.PipeReader)
 	in.Buffer(nil, 64<<20)
-	return &rawSession{t: t, conn: conn, in: in}
+	return &rawSession{t: t, server: srv, conn: conn, in: in}
 }
 
 func (r *rawSession) send(line string) {
@@ -49,14 +51,21 @@ func (r *rawSession) receive() []byte {
 	return r.in.Bytes()
 }
 
+// initialize does the initialize handshake and returns the server's reply.
+func (r *rawSession) initialize() []byte {
+	r.t.Helper()
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"golden","version":"1"}}}`)
+	reply := slices.Clone(r.receive())
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return reply
+}
+
 // TestToolSchemasMatchGoldenFiles keeps every tool's definition, as tools/list
 // returns it, under review: a change to a name, argument, description, hint
 // or output field shows up as a diff of testdata/tools/<name>.json.
 func TestToolSchemasMatchGoldenFiles(t *testing.T) {
-	r := newRawSession(t, Options{})
-	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"golden","version":"1"}}}`)
-	r.receive()
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r := newRawSession(t, newFake(), Options{})
+	r.initialize()
 	r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	var reply struct {
 		Result struct {
@@ -74,26 +83,35 @@ func TestToolSchemasMatchGoldenFiles(t *testing.T) {
 		if err := json.Unmarshal(raw, &tool); err != nil {
 			t.Fatal(err)
 		}
-		var got bytes.Buffer
-		if err := json.Indent(&got, raw, "", "  "); err != nil {
+		checkGolden(t, filepath.Join("testdata", "tools", tool.Name+".json"), raw)
+	}
+}
+
+// checkGolden compares raw, indented, with the golden file at path, or
+// rewrites the file under -update.
+func checkGolden(t *testing.T, path string, raw json.RawMessage) {
+	t.Helper()
+	var got bytes.Buffer
+	if err := json.Indent(&got, raw, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	got.WriteByte('\n')
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		got.WriteByte('\n')
-		path := filepath.Join("testdata", "tools", tool.Name+".json")
-		if *update {
-			if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Errorf("%s: %v (run go test ./engine/mcpserver -update)", tool.Name, err)
-			continue
-		}
-		if diff := cmp.Diff(string(want), got.String()); diff != "" {
-			t.Errorf("%s differs from %s (-want +got; run with -update if intended):\n%s", tool.Name, path, diff)
-		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%v (run go test ./engine/mcpserver -update)", err)
+		return
+	}
+	if diff := cmp.Diff(string(want), got.String()); diff != "" {
+		t.Errorf("%s differs (-want +got; run with -update if intended):\n%s", path, diff)
 	}
 }
 
@@ -141,7 +159,8 @@ func TestToolsListHasEveryToolWithSchemasAndHints(t *testing.T) {
 		t.Fatalf("tools/list names (-want +got):\n%s", diff)
 	}
 	readOnly := []string{"list_sandboxes", "read_file", "list_files", "diff_sandbox", "job_status", "sandbox_logs"}
-	destructive := []string{"delete_sandbox", "stop_sandbox", "job_stop", "write_file", "copy_to_sandbox", "copy_from_sandbox"}
+	destructive := []string{"delete_sandbox", "stop_sandbox", "job_stop", "write_file", "copy_to_sandbox", "copy_from_sandbox",
+		"commit_sandbox", "export_dockerfile"}
 	for name, tool := range tools {
 		if tool.Description == "" || tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
 			t.Errorf("%s: want a description and an object output schema, got %+v", name, tool)

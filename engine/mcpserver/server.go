@@ -8,6 +8,10 @@
 // of Docker or the host are Go errors, which reach the client as JSON-RPC
 // errors.
 //
+// Two resources show the same data to clients that read rather than call:
+// sandtray://sandboxes and sandtray://sandbox/{id}/logs. The host calls
+// SandboxesChanged when sandboxes come and go, so clients hear of it.
+//
 // A Server speaks newline-delimited JSON-RPC on any byte stream: ServeConn
 // serves one connection as one MCP session (the unix socket gives each client
 // its own), and ServeStdio serves a process's stdin and stdout the same way.
@@ -80,6 +84,16 @@ type Backend interface {
 	CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, path string) (sandbox.CopyResult, error)
 	// CopyFromSandbox copies a sandbox file or directory to the host.
 	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
+	// InstallPackages installs packages in a sandbox, with network access
+	// for the install only, and records their versions in its manifest.
+	// progress is never nil and must not be called after it returns.
+	InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error)
+	// Commit saves a sandbox's filesystem as a new tagged image. progress is
+	// never nil and must not be called after it returns.
+	Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error)
+	// ExportDockerfile returns a Dockerfile that rebuilds a sandbox and, when
+	// hostPath is not empty, writes it there with its build context.
+	ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error)
 	// Diff reports how a sandbox's filesystem (under path, if set) differs from its image.
 	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
 	// Logs returns the last tail entries of a sandbox's activity log.
@@ -117,6 +131,7 @@ type Server struct {
 	opts     Options
 	log      *slog.Logger
 	sessions *sessionRegistry
+	live     liveSessions
 }
 
 // toolConstructors lists every tool the server offers, in the order of
@@ -126,7 +141,7 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	executeCode, executeCommand,
 	writeFile, readFile, listFiles, makeDirectory,
 	copyToSandbox, copyFromSandbox,
-	persistSandbox, diffSandbox,
+	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
 	jobStatus, jobStop, sandboxLogs,
 	stopSandbox, deleteSandbox,
 }
@@ -134,7 +149,8 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
 execute_code and execute_command work without any setup: with no sandbox_id they use this session's default sandbox, created on first use.
 Paths inside a sandbox are relative to /workspace unless absolute. Sandboxes have no network unless created with network "bridge".
-Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.`
+Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.
+To keep an environment, install_packages records exact versions, commit_sandbox saves a sandbox as an image, and export_dockerfile writes a Dockerfile that rebuilds it.`
 
 // New returns a Server whose tools call b.
 func New(b Backend, opts Options) *Server {
@@ -156,6 +172,9 @@ func New(b Backend, opts Options) *Server {
 	hooks.AddAfterInitialize(s.sessions.initialized)
 	s.mcp = server.NewMCPServer("sandtray", opts.Version,
 		server.WithToolCapabilities(false),
+		// Subscriptions and list changes are served for sandtray://sandboxes
+		// only; see SandboxesChanged.
+		server.WithResourceCapabilities(true, true),
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
@@ -171,6 +190,7 @@ func New(b Backend, opts Options) *Server {
 	for _, build := range toolConstructors {
 		s.mcp.AddTool(build(k))
 	}
+	addResources(s.mcp, k)
 	return s
 }
 

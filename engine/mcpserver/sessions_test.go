@@ -136,7 +136,7 @@ func callSDK(t *testing.T, cs *sdk.ClientSession, name string, args map[string]a
 }
 
 // pullProgress reports an image pull, with a repeat that must be dropped.
-func pullProgress(p sandbox.Progress) {
+func pullProgress(_ sandbox.Owner, p sandbox.Progress) {
 	p(1, 3, "pulling python:3.12")
 	p(1, 3, "repeat")
 	p(2, 3, "")
@@ -159,7 +159,7 @@ var wantProgress = []progressSeen{
 
 func TestCreateSandboxReportsProgressToMCPGo(t *testing.T) {
 	fake := newFake()
-	fake.onCreate = pullProgress
+	fake.onProgress = pullProgress
 	c := mcpGoClient(t, serve(t, fake, Options{}))
 	var mu sync.Mutex
 	var seen []progressSeen
@@ -199,7 +199,7 @@ func TestCreateSandboxReportsProgressToMCPGo(t *testing.T) {
 
 func TestCreateSandboxReportsProgressToGoSDK(t *testing.T) {
 	fake := newFake()
-	fake.onCreate = pullProgress
+	fake.onProgress = pullProgress
 	got := make(chan progressSeen, 10)
 	cs := sdkClient(t, serve(t, fake, Options{}), "", &sdk.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
@@ -229,7 +229,7 @@ func TestCreateSandboxReportsProgressToGoSDK(t *testing.T) {
 func TestCancelledCallStopsItsBackendWorkWhileOthersRun(t *testing.T) {
 	fake := newFake()
 	running, stopped := make(chan struct{}), make(chan error, 1)
-	fake.onExec = func(ctx context.Context) {
+	fake.onExec = func(ctx context.Context, _ sandbox.Owner, _ sandbox.CommandRequest) sandbox.ExecOutcome {
 		close(running)
 		select {
 		case <-ctx.Done():
@@ -237,6 +237,7 @@ func TestCancelledCallStopsItsBackendWorkWhileOthersRun(t *testing.T) {
 		case <-time.After(testTimeout):
 			stopped <- errors.New("the call's context was never cancelled")
 		}
+		return sandbox.ExecOutcome{}
 	}
 	c := mcpGoClient(t, serve(t, fake, Options{}))
 	ctx, cancel := context.WithCancel(testContext(t))

@@ -11,22 +11,26 @@ import (
 )
 
 var allTools = []string{
-	"copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
-	"execute_code", "execute_command", "job_status", "job_stop", "list_files", "list_sandboxes",
-	"make_directory", "persist_sandbox", "read_file", "sandbox_logs", "stop_sandbox", "write_file",
+	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
+	"execute_code", "execute_command", "export_dockerfile", "install_packages", "job_status", "job_stop",
+	"list_files", "list_sandboxes", "make_directory", "persist_sandbox", "read_file", "sandbox_logs",
+	"stop_sandbox", "write_file",
+}
+
+// toolCase is one tool call through mcp-go's client and what it must do.
+type toolCase struct {
+	name     string
+	tool     string
+	args     map[string]any
+	setup    func(*fakeBackend)
+	wantCall fakeCall // Owner is checked elsewhere
+	want     map[string]any
+	wantText []string
 }
 
 func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 	exit0, exit3 := 0, 3
-	tests := []struct {
-		name     string
-		tool     string
-		args     map[string]any
-		setup    func(*fakeBackend)
-		wantCall fakeCall // Owner is checked elsewhere
-		want     map[string]any
-		wantText []string
-	}{
+	runToolCases(t, []toolCase{
 		{
 			name: "execute_code defaults to python and the session sandbox",
 			tool: "execute_code", args: map[string]any{"code": "print(1)"},
@@ -229,7 +233,13 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			wantCall: fakeCall{Method: "Delete", Ref: "web"},
 			want:     map[string]any{"sandbox_id": "web", "deleted": true},
 		},
-	}
+	})
+}
+
+// runToolCases checks each call's backend call, structured result (also
+// against the tool's output schema) and text.
+func runToolCases(t *testing.T, tests []toolCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := newFake()

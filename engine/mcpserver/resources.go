@@ -1,0 +1,127 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// The resources the server offers. Both are JSON: the sandboxes as
+// list_sandboxes returns them, and one sandbox's activity log as sandbox_logs
+// returns it.
+const (
+	sandboxesURI    = "sandtray://sandboxes"
+	logsURITemplate = "sandtray://sandbox/{id}/logs"
+	jsonMIME        = "application/json"
+)
+
+// SandboxesChanged tells every connected client that the set of sandboxes
+// changed: each live session gets notifications/resources/list_changed and,
+// if it subscribed to sandtray://sandboxes, notifications/resources/updated.
+// The host calls it from the engine's snapshot watcher whenever a sandbox
+// comes or goes. It never blocks: each connection's writer sends at most one
+// pending notification for any number of calls made before it got to it.
+func (s *Server) SandboxesChanged() {
+	s.live.each(func(c *connSession) { c.markChanged() })
+}
+
+// liveSessions is the set of sessions being served, for SandboxesChanged.
+type liveSessions struct {
+	mu       sync.Mutex
+	sessions map[*connSession]struct{}
+}
+
+func (l *liveSessions) add(c *connSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.sessions == nil {
+		l.sessions = make(map[*connSession]struct{})
+	}
+	l.sessions[c] = struct{}{}
+}
+
+func (l *liveSessions) remove(c *connSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sessions, c)
+}
+
+func (l *liveSessions) each(fn func(*connSession)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for c := range l.sessions {
+		fn(c)
+	}
+}
+
+// addResources registers the resources and the resource template.
+func addResources(srv *server.MCPServer, k *toolkit) {
+	srv.AddResource(sandboxesResource(k))
+	srv.AddResourceTemplate(logsResource(k))
+}
+
+func sandboxesResource(k *toolkit) (mcp.Resource, server.ResourceHandlerFunc) {
+	resource := mcp.NewResource(sandboxesURI, "sandboxes",
+		mcp.WithResourceTitle("Sandboxes"),
+		mcp.WithResourceDescription("Every sandbox on this machine, whichever client created it: id, name, image, status, "+
+			"persistence, owner, creation time and current CPU and memory use, as list_sandboxes reports them. "+
+			"Subscribe to hear when sandboxes are created or removed."),
+		mcp.WithMIMEType(jsonMIME),
+	)
+	return resource, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		infos, err := k.backend.List(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list sandboxes: %w", err)
+		}
+		return jsonContents(req.Params.URI, summarize(infos))
+	}
+}
+
+func logsResource(k *toolkit) (mcp.ResourceTemplate, server.ResourceTemplateHandlerFunc) {
+	template := mcp.NewResourceTemplate(logsURITemplate, "sandbox-logs",
+		mcp.WithTemplateTitle("Sandbox activity log"),
+		mcp.WithTemplateDescription("The activity log of one sandbox, oldest first: every tool call that touched it, "+
+			"by any client, with the command or code, exit code, duration and output, as sandbox_logs reports them. "+
+			"{id} is the sandbox's id, a unique prefix of it, or its name."),
+		mcp.WithTemplateMIMEType(jsonMIME),
+	)
+	return template, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+		ref := templateArg(req.Params.Arguments, "id")
+		if ref == "" {
+			return nil, fmt.Errorf("%s names no sandbox; use %s with a sandbox id or name", req.Params.URI, logsURITemplate)
+		}
+		// tail 0: the whole log the engine keeps, which it already bounds.
+		entries, err := k.backend.Logs(ctx, ref, 0)
+		if err != nil {
+			return nil, fmt.Errorf("activity log of sandbox %q: %w", ref, err)
+		}
+		return jsonContents(req.Params.URI, activityOf(entries))
+	}
+}
+
+// templateArg returns a variable matched from a URI template, which mcp-go
+// hands over as a string or, for list variables, a slice of strings.
+func templateArg(args map[string]any, name string) string {
+	switch v := args[name].(type) {
+	case string:
+		return v
+	case []string:
+		if len(v) == 1 {
+			return v[0]
+		}
+	}
+	return ""
+}
+
+// jsonContents is a resource's contents: v as one JSON text.
+func jsonContents(uri string, v any) ([]mcp.ResourceContents, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", uri, err)
+	}
+	return []mcp.ResourceContents{mcp.TextResourceContents{URI: uri, MIMEType: jsonMIME, Text: string(body)}}, nil
+}
