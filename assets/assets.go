@@ -7,3 +7,15 @@ import _ "embed"
 //
 //go:embed icon.png
 var Icon []byte
+
+// TrayLight is the system tray icon for light panels: a dark glyph on a
+// transparent background (PNG, 64×64).
+//
+//go:embed tray-light.png
+var TrayLight []byte
+
+// TrayDark is the system tray icon for dark panels: a light glyph on a
+// transparent background (PNG, 64×64).
+//
+//go:embed tray-dark.png
+var TrayDark []byte

@@ -1,0 +1,131 @@
+package ui
+
+import (
+	"image/color"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+)
+
+// chart is a small line chart. Its points are normalised: x from 0 (oldest)
+// to 1 (now), y from 0 (bottom) to 1 (top).
+type chart struct {
+	widget.BaseWidget
+	points []fyne.Position
+	line   fyne.ThemeColorName
+}
+
+func newChart(line fyne.ThemeColorName) *chart {
+	c := &chart{line: line}
+	c.ExtendBaseWidget(c)
+	return c
+}
+
+// setPoints replaces the plotted points.
+func (c *chart) setPoints(points []fyne.Position) {
+	c.points = points
+	c.Refresh()
+}
+
+// MinSize keeps the chart small but readable.
+func (c *chart) MinSize() fyne.Size { return fyne.NewSize(220, 90) }
+
+// CreateRenderer draws the chart with canvas rectangles and lines.
+func (c *chart) CreateRenderer() fyne.WidgetRenderer {
+	r := &chartRenderer{c: c, frame: canvas.NewRectangle(color.Transparent)}
+	r.frame.StrokeWidth = 1
+	r.frame.CornerRadius = theme.InputRadiusSize()
+	for i := range r.grid {
+		r.grid[i] = canvas.NewLine(color.Transparent)
+	}
+	r.Refresh()
+	return r
+}
+
+type chartRenderer struct {
+	c     *chart
+	frame *canvas.Rectangle
+	grid  [3]*canvas.Line
+	lines []*canvas.Line
+	size  fyne.Size
+}
+
+func (r *chartRenderer) Destroy() {}
+
+func (r *chartRenderer) MinSize() fyne.Size { return r.c.MinSize() }
+
+func (r *chartRenderer) Objects() []fyne.CanvasObject {
+	objects := []fyne.CanvasObject{r.frame}
+	for _, g := range r.grid {
+		objects = append(objects, g)
+	}
+	for _, l := range r.lines {
+		objects = append(objects, l)
+	}
+	return objects
+}
+
+func (r *chartRenderer) Layout(size fyne.Size) {
+	r.size = size
+	r.frame.Resize(size)
+	for i, g := range r.grid {
+		y := size.Height * float32(i+1) / float32(len(r.grid)+1)
+		g.Position1, g.Position2 = fyne.NewPos(0, y), fyne.NewPos(size.Width, y)
+	}
+	inset := float32(2)
+	w, h := size.Width-2*inset, size.Height-2*inset
+	at := func(p fyne.Position) fyne.Position {
+		return fyne.NewPos(inset+p.X*w, inset+(1-p.Y)*h)
+	}
+	for i, l := range r.lines {
+		l.Position1, l.Position2 = at(r.c.points[i]), at(r.c.points[i+1])
+	}
+}
+
+func (r *chartRenderer) Refresh() {
+	v := fyne.CurrentApp().Settings().ThemeVariant()
+	th := r.c.Theme()
+	r.frame.FillColor = th.Color(theme.ColorNameInputBackground, v)
+	r.frame.StrokeColor = th.Color(theme.ColorNameInputBorder, v)
+	for _, g := range r.grid {
+		g.StrokeColor = th.Color(theme.ColorNameSeparator, v)
+		g.StrokeWidth = 1
+	}
+	want := max(0, len(r.c.points)-1)
+	for len(r.lines) < want {
+		r.lines = append(r.lines, canvas.NewLine(color.Transparent))
+	}
+	r.lines = r.lines[:want]
+	for _, l := range r.lines {
+		l.StrokeColor = th.Color(r.c.line, v)
+		l.StrokeWidth = 2
+	}
+	r.Layout(r.size)
+	canvas.Refresh(r.c)
+}
+
+// chartPoints places samples on a chart spanning window up to now, with
+// top as the value at the chart's top edge. Values are clamped to the chart.
+func chartPoints(samples []sample, now time.Time, window time.Duration, top float64, value func(sample) float64) []fyne.Position {
+	if top <= 0 {
+		top = 1
+	}
+	points := make([]fyne.Position, 0, len(samples))
+	for _, s := range samples {
+		age := now.Sub(s.at)
+		if age > window {
+			continue
+		}
+		x := 1 - float32(age)/float32(window)
+		y := float32(value(s) / top)
+		points = append(points, fyne.NewPos(clamp01(x), clamp01(y)))
+	}
+	return points
+}
+
+func clamp01(v float32) float32 {
+	return min(1, max(0, v))
+}

@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// detailPane shows the selected sandbox: a header with its actions, a line
+// for the outcome of the last action, and the Activity, Resources, Files and
+// Details tabs.
+type detailPane struct {
+	u         *UI
+	title     *widget.Label
+	subtitle  *widget.Label
+	message   *widget.Label
+	actions   *actionBar
+	tabs      *container.AppTabs
+	activity  *activityTab
+	resources *resourcesTab
+	files     *filesTab
+	info      *infoTab
+	names     *fyne.Container
+	body      *fyne.Container
+	none      *widget.Label
+	shownID   string // the sandbox the tabs were last filled for
+}
+
+func newDetailPane(u *UI) *detailPane {
+	d := &detailPane{
+		u:        u,
+		title:    widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		subtitle: widget.NewLabel(""),
+		message:  widget.NewLabel(""),
+		none:     widget.NewLabel("Select a sandbox to see what ran in it, its resources and its files."),
+	}
+	d.subtitle.Truncation = fyne.TextTruncateEllipsis
+	d.message.Wrapping = fyne.TextWrapWord
+	d.message.Hide()
+	d.none.Alignment = fyne.TextAlignCenter
+	d.actions = newActionBar(u)
+	d.activity = newActivityTab(u)
+	d.resources = newResourcesTab(u)
+	d.files = newFilesTab(u)
+	d.info = newInfoTab(u)
+	d.tabs = container.NewAppTabs(
+		container.NewTabItem("Activity", d.activity.object()),
+		container.NewTabItem("Resources", d.resources.object()),
+		container.NewTabItem("Files", d.files.object()),
+		container.NewTabItem("Details", d.info.object()),
+	)
+	d.tabs.OnSelected = func(*container.TabItem) { d.refresh() }
+	d.names = container.NewBorder(nil, nil, d.title, nil, d.subtitle)
+	header := container.NewVBox(container.NewBorder(nil, nil, nil, d.actions.object(), d.names), d.message)
+	d.body = container.NewBorder(header, nil, nil, nil, d.tabs)
+	d.body.Hide()
+	return d
+}
+
+func (d *detailPane) object() fyne.CanvasObject {
+	return container.NewStack(container.NewCenter(d.none), d.body)
+}
+
+// selectionChanged empties what belonged to the previous sandbox.
+func (d *detailPane) selectionChanged() {
+	d.clearMessage()
+	d.activity.reset()
+	d.files.reset()
+	d.refresh()
+}
+
+// refresh shows the selected sandbox as the latest snapshot has it.
+func (d *detailPane) refresh() {
+	info, ok := d.u.m.current()
+	if !ok {
+		d.body.Hide()
+		d.none.Show()
+		d.shownID = ""
+		return
+	}
+	d.none.Hide()
+	d.body.Show()
+	d.shownID = info.ID
+	if d.title.Text != info.Name {
+		d.title.SetText(info.Name)
+		d.names.Refresh() // the name's width changed: lay the header out again
+	}
+	d.subtitle.SetText(StatusText(info.Status) + " · " + info.Image)
+	d.actions.refresh(info)
+	d.activity.refresh(info)
+	switch d.tabs.Selected().Text {
+	case "Resources":
+		d.resources.refresh(info)
+	case "Details":
+		d.info.refresh(info)
+	case "Files":
+		d.files.refresh(info)
+	}
+}
+
+// showError tells the person an action failed, in place above the tabs.
+func (d *detailPane) showError(what string, err error) {
+	d.message.Importance = widget.DangerImportance
+	d.message.SetText(what + ": " + err.Error())
+	d.message.Show()
+}
+
+// showInfo tells the person an action succeeded.
+func (d *detailPane) showInfo(text string) {
+	d.message.Importance = widget.SuccessImportance
+	d.message.SetText(text)
+	d.message.Show()
+}
+
+func (d *detailPane) clearMessage() {
+	d.message.SetText("")
+	d.message.Hide()
+}
+
+// selectedInfo returns the selected sandbox, for actions.
+func (d *detailPane) selectedInfo() (sandbox.Info, bool) {
+	return d.u.m.current()
+}
+
+// infoFields are the rows of the Details tab, in order.
+var infoFields = []string{"Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
+	"Network", "Security", "Limits", "Workdir", "Labels"}
+
+// infoTab shows what a sandbox is: image, id, times, network, security
+// profile, labels, and the command that opens a shell in it.
+type infoTab struct {
+	u       *UI
+	values  map[string]*widget.Label
+	copyCmd *widget.Button
+	form    *fyne.Container
+}
+
+func newInfoTab(u *UI) *infoTab {
+	t := &infoTab{u: u, values: map[string]*widget.Label{}}
+	t.copyCmd = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), t.copyExec)
+	t.form = container.New(layout.NewFormLayout())
+	for _, name := range infoFields {
+		key := widget.NewLabelWithStyle(name, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		value := widget.NewLabel("")
+		value.Wrapping = fyne.TextWrapWord
+		value.Selectable = true
+		t.values[name] = value
+		var cell fyne.CanvasObject = value
+		if name == "Terminal" {
+			value.TextStyle.Monospace = true
+			cell = container.NewBorder(nil, nil, nil, container.NewCenter(t.copyCmd), value)
+		}
+		if name == "Labels" || name == "ID" {
+			value.TextStyle.Monospace = true
+		}
+		t.form.Add(key)
+		t.form.Add(cell)
+	}
+	return t
+}
+
+func (t *infoTab) object() fyne.CanvasObject {
+	return container.NewVScroll(t.form)
+}
+
+// refresh fills the rows from the sandbox.
+func (t *infoTab) refresh(info sandbox.Info) {
+	for name, text := range InfoRows(info, t.u.now()) {
+		if v := t.values[name]; v != nil && v.Text != text {
+			v.SetText(text)
+		}
+	}
+}
+
+func (t *infoTab) copyExec() {
+	if info, ok := t.u.m.current(); ok {
+		t.u.app.Clipboard().SetContent(ExecCommand(info.ID))
+		t.u.detail.showInfo("Copied “" + ExecCommand(info.ID) + "” to the clipboard.")
+	}
+}

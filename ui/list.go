@@ -1,0 +1,202 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// column is one column of the sandbox list: a header, a minimum width and
+// whether it takes a share of spare width.
+type column struct {
+	title string
+	width float32
+	grow  bool
+}
+
+var listColumns = []column{
+	{"Name", 150, true}, {"Image", 170, true}, {"Status", 80, false}, {"Owner", 200, true},
+	{"Lifetime", 90, false}, {"Age", 70, false}, {"CPU", 64, false}, {"Memory", 150, false},
+}
+
+// sandboxList is the filter bar and the live list of sandboxes.
+type sandboxList struct {
+	u      *UI
+	query  *widget.Entry
+	status *widget.Select
+	count  *widget.Label
+	list   *widget.List
+	empty  *widget.Label
+	bar    *fyne.Container
+	// syncing is set while the list's selection is set from the model, so
+	// the selection callback does not echo back.
+	syncing bool
+}
+
+func newSandboxList(u *UI) *sandboxList {
+	l := &sandboxList{u: u, count: widget.NewLabel("")}
+	l.query = widget.NewEntry()
+	l.query.SetPlaceHolder("Filter by name, image, owner or id")
+	l.query.OnChanged = func(q string) { u.m.setQuery(q); l.refresh() }
+	l.status = widget.NewSelect(statusFilters, func(s string) { u.m.setStatus(s); l.refresh() })
+	l.status.Selected = statusFilters[0]
+	l.list = widget.NewList(func() int { return len(u.m.visible) }, l.createRow, l.updateRow)
+	l.list.OnSelected = l.selected
+	l.list.OnUnselected = func(widget.ListItemID) {
+		if !l.syncing {
+			u.selectSandbox("")
+		}
+	}
+	l.empty = widget.NewLabel("No sandboxes yet. When an assistant runs code, its sandbox appears here.")
+	l.empty.Alignment = fyne.TextAlignCenter
+	l.empty.Wrapping = fyne.TextWrapWord
+	return l
+}
+
+// filterBar is the row above the list: text filter, status filter, count.
+func (l *sandboxList) filterBar() fyne.CanvasObject {
+	l.bar = container.NewBorder(nil, nil, nil, container.NewHBox(l.status, l.count), l.query)
+	return l.bar
+}
+
+// object is the header row above the list.
+func (l *sandboxList) object() fyne.CanvasObject {
+	header := container.New(columnsLayout{})
+	for _, c := range listColumns {
+		h := widget.NewLabelWithStyle(c.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		header.Add(h)
+	}
+	return container.NewBorder(header, nil, nil, nil, container.NewStack(l.list, l.empty))
+}
+
+func (l *sandboxList) createRow() fyne.CanvasObject {
+	row := container.New(columnsLayout{})
+	for range listColumns {
+		cell := widget.NewLabel("")
+		cell.Truncation = fyne.TextTruncateEllipsis
+		row.Add(cell)
+	}
+	return row
+}
+
+func (l *sandboxList) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
+	if id >= len(l.u.m.visible) {
+		return
+	}
+	info := l.u.m.visible[id]
+	cells := o.(*fyne.Container).Objects
+	for i, text := range rowTexts(info, l.u.now()) {
+		cell := cells[i].(*widget.Label)
+		cell.Importance = widget.MediumImportance
+		if i == 2 {
+			cell.Importance = statusImportance(info.Status)
+		}
+		cell.SetText(text)
+	}
+}
+
+// rowTexts is what the list shows for a sandbox, one string per column.
+func rowTexts(info sandbox.Info, now time.Time) []string {
+	lifetime := "Ephemeral"
+	if info.Persistent {
+		lifetime = "Persistent"
+	}
+	cpu, mem := placeholder, placeholder
+	if info.Status == sandbox.StatusRunning {
+		cpu, mem = FormatPercent(info.Stats.CPUPercent), FormatMemory(info.Stats)
+	}
+	return []string{info.Name, info.Image, StatusText(info.Status), OwnerText(info.Owner),
+		lifetime, FormatAge(now, info.CreatedAt), cpu, mem}
+}
+
+func statusImportance(s sandbox.Status) widget.Importance {
+	switch s {
+	case sandbox.StatusRunning:
+		return widget.SuccessImportance
+	case sandbox.StatusPaused:
+		return widget.WarningImportance
+	case sandbox.StatusMissing:
+		return widget.DangerImportance
+	}
+	return widget.MediumImportance
+}
+
+func (l *sandboxList) selected(id widget.ListItemID) {
+	if l.syncing || id >= len(l.u.m.visible) {
+		return
+	}
+	l.u.selectSandbox(l.u.m.visible[id].ID)
+}
+
+// refresh redraws the list from the model and keeps the selected sandbox
+// selected wherever it moved; a sandbox that vanished is deselected.
+func (l *sandboxList) refresh() {
+	m := l.u.m
+	if count := fmt.Sprintf("%d of %d", len(m.visible), len(m.snap.Sandboxes)); count != l.count.Text {
+		l.count.SetText(count)
+		if l.bar != nil {
+			l.bar.Refresh() // the count's width may have changed
+		}
+	}
+	if len(m.snap.Sandboxes) == 0 {
+		l.empty.SetText("No sandboxes yet. When an assistant runs code, its sandbox appears here.")
+		l.empty.Show()
+	} else if len(m.visible) == 0 {
+		l.empty.SetText("No sandbox matches the filter.")
+		l.empty.Show()
+	} else {
+		l.empty.Hide()
+	}
+	l.syncing = true
+	defer func() { l.syncing = false }()
+	if _, ok := m.current(); !ok && m.selected != "" {
+		l.u.selectSandbox("")
+	}
+	if row := m.indexOf(m.selected); row >= 0 {
+		l.list.Select(row)
+	} else {
+		l.list.UnselectAll()
+	}
+	l.list.Refresh()
+}
+
+// columnsLayout places its objects side by side at listColumns' widths,
+// giving spare width to the growing columns.
+type columnsLayout struct{}
+
+func (columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	var w, h float32
+	for i, o := range objects {
+		w += listColumns[i].width
+		h = max(h, o.MinSize().Height)
+	}
+	return fyne.NewSize(w+theme.Padding()*float32(len(objects)-1), h)
+}
+
+func (columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	pad := theme.Padding()
+	fixed, growing := pad*float32(len(objects)-1), float32(0)
+	for i := range objects {
+		fixed += listColumns[i].width
+		if listColumns[i].grow {
+			growing += listColumns[i].width
+		}
+	}
+	spare := max(0, size.Width-fixed)
+	x := float32(0)
+	for i, o := range objects {
+		w := listColumns[i].width
+		if listColumns[i].grow && growing > 0 {
+			w += spare * listColumns[i].width / growing
+		}
+		o.Move(fyne.NewPos(x, 0))
+		o.Resize(fyne.NewSize(w, size.Height))
+		x += w + pad
+	}
+}

@@ -1,0 +1,175 @@
+package ui
+
+import (
+	"context"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/driver/desktop"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/sandtray/sandtray/assets"
+)
+
+// Tray icons, one for light and one for dark desktop themes.
+var (
+	trayIconLight = fyne.NewStaticResource("sandtray-tray-light.png", assets.TrayLight)
+	trayIconDark  = fyne.NewStaticResource("sandtray-tray-dark.png", assets.TrayDark)
+)
+
+// trayMenu is the system tray menu: how many sandboxes run, open the window,
+// stop all ephemeral sandboxes, pause new sandboxes, quit.
+type trayMenu struct {
+	u       *UI
+	menu    *fyne.Menu
+	count   *fyne.MenuItem
+	pause   *fyne.MenuItem
+	desk    desktop.App // nil when the app has no system tray
+	variant fyne.ThemeVariant
+}
+
+func newTrayMenu(u *UI) *trayMenu {
+	t := &trayMenu{u: u}
+	t.count = fyne.NewMenuItem(RunningText(0), nil)
+	t.count.Disabled = true
+	open := fyne.NewMenuItem("Open Sandtray", u.ShowWindow)
+	stopAll := fyne.NewMenuItem("Stop all ephemeral sandboxes", t.stopEphemeral)
+	t.pause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
+	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
+	quit.IsQuit = true
+	t.menu = fyne.NewMenu("Sandtray", t.count, fyne.NewMenuItemSeparator(), open, stopAll, t.pause,
+		fyne.NewMenuItemSeparator(), quit)
+	if desk, ok := u.app.(desktop.App); ok {
+		t.desk = desk
+		desk.SetSystemTrayMenu(t.menu)
+		desk.SetSystemTrayWindow(u.win)
+		t.variant = u.app.Settings().ThemeVariant()
+		desk.SetSystemTrayIcon(trayIcon(t.variant))
+		u.app.Settings().AddListener(func(fyne.Settings) { t.themeChanged() })
+	}
+	return t
+}
+
+// trayIcon picks the icon that stands out on a panel of the given variant.
+func trayIcon(v fyne.ThemeVariant) fyne.Resource {
+	if v == theme.VariantDark {
+		return trayIconDark
+	}
+	return trayIconLight
+}
+
+func (t *trayMenu) themeChanged() {
+	v := t.u.app.Settings().ThemeVariant()
+	if v != t.variant {
+		t.variant = v
+		t.desk.SetSystemTrayIcon(trayIcon(v))
+	}
+}
+
+// refresh shows the latest snapshot's count and pause state.
+func (t *trayMenu) refresh() {
+	count := RunningText(t.u.m.running())
+	paused := t.u.m.snap.Paused
+	if t.count.Label == count && t.pause.Checked == paused {
+		return
+	}
+	t.count.Label = count
+	t.pause.Checked = paused
+	if t.desk != nil {
+		t.menu.Refresh()
+	}
+}
+
+func (t *trayMenu) togglePause() {
+	paused := !t.pause.Checked
+	t.pause.Checked = paused
+	if t.desk != nil {
+		t.menu.Refresh()
+	}
+	t.u.spawn(func() { t.u.b.SetPaused(paused) })
+}
+
+func (t *trayMenu) stopEphemeral() {
+	t.u.status.showMessage("Stopping ephemeral sandboxes…", false)
+	t.u.background(func(ctx context.Context) error {
+		return t.u.b.StopEphemeral(ctx)
+	}, func(err error) {
+		if err != nil {
+			t.u.status.showMessage("Could not stop every ephemeral sandbox: "+err.Error(), true)
+			t.u.opts.Notify("Sandtray", "Could not stop every ephemeral sandbox: "+err.Error())
+			return
+		}
+		t.u.status.showMessage("Stopped all ephemeral sandboxes.", false)
+	})
+}
+
+// statusBar is the line at the bottom of the window: the Docker connection,
+// whether new sandboxes are paused, the socket path and the MCP clients.
+type statusBar struct {
+	u       *UI
+	docker  *widget.Label
+	message *widget.Label
+	paused  *widget.Label
+	socket  *widget.Label
+	clients *widget.Label
+	row     *fyne.Container
+}
+
+func newStatusBar(u *UI) *statusBar {
+	s := &statusBar{
+		u:       u,
+		docker:  widget.NewLabel("Connecting to Docker…"),
+		message: widget.NewLabel(""),
+		paused:  widget.NewLabel("New sandboxes paused"),
+		socket:  widget.NewLabel(SocketText(u.opts.SocketPath)),
+		clients: widget.NewLabel(ClientsText(0)),
+	}
+	s.docker.Truncation = fyne.TextTruncateEllipsis
+	s.message.Truncation = fyne.TextTruncateEllipsis
+	s.message.Hide()
+	s.paused.Importance = widget.WarningImportance
+	s.paused.Hide()
+	s.socket.Truncation = fyne.TextTruncateEllipsis
+	return s
+}
+
+func (s *statusBar) object() fyne.CanvasObject {
+	right := container.NewHBox(s.paused, s.clients)
+	left := container.NewGridWithColumns(2, s.docker, container.NewStack(s.socket, s.message))
+	s.row = container.NewBorder(nil, nil, nil, right, left)
+	return container.NewVBox(widget.NewSeparator(), s.row)
+}
+
+// refresh shows the latest snapshot's Docker status, pause state and clients.
+func (s *statusBar) refresh() {
+	snap := s.u.m.snap
+	s.docker.SetText(DockerText(snap.Docker))
+	s.docker.Importance = widget.SuccessImportance
+	if !snap.Docker.Connected {
+		s.docker.Importance = widget.DangerImportance
+	}
+	s.docker.Refresh()
+	clients := ClientsText(snap.Sessions)
+	if clients == s.clients.Text && snap.Paused == s.paused.Visible() {
+		return
+	}
+	s.clients.SetText(clients)
+	if snap.Paused {
+		s.paused.Show()
+	} else {
+		s.paused.Hide()
+	}
+	s.row.Refresh() // the right-hand side's width changed
+}
+
+// showMessage shows the outcome of a tray action in place of the socket path.
+func (s *statusBar) showMessage(text string, isError bool) {
+	s.message.Importance = widget.MediumImportance
+	if isError {
+		s.message.Importance = widget.DangerImportance
+	}
+	s.message.SetText(text)
+	s.message.Show()
+	s.socket.Hide()
+}

@@ -1,0 +1,194 @@
+// Package ui is Sandtray's face: a tray menu and a window that show a person
+// what their AI assistants are doing in sandboxes, and let them stop, kill,
+// delete, persist, commit or export a sandbox with a click.
+//
+// The UI sees the engine only through its own Backend interface and the
+// engine/sandbox types. It follows the engine's snapshots on Run's goroutine
+// and hands each to Fyne's goroutine; button clicks call the backend from a
+// goroutine and show the result back on Fyne's goroutine. State lives in a
+// plain-Go model, formatting in pure functions (format.go), widgets in views.
+package ui
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Backend is what the UI needs from the engine (consumer-defined; the host adapts *engine.Engine).
+type Backend interface {
+	Watch(ctx context.Context) Snapshots
+	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
+	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
+	SaveFiles(ctx context.Context, ref, path, hostPath string) (sandbox.CopyResult, error) // a destination the human picked; hostPath must not exist yet
+	Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error)
+	Kill(ctx context.Context, ref string) error
+	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
+	SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error)
+	Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error)
+	ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error) // hostPath "" = preview text only
+	SaveDockerfile(ctx context.Context, ref, hostDir string) (sandbox.Export, error)                         // folder the human picked
+	SetPaused(paused bool)
+	StopEphemeral(ctx context.Context) error
+}
+
+// Snapshots yields the engine's snapshots, newest first-come; Next blocks until one is available or ctx is done.
+type Snapshots interface {
+	Next(ctx context.Context) (sandbox.Snapshot, error)
+}
+
+// Options configures the UI.
+type Options struct {
+	SocketPath string                   // shown in the status line
+	Quit       func(stopEphemeral bool) // called after the quit confirmation; the host shuts down
+	Notify     func(title, body string) // optional; default uses fyne.App.SendNotification
+}
+
+// owner is who the engine records as acting when a person clicks.
+var owner = sandbox.Owner{Client: "Sandtray app"}
+
+// UI is the tray menu and the main window. Create it with New.
+type UI struct {
+	app  fyne.App
+	b    Backend
+	opts Options
+	win  fyne.Window
+	m    *model // touched only on Fyne's goroutine
+
+	// Seams for tests; production values are set in New.
+	do         func(func())                              // run on Fyne's goroutine
+	spawn      func(func())                              // run off Fyne's goroutine
+	now        func() time.Time                          // for ages
+	pickFolder func(title string, done func(dir string)) // a folder the human picks
+
+	mu  sync.Mutex
+	ctx context.Context // Run's context, for backend calls started by clicks
+
+	list   *sandboxList
+	detail *detailPane
+	status *statusBar
+	tray   *trayMenu
+}
+
+// New builds the window and the tray menu (when the app has a system tray);
+// it does not show the window.
+func New(a fyne.App, b Backend, opts Options) *UI {
+	u := &UI{
+		app: a, b: b, opts: opts, m: newModel(),
+		do:    fyne.Do,
+		spawn: func(f func()) { go f() },
+		now:   time.Now,
+		// Until Run starts, clicks have no engine lifetime to follow.
+		ctx: context.Background(),
+	}
+	if u.opts.Notify == nil {
+		u.opts.Notify = func(title, body string) { a.SendNotification(fyne.NewNotification(title, body)) }
+	}
+	u.win = a.NewWindow("Sandtray")
+	u.pickFolder = u.showFolderDialog
+	u.list = newSandboxList(u)
+	u.detail = newDetailPane(u)
+	u.status = newStatusBar(u)
+	split := container.NewVSplit(u.list.object(), u.detail.object())
+	split.Offset = 0.38
+	u.win.SetContent(container.NewBorder(u.list.filterBar(), u.status.object(), nil, nil, split))
+	u.win.Resize(fyne.NewSize(1180, 760))
+	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
+	u.tray = newTrayMenu(u)
+	return u
+}
+
+// Run follows the engine's snapshots and shows each one. Call it in a
+// goroutine; it does not return until ctx is done.
+func (u *UI) Run(ctx context.Context) {
+	u.mu.Lock()
+	u.ctx = ctx
+	u.mu.Unlock()
+	snaps := u.b.Watch(ctx)
+	for {
+		s, err := snaps.Next(ctx)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second): // a hiccup, not the end: try again
+				continue
+			}
+		}
+		// Wait until the snapshot is shown, so a slow window coalesces
+		// snapshots in the engine's buffer of one instead of in Fyne's queue.
+		shown := make(chan struct{})
+		u.do(func() { u.apply(s); close(shown) })
+		select {
+		case <-shown:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ShowWindow shows the main window and brings it to the front.
+func (u *UI) ShowWindow() {
+	u.win.Show()
+	u.win.RequestFocus()
+}
+
+// Window returns the main window.
+func (u *UI) Window() fyne.Window { return u.win }
+
+// apply shows a snapshot. It runs on Fyne's goroutine.
+func (u *UI) apply(s sandbox.Snapshot) {
+	fresh := u.m.apply(s)
+	u.list.refresh()
+	u.detail.refresh()
+	u.status.refresh()
+	u.tray.refresh()
+	for _, n := range fresh {
+		u.opts.Notify(n.Title, n.Body)
+	}
+}
+
+// context returns the context backend calls run under.
+func (u *UI) context() context.Context {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.ctx
+}
+
+// background runs work off Fyne's goroutine, then done with its error on it.
+func (u *UI) background(work func(ctx context.Context) error, done func(error)) {
+	ctx := u.context()
+	u.spawn(func() {
+		err := work(ctx)
+		u.do(func() { done(err) })
+	})
+}
+
+// selectSandbox makes id the sandbox the detail pane shows ("" for none).
+func (u *UI) selectSandbox(id string) {
+	if u.m.selected == id {
+		return
+	}
+	u.m.selected = id
+	u.detail.selectionChanged()
+}
+
+func (u *UI) showFolderDialog(title string, done func(dir string)) {
+	d := dialog.NewFolderOpen(func(dir fyne.ListableURI, err error) {
+		if err != nil || dir == nil {
+			return
+		}
+		done(dir.Path())
+	}, u.win)
+	d.SetTitleText(title)
+	d.SetConfirmText("Save here")
+	d.Resize(fyne.NewSize(760, 520))
+	d.Show()
+}
