@@ -4,7 +4,8 @@ GO      ?= go
 IMAGE   ?= sandtray/sandbox:latest
 BIN     := bin
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PKGS := gcc libc6-dev debootstrap
+# gcc for cgo and -race; debootstrap for the offline image; the rest for Fyne.
+APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
 .PHONY: all build run serve test vet image test-image deps docker clean
 
@@ -13,9 +14,9 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./app/cmd/...
 
-## run: build Sandtray and run the engine with its MCP socket.
+## run: build Sandtray and run it: the tray app, or the engine alone without a display.
 run: deps docker image build
-	$(BIN)/sandtray serve
+	$(BIN)/sandtray
 
 ## test: vet and race-test everything against the real Docker daemon.
 test: deps docker test-image

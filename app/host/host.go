@@ -1,6 +1,7 @@
 // Package host is Sandtray's composition root: it reads the config, sets up
-// logging, starts the engine, serves MCP (on stdio or the unix socket) and
-// shuts everything down in order: stop taking requests, then close the engine.
+// logging, starts the engine, serves MCP (on stdio or the unix socket), runs
+// the GUI when there is one, and shuts everything down in order: stop taking
+// requests, remove ephemeral sandboxes, then close the engine.
 package host
 
 import (
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Options say how to run Sandtray.
@@ -39,41 +41,82 @@ func ConfigPath() string { return filepath.Join(xdg.ConfigHome, "sandtray", "con
 // StateDir holds sandbox state and activity logs.
 func StateDir() string { return filepath.Join(xdg.StateHome, "sandtray") }
 
-// Serve runs the engine and serves MCP until ctx is done or, with Stdio, the
-// client closes stdin. It does not return before the engine has shut down.
-func Serve(ctx context.Context, opts Options) error {
+// core is a running engine with its MCP server.
+type core struct {
+	log    *slog.Logger
+	eng    *engine.Engine
+	srv    *mcpserver.Server
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the change announcer has exited
+}
+
+// start reads the config and starts the engine and the MCP server.
+func start(ctx context.Context, opts Options) (*core, error) {
 	log := slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfgPath := cmpOr(opts.ConfigPath, ConfigPath())
 	cfg, err := engine.LoadConfig(cfgPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg.StateDir = StateDir()
 	ensureDefaultRoot(cfg, log)
-	eng, err := engine.New(ctx, cfg, engine.Options{Logger: log})
+	eng, err := engine.New(ctx, cfg, engine.Options{Logger: log, Labels: testLabels()})
 	if err != nil {
-		return fmt.Errorf("start engine: %w", err)
+		return nil, fmt.Errorf("start engine: %w", err)
 	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
-		defer cancel()
-		// Every session ends with the engine, so its ephemeral sandboxes go too.
-		if err := eng.RemoveEphemeral(closeCtx); err != nil {
-			log.Warn("remove ephemeral sandboxes", "err", err)
-		}
-		if err := eng.Close(closeCtx); err != nil {
-			log.Warn("engine shutdown", "err", err)
-		}
-	}()
 	srv := mcpserver.New(eng, mcpserver.Options{
 		Version: opts.Version, MaxRequestBytes: cfg.Limits.MaxRequestBytes,
 		Logger: log, Languages: engine.Languages(), LanguageAliases: engine.LanguageAliases(),
 	})
+	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &core{log: log, eng: eng, srv: srv, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		announceChanges(watchCtx, eng, srv)
+	}()
 	log.Info("sandtray engine ready", "version", opts.Version, "config", cfgPath, "state", cfg.StateDir)
+	return c, nil
+}
+
+// stop removes the ephemeral sandboxes (unless keepEphemeral: a person chose
+// to keep them; they are reaped after their grace on the next start) and
+// closes the engine.
+func (c *core) stop(ctx context.Context, keepEphemeral bool) {
+	c.cancel()
+	<-c.done
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if !keepEphemeral {
+		if err := c.eng.RemoveEphemeral(ctx); err != nil {
+			c.log.Warn("remove ephemeral sandboxes", "err", err)
+		}
+	}
+	if err := c.eng.Close(ctx); err != nil {
+		c.log.Warn("engine shutdown", "err", err)
+	}
+}
+
+// Serve runs the engine and serves MCP until ctx is done or, with Stdio, the
+// client closes stdin. Every session ends with it, so its ephemeral
+// sandboxes are removed before it returns.
+func Serve(ctx context.Context, opts Options) error {
+	var ln *listener
+	if !opts.Stdio {
+		var err error
+		if ln, err = listen(opts.Stderr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
+	c, err := start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer c.stop(ctx, false)
 	if opts.Stdio {
-		err = srv.ServeStdio(ctx, opts.Stdin, opts.Stdout)
+		err = c.srv.ServeStdio(ctx, opts.Stdin, opts.Stdout)
 	} else {
-		err = serveSocket(ctx, srv, log)
+		err = ln.serve(ctx, c.srv, c.log)
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil
@@ -93,6 +136,18 @@ func ensureDefaultRoot(cfg engine.Config, log *slog.Logger) {
 			log.Warn("create the default host folder", "path", r, "err", err)
 		}
 	}
+}
+
+// TestLabelEnv scopes an engine to the containers of one test run: they carry
+// the label io.sandtray.test=<value>, and the engine touches no others. A
+// user's engine, without it, never touches test containers.
+const TestLabelEnv = "SANDTRAY_TEST_LABEL"
+
+func testLabels() map[string]string {
+	if v := os.Getenv(TestLabelEnv); v != "" {
+		return map[string]string{sandbox.LabelTest: v}
+	}
+	return nil
 }
 
 func cmpOr(v, fallback string) string {

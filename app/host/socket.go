@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -12,23 +13,30 @@ import (
 	"github.com/sandtray/sandtray/engine/socket"
 )
 
-// serveSocket serves MCP on the per-user unix socket, one session per
-// connection, so every client shares this engine. It does not return until
-// ctx is done and every connection's session has ended.
-func serveSocket(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
+// listener is the bound per-user MCP socket.
+type listener struct{ *socket.Listener }
+
+// listen binds the socket before anything else starts, so a second Sandtray
+// fails at once with "another Sandtray is running".
+func listen(stderr io.Writer) (*listener, error) {
 	path, err := socket.Path()
 	if err != nil {
-		return fmt.Errorf("MCP socket: %w", err)
+		return nil, fmt.Errorf("MCP socket: %w", err)
 	}
-	ln, err := socket.Listen(path, socket.WithLogger(log))
+	ln, err := socket.Listen(path, socket.WithLogger(slog.New(slog.NewTextHandler(stderr, nil))))
 	if err != nil {
-		return fmt.Errorf("MCP socket: %w", err)
+		return nil, fmt.Errorf("MCP socket: %w", err)
 	}
+	return &listener{ln}, nil
+}
+
+// serve serves MCP on the socket, one session per connection, so every
+// client shares this engine. It does not return until ctx is done (or the
+// listener fails) and every connection's session has ended.
+func (ln *listener) serve(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	defer ln.Close()
-	log.Info("serving MCP", "socket", path)
-
+	log.Info("serving MCP", "socket", ln.Path())
 	var conns sync.WaitGroup
 	defer conns.Wait()
 	for {

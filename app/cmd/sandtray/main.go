@@ -9,18 +9,31 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"fyne.io/fyne/v2/app"
 
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/app/install"
 )
 
+// appID names the app to the desktop (notifications, preferences); it
+// matches FyneApp.toml.
+const appID = "io.sandtray.app"
+
+// hasDisplay reports whether a window can be shown.
+func hasDisplay() bool {
+	return runtime.GOOS == "darwin" || runtime.GOOS == "windows" || os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+}
+
 // version is set at build time with -ldflags "-X main.version=…".
 var version = ""
 
 const usage = `usage:
+  sandtray                                   the tray app: engine, MCP socket and window (serve without a display)
   sandtray serve [--stdio] [--config FILE]   run the engine; MCP on the socket, or on stdin/stdout
   sandtray install CLIENT [--print]          add Sandtray to an MCP client's config (claude, claude-code, cursor, vscode)
   sandtray version                           print the version
@@ -36,10 +49,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
+	if len(args) == 0 {
+		if !hasDisplay() {
+			fmt.Fprintln(stderr, "sandtray: no display; running the engine without its window (sandtray serve)")
+			return host.Serve(ctx, host.Options{Version: versionString(), Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		}
+		return host.RunGUI(ctx, app.NewWithID(appID), host.Options{Version: versionString(), Stderr: stderr})
 	}
+	cmd, args := args[0], args[1:]
 	switch cmd {
 	case "serve":
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)

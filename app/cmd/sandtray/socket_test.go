@@ -35,11 +35,11 @@ func socketEnv(t *testing.T, image string) []string {
 
 // connectShim starts sandtray-mcp as an MCP client would and connects the
 // independent go-sdk client to it on the given protocol version.
-func connectShim(t *testing.T, env []string, name, protocol string) *client {
+func connectShim(t *testing.T, env []string, name, protocol string, opts ...*mcp.ClientOptions) *client {
 	t.Helper()
 	cmd := exec.Command(shimBinary)
 	cmd.Env, cmd.Dir = env, "/"
-	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
+	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, append(opts, nil)[0])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
@@ -68,7 +68,10 @@ func TestClientsShareOneEngineThroughTheShim(t *testing.T) {
 	image := requireDocker(t)
 	env := socketEnv(t, image)
 	t.Cleanup(func() { stopEngine(t) })
-	a := connectShim(t, env, "client-a", "2025-11-25")
+	changed := make(chan struct{}, 16)
+	a := connectShim(t, env, "client-a", "2025-11-25", &mcp.ClientOptions{
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed <- struct{}{} },
+	})
 	made := a.call("create_sandbox", map[string]any{"name": "shared", "persistent": true})
 	id := made["sandbox_id"].(string)
 	t.Cleanup(func() { exec.Command("docker", "rm", "-f", id).Run() })
@@ -93,7 +96,15 @@ func TestClientsShareOneEngineThroughTheShim(t *testing.T) {
 	if n := b.call("execute_command", map[string]any{"sandbox_id": id, "command": "ps -eo args | grep -c '^sleep 304' || true"}); n["stdout"] != "0\n" {
 		t.Errorf("the killed client's exec still runs: %v", n)
 	}
+	for len(changed) > 0 {
+		<-changed
+	}
 	b.call("delete_sandbox", map[string]any{"sandbox_id": id})
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Error("client A was not told (resources list_changed) that B deleted a sandbox")
+	}
 }
 
 // killShimMidExec starts a raw client whose shim is killed with SIGKILL while

@@ -62,7 +62,14 @@ func userEnv(t *testing.T, image string) (env []string, root string) {
 	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+	label := fmt.Sprintf("%s/%d", t.Name(), time.Now().UnixNano())
+	t.Cleanup(func() {
+		ids, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=io.sandtray.test="+label).Output()
+		if fields := strings.Fields(string(ids)); len(fields) > 0 {
+			exec.Command("docker", append([]string{"rm", "-f"}, fields...)...).Run()
+		}
+	})
+	return append(os.Environ(), "SANDTRAY_TEST_LABEL="+label, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run")), root
 }
 

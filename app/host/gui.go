@@ -1,0 +1,70 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/sandtray/sandtray/assets"
+	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/ui"
+)
+
+// uiBackend adapts the engine to the UI's Backend: Go wants Watch to return
+// the UI's own Snapshots interface, not *engine.Watcher.
+type uiBackend struct{ *engine.Engine }
+
+// Watch follows the engine's snapshots.
+func (b uiBackend) Watch(ctx context.Context) ui.Snapshots { return b.Engine.Watch(ctx) }
+
+// RunGUI runs the tray app: the engine, the MCP socket and the window. It must
+// be called on the main goroutine (Fyne's rule) and returns when the person
+// quits or ctx is done. Quitting from the tray asks whether to stop the
+// ephemeral sandboxes; stopping for any other reason removes them.
+func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
+	ln, err := listen(opts.Stderr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	c, err := start(ctx, opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var keepEphemeral atomic.Bool
+	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
+	u := ui.New(a, uiBackend{c.eng}, ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
+		keepEphemeral.Store(!stop)
+		cancel()
+	}})
+
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		u.Run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		defer cancel() // without its socket the app is no use: quit
+		serveErr = ln.serve(ctx, c.srv, c.log)
+	}()
+	quit := context.AfterFunc(ctx, func() { fyne.Do(a.Quit) })
+	defer quit()
+
+	u.ShowWindow() // a desktop without a tray host still gets a way in
+	a.Run()
+	cancel()
+	wg.Wait()
+	c.stop(ctx, keepEphemeral.Load())
+	if errors.Is(serveErr, context.Canceled) {
+		return nil
+	}
+	return serveErr
+}
