@@ -106,9 +106,12 @@ func (e *Engine) release(b *box) {
 // a reboot or by the user just works on its next use.
 func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	e.mu.Lock()
-	running := b.status == sandbox.StatusRunning
+	status := b.status
 	e.mu.Unlock()
-	if running {
+	if status == sandbox.StatusPaused {
+		return e.waitUnpaused(ctx, b)
+	}
+	if status == sandbox.StatusRunning {
 		return nil
 	}
 	if err := e.docker.Start(ctx, b.id); err != nil {
@@ -119,6 +122,29 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	e.mu.Unlock()
 	e.publish()
 	return nil
+}
+
+// waitUnpaused waits while a sandbox is paused: Docker pauses a container
+// for as long as a commit of it takes, and a call that arrives meanwhile
+// should run after it, not fail.
+func (e *Engine) waitUnpaused(ctx context.Context, b *box) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		c, err := e.docker.Inspect(ctx, b.id)
+		if err != nil {
+			return e.gone(b, fmt.Errorf("sandbox %s: %w", b.name, err))
+		}
+		if st := statusOf(c.State); st != sandbox.StatusPaused {
+			e.setStatus(b, st)
+			return e.ensureRunning(ctx, b)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sandbox %s stayed paused (was it paused with docker pause? run docker unpause %s): %w", b.name, short(b.id), sandbox.ErrConflict)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // gone turns a "no such container" from Docker into a clear error, and drops
