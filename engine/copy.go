@@ -177,17 +177,15 @@ func extractTar(r io.Reader, dst string) (sandbox.CopyResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("copy to %s: %w", dst, err)
 		}
-		name := path.Clean(hdr.Name)
 		if top == "" {
-			top = strings.SplitN(name, "/", 2)[0]
+			top = strings.SplitN(path.Clean(hdr.Name), "/", 2)[0]
 		}
-		rel, ok := strings.CutPrefix(name, top)
-		if !fs.ValidPath(name) || !ok || (rel != "" && rel[0] != '/') {
+		target, ok := inTree(top, hdr.Name)
+		if !ok {
 			res.Skipped = append(res.Skipped, hdr.Name+": name outside the copied folder")
 			continue
 		}
-		target := "x" + rel // "x" stands for the top entry inside tmp
-		if err := extractEntry(root, tr, hdr, target, &res); err != nil {
+		if err := extractEntry(root, tr, hdr, target, top, &res); err != nil {
 			return res, fmt.Errorf("copy %s to %s: %w", hdr.Name, dst, err)
 		}
 	}
@@ -203,32 +201,63 @@ func extractTar(r io.Reader, dst string) (sandbox.CopyResult, error) {
 	return res, nil
 }
 
-func extractEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, target string, res *sandbox.CopyResult) error {
+// inTree maps an archive name under top to its place inside the temporary
+// folder ("x" stands for the top entry), or reports that it lies outside.
+func inTree(top, name string) (string, bool) {
+	name = path.Clean(name)
+	rel, ok := strings.CutPrefix(name, top)
+	if !fs.ValidPath(name) || !ok || (rel != "" && rel[0] != '/') {
+		return "", false
+	}
+	return "x" + rel, true
+}
+
+func extractEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, target, top string, res *sandbox.CopyResult) error {
 	perm := fs.FileMode(hdr.Mode).Perm() &^ 0o022 // no setuid, setgid, sticky or group/world write
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		return root.MkdirAll(target, perm|0o700)
 	case tar.TypeReg:
-		if dir := path.Dir(target); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
+		return writeEntry(root, target, perm, tr, res)
+	case tar.TypeLink:
+		// A second name of a file already extracted: copied again from
+		// inside the root, never linked, so the file is not lost and no
+		// link reaches the host.
+		src, ok := inTree(top, hdr.Linkname)
+		if st, err := root.Lstat(src); !ok || err != nil || !st.Mode().IsRegular() {
+			res.Skipped = append(res.Skipped, hdr.Name+": hard link to "+hdr.Linkname+", which was not copied")
+			return nil
 		}
-		f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
+		f, err := root.Open(src)
 		if err != nil {
 			return err
 		}
-		n, err := io.Copy(f, tr)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		res.Files++
-		res.Bytes += n
-		return err
-	case tar.TypeSymlink, tar.TypeLink:
+		defer f.Close()
+		return writeEntry(root, target, perm, f, res)
+	case tar.TypeSymlink:
 		res.Skipped = append(res.Skipped, hdr.Name+": link not copied (links from a sandbox are never written to the host)")
 	default:
 		res.Skipped = append(res.Skipped, hdr.Name+": special file not copied")
 	}
 	return nil
+}
+
+// writeEntry creates target (which must not exist) inside root with r's bytes.
+func writeEntry(root *os.Root, target string, perm fs.FileMode, r io.Reader, res *sandbox.CopyResult) error {
+	if dir := path.Dir(target); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	f, err := root.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	res.Files++
+	res.Bytes += n
+	return err
 }
