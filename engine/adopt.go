@@ -20,12 +20,18 @@ func (e *Engine) adopt(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list sandboxes: %w", err)
 	}
+	var leftovers []string
 	for _, c := range list {
+		if isPoolLeftover(c) {
+			leftovers = append(leftovers, c.ID) // a crash left it in a warm pool: never a sandbox
+			continue
+		}
 		b := e.boxFromContainer(c)
 		if st, ok, err := e.store.load(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", short(c.ID), "err", err)
 		} else if ok {
 			b.state = st
+			b.adoptPooled()
 		}
 		acts, err := e.store.loadActivity(c.ID, activityKept)
 		if err != nil {
@@ -34,7 +40,8 @@ func (e *Engine) adopt(ctx context.Context) error {
 		b.activity = acts
 		e.boxes[c.ID] = b
 	}
-	e.log.Info("adopted sandboxes", "count", len(list))
+	e.log.Info("adopted sandboxes", "count", len(e.boxes))
+	e.removeAll(ctx, leftovers)
 	e.restoreOfflineNetworks(ctx) // an install cut short by a crash must not leave a sandbox online
 	e.reapOnce(ctx)
 	return nil

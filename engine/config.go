@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ type Config struct {
 	Limits       Limits            `toml:"limits"`
 	Sandbox      SandboxDefaults   `toml:"sandbox"`
 	Host         HostAccess        `toml:"host"`
+	Pool         PoolConfig        `toml:"pool"`
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
@@ -41,6 +43,7 @@ type Limits struct {
 	LogOutputBytes  int      `toml:"log_output_bytes"` // per stream, kept in the activity log
 	ReadFileBytes   int64    `toml:"read_file_bytes"`  // default and maximum read_file limit
 	MaxRequestBytes int      `toml:"max_request_bytes"`
+	MaxImageBytes   int      `toml:"max_image_bytes"` // per image a run writes to its outputs folder
 }
 
 // SandboxDefaults shape every new sandbox.
@@ -58,6 +61,16 @@ type SandboxDefaults struct {
 type HostAccess struct {
 	AllowedRoots []string `toml:"allowed_roots"`
 }
+
+// PoolConfig is the warm pool: started sandboxes kept ready per image, so a
+// new sandbox answers without waiting for Docker to create and start one.
+type PoolConfig struct {
+	Size   int      `toml:"size"`   // per image; 0 disables the pool
+	Images []string `toml:"images"` // empty: just the default image
+}
+
+// maxPoolSize bounds the pool: each pooled sandbox is a running container.
+const maxPoolSize = 16
 
 // Duration is a time.Duration written as "30s" or "10m" in TOML.
 type Duration struct{ time.Duration }
@@ -91,12 +104,14 @@ func DefaultConfig() Config {
 			ExecTimeout: Duration{30 * time.Second}, MaxExecTimeout: Duration{10 * time.Minute},
 			OutputBytes: 32 << 10, LogOutputBytes: 1 << 20,
 			ReadFileBytes: 1 << 20, MaxRequestBytes: 16 << 20,
+			MaxImageBytes: 1 << 20,
 		},
 		Sandbox: SandboxDefaults{
 			Network: sandbox.NetworkNone, AllowNetwork: true, Workdir: "/workspace",
 			IdleTTL: Duration{30 * time.Minute}, SessionGrace: Duration{2 * time.Minute},
 		},
 		Host: HostAccess{AllowedRoots: []string{filepath.Join(home, "Sandtray")}},
+		Pool: PoolConfig{Size: 2},
 	}
 }
 
@@ -120,6 +135,10 @@ func LoadConfig(path string) (Config, error) {
 	return cfg, nil
 }
 
+// maxImageBytes bounds limits.max_image_bytes: images travel in one frame
+// from the kernel and base64-encoded in one MCP message.
+const maxImageBytes = 16 << 20
+
 var capName = regexp.MustCompile(`^(CAP_)?[A-Z_]+$`)
 
 // Validate checks every value and names the first bad key.
@@ -142,10 +161,13 @@ func (c *Config) Validate() error {
 		{l.LogOutputBytes < l.OutputBytes, "limits.log_output_bytes", "must be at least limits.output_bytes"},
 		{l.ReadFileBytes < 1, "limits.read_file_bytes", "must be above 0"},
 		{l.MaxRequestBytes < 1024, "limits.max_request_bytes", "must be at least 1024"},
+		{l.MaxImageBytes < 1024 || l.MaxImageBytes > maxImageBytes, "limits.max_image_bytes", "must be between 1024 and 16777216"},
 		{s.Network != sandbox.NetworkNone && s.Network != sandbox.NetworkBridge, "sandbox.network", `must be "none" or "bridge"`},
 		{!strings.HasPrefix(s.Workdir, "/"), "sandbox.workdir", "must be an absolute path"},
 		{s.IdleTTL.Duration <= 0, "sandbox.idle_ttl", "must be above 0"},
 		{s.SessionGrace.Duration < 0, "sandbox.session_grace", "must not be negative"},
+		{c.Pool.Size < 0 || c.Pool.Size > maxPoolSize, "pool.size", fmt.Sprintf("must be 0 (no pool) to %d", maxPoolSize)},
+		{slices.Contains(c.Pool.Images, ""), "pool.images", "must name images"},
 	}
 	for _, ch := range checks {
 		if ch.bad {

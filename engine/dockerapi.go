@@ -18,6 +18,7 @@ type dockerAPI interface {
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Kill(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error
+	Rename(ctx context.Context, id, name string) error
 	Inspect(ctx context.Context, id string) (docker.Container, error)
 	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
 	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)

@@ -43,6 +43,7 @@ type Engine struct {
 
 	cancel context.CancelFunc // stops the background loops
 	loops  sync.WaitGroup
+	pool   *pool // the warm pool; nil when disabled
 }
 
 // box is the engine's record of one sandbox; guarded by Engine.mu.
@@ -125,6 +126,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { every(loopCtx, tick, e.sampleStats) },
 		func() { every(loopCtx, tick, e.reapOnce) },
 	}
+	if e.pool = e.newPool(); e.pool != nil {
+		loops = append(loops, func() { e.poolLoop(loopCtx, tick) })
+	}
 	for _, loop := range loops {
 		e.loops.Add(1)
 		go func() {
@@ -135,19 +139,22 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	return e, nil
 }
 
-// Close stops the background loops and running jobs and releases Docker.
-// Sandboxes stay as they are: call RemoveEphemeral first to remove the
-// ephemeral ones (what `sandtray serve` does on exit); those left behind are
-// reaped after their grace period on the next start.
+// Close stops the background loops and running jobs, removes the warm pool's
+// containers and releases Docker. Sandboxes stay as they are: call
+// RemoveEphemeral first to remove the ephemeral ones (what `sandtray serve`
+// does on exit); those left behind are reaped after their grace period on
+// the next start.
 func (e *Engine) Close(ctx context.Context) error {
 	e.cancel()
 	e.loops.Wait()
+	e.drainPool(ctx) // pooled containers are not sandboxes: none outlives the engine
 	e.mu.Lock()
 	for _, j := range e.jobs {
 		j.cancel()
 	}
 	e.mu.Unlock()
 	e.waitJobs()
+	e.closeKernels("")
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()
 	}
@@ -297,6 +304,7 @@ func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
 
 // forget drops a sandbox from memory and the state dir.
 func (e *Engine) forget(id string) {
+	e.closeKernels(id)
 	e.mu.Lock()
 	delete(e.boxes, id)
 	for _, s := range e.sessions {

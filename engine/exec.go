@@ -32,7 +32,8 @@ type run struct {
 	user    string // "" runs as the image's user
 	stdin   io.Reader
 	timeout time.Duration
-	stream  io.Writer // optional: also receives stdout and stderr as they come
+	stream  io.Writer   // optional: also receives stdout and stderr as they come
+	out     *callOutput // optional: where the output goes; execute makes one when nil
 }
 
 // runOutput is what run produced: the result for the model and the larger
@@ -42,26 +43,25 @@ type runOutput struct {
 	logOut, logErr string
 }
 
-// execute runs r in b, killing its process group at the timeout or when ctx
-// is cancelled, and caps each stream.
+// execute runs r in b with one docker exec, killing its process group at the
+// timeout or when ctx is cancelled, and caps each stream.
 func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) {
 	if err := e.ensureRunning(ctx, b); err != nil {
 		return runOutput{}, err
 	}
-	key := randomHex(8)
-	stdout := &capBuffer{max: e.cfg.Limits.LogOutputBytes}
-	stderr := &capBuffer{max: e.cfg.Limits.LogOutputBytes}
-	var outW, errW io.Writer = stdout, stderr
-	if r.stream != nil {
-		outW, errW = io.MultiWriter(stdout, r.stream), io.MultiWriter(stderr, r.stream)
+	out := r.out
+	if out == nil {
+		out = newCallOutput(e.cfg.Limits.LogOutputBytes, false, nil)
 	}
+	out.extra = r.stream
+	key := randomHex(8)
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	started := time.Now()
 	code, err := e.docker.Exec(runCtx, b.id, docker.ExecOptions{
 		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, r.cmd...),
 		Env:     append(r.env, "SANDTRAY_EXEC="+key),
-		Workdir: r.workdir, User: r.user, Stdin: r.stdin, Stdout: outW, Stderr: errW,
+		Workdir: r.workdir, User: r.user, Stdin: r.stdin, Stdout: out.stdoutWriter(), Stderr: out.stderrWriter(),
 	})
 	elapsed := time.Since(started)
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
@@ -75,19 +75,22 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 	if err != nil {
 		return runOutput{}, e.gone(b, fmt.Errorf("exec in sandbox %s: %w", b.name, err))
 	}
-	limit := e.cfg.Limits.OutputBytes
-	out, cutOut := stdout.head(limit)
-	errText, cutErr := stderr.head(limit)
+	res := out.result(sandbox.ExecResult{ExitCode: code, Duration: elapsed, TimedOut: timedOut},
+		e.cfg.Limits.OutputBytes, e.cfg.Limits.LogOutputBytes)
 	if timedOut {
-		errText += fmt.Sprintf("\n[sandtray: timed out after %s; the process group was killed]", r.timeout)
+		res.note(fmt.Sprintf("timed out after %s; the process group was killed", r.timeout))
 	}
-	logOut, _ := stdout.head(e.cfg.Limits.LogOutputBytes)
-	logErr, _ := stderr.head(e.cfg.Limits.LogOutputBytes)
-	return runOutput{
-		result: sandbox.ExecResult{Stdout: out, Stderr: errText, ExitCode: code, Duration: elapsed,
-			TimedOut: timedOut, Truncated: cutOut || cutErr},
-		logOut: logOut, logErr: logErr,
-	}, nil
+	return res, nil
+}
+
+// note adds a line from Sandtray to the end of stderr, for the model and the log.
+func (o *runOutput) note(text string) {
+	line := "[sandtray: " + text + "]"
+	if o.result.Stderr != "" && !strings.HasSuffix(o.result.Stderr, "\n") {
+		line = "\n" + line
+	}
+	o.result.Stderr += line
+	o.logErr += line
 }
 
 // killGroup kills the process group of the exec tagged key ("kill -KILL -PGID":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -14,7 +15,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if strings.TrimSpace(req.Command) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("command is empty; give a shell command such as \"ls -la\": %w", sandbox.ErrInvalid)
 	}
-	timeout, err := e.timeoutFor(req.Timeout, req.Background)
+	o, err := e.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -33,16 +34,26 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 		env = append(env, "SANDTRAY_CWD="+sandboxPath(b, req.Workdir))
 		cmd = "cd -- \"$SANDTRAY_CWD\" || exit 1\n" + cmd
 	}
-	r := run{cmd: []string{"/bin/sh", "-c", cmd}, env: env, workdir: b.spec.Workdir, timeout: timeout}
-	if req.Stdin != "" {
-		r.stdin = strings.NewReader(req.Stdin)
-	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}
-	return e.dispatch(ctx, b, r, act, req.Background, nil)
+	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *callOutput) (runOutput, error) {
+		r := run{cmd: []string{"/bin/sh", "-c", cmd}, env: env, workdir: b.spec.Workdir, timeout: o.timeout, out: out}
+		if req.Stdin != "" {
+			r.stdin = strings.NewReader(req.Stdin)
+		}
+		return e.execute(ctx, b, r)
+	})
 }
 
-// ExecCode runs a snippet in the given language (python by default).
+// ExecCode runs a snippet in the given language (python by default): on the
+// sandbox's kernel for the language when it has one, so state persists
+// between calls, otherwise as a fresh process.
 func (e *Engine) ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error) {
+	return e.execCode(ctx, owner, ref, req, true)
+}
+
+// execCode is ExecCode, with kernels or without (the per-call exec path, for
+// the benchmark that compares them).
+func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest, kernels bool) (sandbox.ExecOutcome, error) {
 	lang, err := languageFor(req.Language)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
@@ -50,7 +61,7 @@ func (e *Engine) ExecCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	if strings.TrimSpace(req.Code) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.name, sandbox.ErrInvalid)
 	}
-	timeout, err := e.timeoutFor(req.Timeout, req.Background)
+	o, err := e.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -58,31 +69,115 @@ func (e *Engine) ExecCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	r := run{cmd: []string{"/bin/sh", "-c", lang.codeScript()}, workdir: b.spec.Workdir,
-		stdin: strings.NewReader(req.Code), timeout: timeout}
 	act := sandbox.Activity{Tool: "execute_code", Client: owner.Client, Language: lang.name, Input: req.Code}
-	return e.dispatch(ctx, b, r, act, req.Background, &lang)
+	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *callOutput) (runOutput, error) {
+		if kernels && lang.kernel {
+			if res, ok, err := e.runKernel(ctx, b, lang, req, o.timeout, out); ok {
+				return res, err
+			}
+		}
+		return e.runScript(ctx, b, lang, req.Code, o.timeout, out)
+	})
 }
 
-// dispatch runs r now, or as a background job, and logs the activity.
-func (e *Engine) dispatch(ctx context.Context, b *box, r run, act sandbox.Activity, background bool, lang *language) (sandbox.ExecOutcome, error) {
-	if background {
-		return e.startJob(b, r, act)
-	}
-	defer e.release(b)
-	out, err := e.execute(ctx, b, r)
-	if err == nil && lang != nil && out.result.ExitCode == missingRuntime {
+// runScript runs code as a fresh process: saved to a file, run by the first
+// runtime the image has.
+func (e *Engine) runScript(ctx context.Context, b *box, lang language, code string, timeout time.Duration, out *callOutput) (runOutput, error) {
+	res, err := e.execute(ctx, b, run{cmd: []string{"/bin/sh", "-c", lang.codeScript()}, workdir: b.spec.Workdir,
+		stdin: strings.NewReader(code), timeout: timeout, out: out})
+	if err == nil && res.result.ExitCode == missingRuntime {
 		err = fmt.Errorf("image %s has no %s runtime (looked for %s); create a sandbox with an image that has it (create_sandbox image=...), or install it with execute_command: %w",
 			b.spec.Image, lang.name, strings.Join(lang.runtimes, ", "), sandbox.ErrUnsupported)
 	}
-	e.logRun(b.id, act, out, err)
+	return res, err
+}
+
+// callOpts are an execute call's timing: its timeout, how long the caller
+// waits before a run still going continues as a job, and where progress goes.
+type callOpts struct {
+	timeout, wait time.Duration
+	progress      sandbox.Progress
+}
+
+// callOptions applies the defaults and limits to a call's timing: wait is 0
+// for background, DefaultWait when not given, and at most the maximum timeout.
+func (e *Engine) callOptions(timeout, wait time.Duration, background bool, progress sandbox.Progress) (callOpts, error) {
+	t, err := e.timeoutFor(timeout, background)
+	if err != nil {
+		return callOpts{}, err
+	}
+	switch {
+	case wait < 0:
+		return callOpts{}, fmt.Errorf("wait_s must not be negative: %w", sandbox.ErrInvalid)
+	case background:
+		wait = 0
+	case wait == 0:
+		wait = sandbox.DefaultWait
+	}
+	return callOpts{timeout: t, wait: min(wait, e.cfg.Limits.MaxExecTimeout.Duration), progress: progress}, nil
+}
+
+// runFunc does a call's work, writing output to out as it comes.
+type runFunc func(ctx context.Context, out *callOutput) (runOutput, error)
+
+// execution is a run on its own goroutine: a job, or a call that may become one.
+type execution struct {
+	out     *callOutput
+	cancel  context.CancelFunc
+	started time.Time
+	done    chan struct{} // closed when res and err are set
+	res     runOutput
+	err     error
+}
+
+// dispatch runs a call's work and logs it. Work that ends (timeout and
+// kill included) before the caller's wait runs on the caller's goroutine.
+// Other work runs on its own: if it is still going after the wait, at once
+// for background, it continues as a job and the caller gets the output so
+// far and the job's id. Until then, the caller's ctx cancels it.
+func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o callOpts, work runFunc) (sandbox.ExecOutcome, error) {
+	keep := e.cfg.Limits.LogOutputBytes
+	if o.wait > o.timeout+2*kernelGrace {
+		out := newCallOutput(keep, false, o.progress)
+		res, err := work(ctx, out)
+		out.stopProgress()
+		return e.finishCall(b, act, res, err, o.timeout)
+	}
+	runCtx, cancel := context.WithCancel(context.Background())
+	x := &execution{out: newCallOutput(keep, true, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	go func() {
+		defer close(x.done)
+		x.res, x.err = work(runCtx, x.out)
+	}()
+	if o.wait == 0 {
+		return e.startJob(b, act, x), nil
+	}
+	timer := time.NewTimer(o.wait)
+	defer timer.Stop()
+	select {
+	case <-x.done:
+	case <-ctx.Done():
+		cancel()
+		<-x.done
+	case <-timer.C:
+		return e.startJob(b, act, x), nil
+	}
+	cancel()
+	x.out.stopProgress()
+	return e.finishCall(b, act, x.res, x.err, o.timeout)
+}
+
+// finishCall ends a call that ran to its end while the caller waited.
+func (e *Engine) finishCall(b *box, act sandbox.Activity, res runOutput, err error, timeout time.Duration) (sandbox.ExecOutcome, error) {
+	e.releaseSoon(b)
+	e.logRun(b.id, act, res, err)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	if out.result.TimedOut {
-		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was killed.", act.Tool, b.name, r.timeout))
+	if res.result.TimedOut {
+		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was stopped.", act.Tool, b.name, timeout))
 	}
-	return sandbox.ExecOutcome{SandboxID: b.id, Result: out.result}, nil
+	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.result}, nil
 }
 
 func (e *Engine) logRun(id string, act sandbox.Activity, out runOutput, err error) {

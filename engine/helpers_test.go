@@ -26,6 +26,7 @@ func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Host.AllowedRoots = []string{t.TempDir()}
+	cfg.Pool.Size = 0 // no background fills unless a test asks (the pool tests do)
 	for _, c := range configure {
 		c(&cfg)
 	}

@@ -28,15 +28,17 @@ type job struct {
 	duration      time.Duration
 }
 
-// startJob runs r in the background; the job owns b's busy mark until it ends.
-// Its lifetime is bounded by r.timeout, job_stop, deleting the sandbox, or Close.
-func (e *Engine) startJob(b *box, r run, act sandbox.Activity) (sandbox.ExecOutcome, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{id: "job-" + randomHex(6), sandboxID: b.id, started: time.Now(), cancel: cancel,
-		output: &jobOutput{max: jobOutputKept}, done: make(chan struct{}), status: sandbox.JobRunning}
-	r.stream = j.output
+// startJob makes x a job: it owns b's busy mark until it ends, and its
+// lifetime is bounded by its timeout, job_stop, deleting the sandbox, or
+// Close. The outcome carries the output so far and where job_status goes on.
+func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution) sandbox.ExecOutcome {
+	j := &job{id: "job-" + randomHex(6), sandboxID: b.id, started: x.started, cancel: x.cancel,
+		output: x.out.combined, done: make(chan struct{}), status: sandbox.JobRunning}
+	x.out.stopProgress()
+	sofar, offset := x.out.snapshot(e.cfg.Limits.OutputBytes)
+	sofar.Duration = time.Since(x.started)
 	started := act
-	started.Stdout = "started in the background as " + j.id + "; its result follows when it ends"
+	started.Stdout = "continues in the background as " + j.id + "; its result follows when it ends"
 	e.record(b.id, started)
 	e.mu.Lock()
 	e.jobs[j.id] = j
@@ -46,13 +48,13 @@ func (e *Engine) startJob(b *box, r run, act sandbox.Activity) (sandbox.ExecOutc
 	go func() {
 		defer e.jobsWG.Done()
 		defer close(j.done)
-		defer cancel()
-		defer e.release(b)
-		out, err := e.execute(ctx, b, r)
-		e.logRun(b.id, act, out, err)
-		e.finishJob(j, out, err)
+		defer x.cancel()
+		<-x.done
+		e.releaseSoon(b)
+		e.logRun(b.id, act, x.res, x.err)
+		e.finishJob(j, x.res, x.err)
 	}()
-	return sandbox.ExecOutcome{SandboxID: b.id, JobID: j.id}, nil
+	return sandbox.ExecOutcome{SandboxID: b.id, JobID: j.id, Result: sofar, NextOffset: offset}
 }
 
 func (e *Engine) finishJob(j *job, out runOutput, err error) {
@@ -97,7 +99,7 @@ func (e *Engine) JobStatus(ctx context.Context, jobID string, since int64) (sand
 	defer e.mu.Unlock()
 	j, ok := e.jobs[jobID]
 	if !ok {
-		return sandbox.JobStatus{}, fmt.Errorf("no job %q; job ids come from execute_code or execute_command with background=true: %w", jobID, sandbox.ErrNotFound)
+		return sandbox.JobStatus{}, fmt.Errorf("no job %q; job ids come from execute_code or execute_command (background=true, or a run that outlasted wait_s): %w", jobID, sandbox.ErrNotFound)
 	}
 	out, next := j.output.since(since)
 	st := sandbox.JobStatus{ID: j.id, SandboxID: j.sandboxID, Status: j.status, Output: out, NextOffset: next,

@@ -17,13 +17,16 @@ type language struct {
 	file     string
 	runtimes []string
 	script   string // uses $run, $src and $dir
+	// kernel: runs in a long-lived interpreter that keeps state between
+	// calls (see kernel.go) rather than a fresh process per call.
+	kernel bool
 }
 
 var languages = []language{
-	{name: "python", aliases: []string{"py", "python3"}, file: "main.py", runtimes: []string{"python3", "python"}, script: `"$run" "$src"`},
-	{name: "bash", file: "main.sh", runtimes: []string{"bash"}, script: `"$run" "$src"`},
+	{name: "python", aliases: []string{"py", "python3"}, file: "main.py", runtimes: []string{"python3", "python"}, script: `"$run" "$src"`, kernel: true},
+	{name: "bash", file: "main.sh", runtimes: []string{"bash"}, script: `"$run" "$src"`, kernel: true},
 	{name: "sh", aliases: []string{"shell"}, file: "main.sh", runtimes: []string{"sh"}, script: `"$run" "$src"`},
-	{name: "javascript", aliases: []string{"js", "node", "nodejs"}, file: "main.js", runtimes: []string{"node", "nodejs"}, script: `"$run" "$src"`},
+	{name: "javascript", aliases: []string{"js", "node", "nodejs"}, file: "main.js", runtimes: []string{"node", "nodejs"}, script: `"$run" "$src"`, kernel: true},
 	{name: "c", file: "main.c", runtimes: []string{"gcc", "cc", "clang"}, script: `"$run" -O2 -o "$dir/main" "$src" -lm && "$dir/main"`},
 	{name: "cpp", aliases: []string{"c++", "cxx"}, file: "main.cpp", runtimes: []string{"g++", "c++", "clang++"}, script: `"$run" -O2 -o "$dir/main" "$src" && "$dir/main"`},
 	{name: "ruby", aliases: []string{"rb"}, file: "main.rb", runtimes: []string{"ruby"}, script: `"$run" "$src"`},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -59,6 +58,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	spec, err := e.specFor(req)
 	if err != nil {
 		return sandbox.Info{}, err
+	}
+	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+		return info, err
 	}
 	if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
 		return sandbox.Info{}, err
@@ -137,59 +139,6 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	return nil
 }
 
-func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	now := time.Now().UTC()
-	labels := map[string]string{
-		sandbox.LabelManaged: "true", sandbox.LabelName: spec.Name, sandbox.LabelImage: spec.Image,
-		sandbox.LabelCreated: now.Format(time.RFC3339Nano), sandbox.LabelSpec: string(specJSON),
-	}
-	maps.Copy(labels, e.labels)
-	id, err := e.docker.Create(ctx, docker.CreateOptions{
-		Name: containerPrefix + spec.Name, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
-		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
-		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
-		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: spec.Name,
-	})
-	if errors.Is(err, sandbox.ErrConflict) {
-		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
-	}
-	if err != nil {
-		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
-	}
-	if err := e.docker.Start(ctx, id); err != nil {
-		rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if rmErr := e.docker.Remove(rmCtx, id); rmErr != nil {
-			e.log.Error("remove sandbox that failed to start", "id", short(id), "err", rmErr)
-		}
-		return sandbox.Info{}, fmt.Errorf("start sandbox from image %s: %w", spec.Image, err)
-	}
-	b := &box{id: id, name: spec.Name, spec: spec, created: now, status: sandbox.StatusRunning,
-		state: boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}}
-	if err := e.store.save(id, b.state); err != nil {
-		e.log.Error("save sandbox state", "id", short(id), "err", err)
-	}
-	e.mu.Lock()
-	e.boxes[id] = b
-	info := e.infoLocked(b)
-	e.mu.Unlock()
-	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
-	e.publish()
-	return info, nil
-}
-
-func envList(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
-}
-
 func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -204,6 +153,7 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 		return sandbox.Info{}, err
 	}
 	defer e.release(b)
+	e.closeKernels(b.id)
 	if err := e.docker.Stop(ctx, b.id, 5*time.Second); err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
@@ -226,6 +176,7 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 	}
 	defer e.release(b)
 	e.stopJobsOf(b.id)
+	e.closeKernels(b.id)
 	if err := e.docker.Kill(ctx, b.id); err != nil && !errors.Is(err, sandbox.ErrConflict) {
 		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.name, err))
 	}

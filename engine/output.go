@@ -2,9 +2,13 @@ package engine
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // capBuffer keeps the first max bytes written to it and counts the rest, so
@@ -77,4 +81,187 @@ func (j *jobOutput) since(offset int64) (string, int64) {
 		offset = int64(len(j.buf))
 	}
 	return cleanText(j.buf[offset:]), int64(len(j.buf))
+}
+
+// callOutput is one run's output as it arrives: each stream capped for the
+// result and the activity log, and, when the run may become a job, the
+// combined stream job_status reads. The exec or kernel writes it while the
+// caller may take a snapshot (a run turning into a job), so it locks.
+type callOutput struct {
+	mu             sync.Mutex
+	stdout, stderr capBuffer
+	combined       *jobOutput    // nil unless the run may become a job
+	progress       *progressPump // nil without a Progress callback
+	extra          io.Writer     // optional: also receives both streams (install's progress)
+}
+
+func newCallOutput(keep int, job bool, progress sandbox.Progress) *callOutput {
+	c := &callOutput{stdout: capBuffer{max: keep}, stderr: capBuffer{max: keep}}
+	if job {
+		c.combined = &jobOutput{max: jobOutputKept}
+	}
+	if progress != nil {
+		c.progress = startProgress(progress)
+	}
+	return c
+}
+
+// streamWriter is one stream of a callOutput.
+type streamWriter struct {
+	c   *callOutput
+	err bool
+}
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w.c.write(w.err, p)
+	return len(p), nil
+}
+
+func (c *callOutput) stdoutWriter() io.Writer { return streamWriter{c: c} }
+func (c *callOutput) stderrWriter() io.Writer { return streamWriter{c: c, err: true} }
+
+func (c *callOutput) write(stderr bool, p []byte) {
+	c.mu.Lock()
+	if stderr {
+		c.stderr.Write(p)
+	} else {
+		c.stdout.Write(p)
+	}
+	if c.combined != nil {
+		c.combined.Write(p)
+	}
+	if c.extra != nil {
+		c.extra.Write(p)
+	}
+	pump := c.progress
+	c.mu.Unlock()
+	if pump != nil {
+		pump.add(p)
+	}
+}
+
+// dropped counts output the kernel counted but did not send.
+func (c *callOutput) dropped(stdout, stderr int64) {
+	c.mu.Lock()
+	c.stdout.total += stdout
+	c.stderr.total += stderr
+	c.mu.Unlock()
+}
+
+// result fills r's output from what arrived so far: each stream capped at
+// limit for the model, and at keep for the activity log.
+func (c *callOutput) result(r sandbox.ExecResult, limit, keep int) runOutput {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var cutOut, cutErr bool
+	r.Stdout, cutOut = c.stdout.head(limit)
+	r.Stderr, cutErr = c.stderr.head(limit)
+	r.Truncated = cutOut || cutErr
+	logOut, _ := c.stdout.head(keep)
+	logErr, _ := c.stderr.head(keep)
+	return runOutput{result: r, logOut: logOut, logErr: logErr}
+}
+
+// snapshot is the output so far, each stream capped at limit, and the
+// length of the combined output it covers, taken together.
+func (c *callOutput) snapshot(limit int) (sandbox.ExecResult, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var r sandbox.ExecResult
+	var cutOut, cutErr bool
+	r.Stdout, cutOut = c.stdout.head(limit)
+	r.Stderr, cutErr = c.stderr.head(limit)
+	r.Truncated = cutOut || cutErr
+	var offset int64
+	if c.combined != nil {
+		_, offset = c.combined.since(-1)
+	}
+	return r, offset
+}
+
+// stopProgress sends what is pending and stops reporting: the caller that
+// gave the Progress is about to return.
+func (c *callOutput) stopProgress() {
+	c.mu.Lock()
+	pump := c.progress
+	c.progress = nil
+	c.mu.Unlock()
+	if pump != nil {
+		pump.stop()
+	}
+}
+
+// Progress notifications carry at most progressChunk bytes of new output,
+// at most one per progressInterval: a flood must not flood the client.
+const (
+	progressChunk    = 4 << 10
+	progressInterval = 100 * time.Millisecond
+)
+
+// progressPump reports output to a Progress from its own goroutine, so a
+// slow client never blocks the exec that produces it.
+type progressPump struct {
+	fn   sandbox.Progress
+	kick chan struct{}
+	quit chan struct{}
+	done chan struct{}
+
+	mu      sync.Mutex
+	pending []byte
+	seen    int64
+}
+
+func startProgress(fn sandbox.Progress) *progressPump {
+	p := &progressPump{fn: fn, kick: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *progressPump) add(b []byte) {
+	p.mu.Lock()
+	p.seen += int64(len(b))
+	if room := progressChunk - len(p.pending); room > 0 {
+		p.pending = append(p.pending, b[:min(room, len(b))]...)
+	}
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run reports pending output when some arrives, then rests for an interval;
+// it returns after a last report once stop is called.
+func (p *progressPump) run() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.kick:
+			p.flush()
+		case <-p.quit:
+			p.flush()
+			return
+		}
+		select {
+		case <-time.After(progressInterval):
+		case <-p.quit:
+			p.flush()
+			return
+		}
+	}
+}
+
+func (p *progressPump) flush() {
+	p.mu.Lock()
+	text, seen := p.pending, p.seen
+	p.pending = nil
+	p.mu.Unlock()
+	if len(text) > 0 {
+		p.fn(float64(seen), 0, cleanText(text))
+	}
+}
+
+func (p *progressPump) stop() {
+	close(p.quit)
+	<-p.done
 }

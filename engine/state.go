@@ -24,6 +24,10 @@ type boxState struct {
 	// Packages is the manifest of install_packages: what was asked for, with
 	// the exact version installed, one entry per manager and name.
 	Packages []sandbox.Package `json:"packages,omitempty"`
+	// Created and Language are set for a sandbox taken from the warm pool,
+	// whose labels were written when it entered the pool (see pool.go).
+	Created  time.Time `json:"created,omitzero"`
+	Language string    `json:"language,omitempty"`
 }
 
 // stateStore reads and writes boxState files and activity logs atomically

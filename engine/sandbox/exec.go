@@ -11,6 +11,20 @@ type ExecResult struct {
 	Duration  time.Duration `json:"-"`
 	TimedOut  bool          `json:"timed_out"`
 	Truncated bool          `json:"truncated"`
+	// KernelRestarted is set when the code ran in a fresh kernel because the
+	// previous one had died or been killed: its variables and imports are gone.
+	KernelRestarted bool `json:"kernel_restarted,omitempty"`
+	// Images are the image files the code wrote to the outputs folder.
+	Images []Image `json:"-"`
+}
+
+// Image is an image file a run wrote to its sandbox's outputs folder.
+type Image struct {
+	Path    string // absolute path inside the sandbox
+	MIME    string // image/png, image/jpeg, image/gif or image/svg+xml
+	Size    int64  // the file's size
+	Data    []byte // the file's bytes; empty when Skipped
+	Skipped string // why Data is empty (too large, unreadable)
 }
 
 // Activity is one entry of a sandbox's activity log: a tool call that touched it.

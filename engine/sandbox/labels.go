@@ -13,6 +13,11 @@ const (
 	// sandbox: the sandbox's name and the RFC 3339 time of the commit.
 	LabelCommittedFrom = "io.sandtray.committed-from"
 	LabelCommittedAt   = "io.sandtray.committed-at"
+	// LabelPool marks a container made for the engine's warm pool; its value
+	// is the engine instance that made it. The label stays when the container
+	// is handed out as a sandbox (labels are immutable): a container is still
+	// in a pool only while its name is the pool's (see engine/pool.go).
+	LabelPool = "io.sandtray.pool"
 	// LabelTest marks resources created by tests, so each test removes only its own.
 	LabelTest = "io.sandtray.test"
 )

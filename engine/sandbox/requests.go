@@ -30,7 +30,17 @@ type CommandRequest struct {
 	Stdin      string
 	Timeout    time.Duration // 0: the configured default; capped at the configured maximum
 	Background bool          // start as a job and return its id at once
+	// Wait is how long to wait before a run still going becomes a job
+	// (0: DefaultWait; capped at the configured maximum timeout).
+	Wait time.Duration
+	// Progress, when set, receives output as it arrives, while the caller
+	// waits. It must not block.
+	Progress Progress
 }
+
+// DefaultWait is how long an execute call waits before a run still going
+// continues as a background job: under the minute after which clients give up.
+const DefaultWait = 45 * time.Second
 
 // CodeRequest runs a snippet of source code in a sandbox.
 type CodeRequest struct {
@@ -38,6 +48,9 @@ type CodeRequest struct {
 	Language   string // "" means python
 	Timeout    time.Duration
 	Background bool
+	Reset      bool // start a fresh kernel (python, bash, javascript)
+	Wait       time.Duration
+	Progress   Progress
 }
 
 // ExecOutcome is what an execute call returns: the result, or a job id when
@@ -45,7 +58,9 @@ type CodeRequest struct {
 type ExecOutcome struct {
 	SandboxID string
 	Result    ExecResult
-	JobID     string // set when Background was asked for
+	JobID     string // set when the run continues as a job; Result then holds the output so far
+	// NextOffset is where job_status should read from for output not in Result.
+	NextOffset int64
 }
 
 // FileContent is (part of) a file read from a sandbox.

@@ -122,6 +122,13 @@ func (c *Client) Remove(ctx context.Context, id string) error {
 	return err
 }
 
+// Rename gives a container a new name. A name another container has is
+// sandbox.ErrConflict, and the container keeps its old name.
+func (c *Client) Rename(ctx context.Context, id, name string) error {
+	_, err := c.api.ContainerRename(ctx, id, client.ContainerRenameOptions{NewName: name})
+	return wrap(fmt.Sprintf("rename container %s to %s", id, name), err)
+}
+
 // Inspect reports a container by id or name.
 func (c *Client) Inspect(ctx context.Context, id string) (Container, error) {
 	res, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})

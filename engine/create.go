@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// createContainer creates and starts a sandbox from spec on demand (the cold
+// path; pool.go has the warm one).
+func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
+	now := time.Now().UTC()
+	labels, err := e.sandboxLabels(spec, now)
+	if err != nil {
+		return sandbox.Info{}, err
+	}
+	id, err := e.docker.Create(ctx, createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
+	if errors.Is(err, sandbox.ErrConflict) {
+		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
+	}
+	if err != nil {
+		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
+	}
+	if err := e.startOrRemove(ctx, id, spec.Image); err != nil {
+		return sandbox.Info{}, err
+	}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
+	return e.register(owner, id, spec, now, st), nil
+}
+
+// sandboxLabels are the immutable labels of a new container made from spec:
+// its name only when spec has one (pooled containers get theirs later, see
+// pool.go), and the engine's own labels.
+func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{
+		sandbox.LabelManaged: "true", sandbox.LabelImage: spec.Image,
+		sandbox.LabelCreated: created.Format(time.RFC3339Nano), sandbox.LabelSpec: string(specJSON),
+	}
+	if spec.Name != "" {
+		labels[sandbox.LabelName] = spec.Name
+	}
+	maps.Copy(labels, e.labels)
+	return labels, nil
+}
+
+// createOptions is the hardened container for spec; Create adds the fixed
+// hardening (see docker.Client.Create).
+func createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
+	return docker.CreateOptions{
+		Name: containerName, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
+		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
+		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
+		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname,
+	}
+}
+
+// startOrRemove starts a new container, removing it when it fails to start
+// so that nothing half-made is left behind.
+func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
+	err := e.docker.Start(ctx, id)
+	if err == nil {
+		return nil
+	}
+	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if rmErr := e.docker.Remove(rmCtx, id); rmErr != nil {
+		e.log.Error("remove sandbox that failed to start", "id", short(id), "err", rmErr)
+	}
+	return fmt.Errorf("start sandbox from image %s: %w", image, err)
+}
+
+// register makes a started container a sandbox of the engine: its state is
+// saved, it is listed, and its log starts with its creation.
+func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
+	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
+	if err := e.store.save(id, b.state); err != nil {
+		e.log.Error("save sandbox state", "id", short(id), "err", err)
+	}
+	e.mu.Lock()
+	e.boxes[id] = b
+	info := e.infoLocked(b)
+	e.mu.Unlock()
+	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
+	e.publish()
+	return info
+}
+
+func envList(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		out = append(out, k+"="+env[k])
+	}
+	return out
+}

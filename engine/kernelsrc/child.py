@@ -1,0 +1,66 @@
+# Sandtray python kernel: runs each request's code in __main__'s namespace,
+# so variables, imports and functions persist between calls. Requests come
+# on fd 62 as "<id> <length>\n<code>"; the end of each run goes to fd 63 as
+# "<id> <exit code> <i if interrupted, else ->\n".
+def _sandtray_kernel():
+    import linecache
+    import os
+    import signal
+    import sys
+    import traceback
+
+    os.set_inheritable(62, False)  # programs the code starts never get them
+    os.set_inheritable(63, False)
+    # Stdout is a pipe, which Python would buffer by blocks: by lines, output
+    # streams to progress notifications and to jobs as it is printed.
+    sys.stdout.reconfigure(line_buffering=True)
+    requests = os.fdopen(62, "rb")
+    namespace = sys.modules["__main__"].__dict__
+    state = {"cell": 0}
+    # SIGINT interrupts user code only: one that comes late, between runs,
+    # is ignored.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def report(exc):
+        # Start the traceback below this frame: it shows only the user's code.
+        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
+
+    def run(source):
+        state["cell"] += 1
+        name = "<cell %d>" % state["cell"]
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        try:
+            try:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                exec(compile(source, name, "exec"), namespace)
+            finally:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+        except SystemExit as e:
+            if e.code is None or isinstance(e.code, int):
+                return e.code or 0, False
+            print(e.code, file=sys.stderr)
+            return 1, False
+        except KeyboardInterrupt as e:
+            report(e)
+            return 130, True
+        except BaseException as e:
+            report(e)
+            return 1, False
+        return 0, False
+
+    while True:
+        header = requests.readline()
+        if not header:
+            return
+        rid, length = header.split()
+        source = requests.read(int(length)).decode("utf-8", "replace")
+        code, interrupted = run(source)
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os.write(63, b"%s %d %s\n" % (rid, code, b"i" if interrupted else b"-"))
+
+
+_sandtray_kernel()

@@ -1,0 +1,238 @@
+# Sandtray kernel supervisor: the first process of a kernel's docker exec.
+#
+# It owns the protocol channel (the exec's stdout) and never runs user code.
+# The interpreter that does is its child, in a session of its own, with
+# stdout and stderr on pipes the supervisor drains and wraps in
+# length-prefixed frames, so nothing user code prints can pass for a frame.
+# The child reports the end of a run on a private pipe, tagged with the
+# run's random id; the supervisor drains the output pipes before it sends
+# the run's end, so output always precedes it.
+#
+# Frames, both ways: one type byte, a 4-byte big-endian length, the payload.
+# In: R run (JSON), I interrupt, K kill. Out: H hello, O stdout, E stderr,
+# F image (JSON line, then the bytes), D done (JSON), X the child exited.
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+LANG, DRIVER = sys.argv[1], sys.argv[2]
+REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
+CHUNK = 64 << 10
+MAX_IMAGES = 8
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif", ".svg": "image/svg+xml"}
+
+proto = os.dup(1)  # not inheritable: the child never gets it
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 1)
+try:  # not dumpable: another process of this uid cannot open /proc/<pid>/fd
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+except Exception:
+    pass
+
+
+def send(kind, payload=b""):
+    data = memoryview(kind + struct.pack(">I", len(payload)) + payload)
+    while data:
+        data = data[os.write(proto, data):]
+
+
+def child_argv():
+    if LANG == "python":
+        return [sys.executable, "-c", DRIVER]
+    if LANG == "bash":
+        return ["bash", "--noprofile", "--norc", "-c", DRIVER, "sandtray-kernel"]
+    return ["node", "-e", DRIVER]
+
+
+def spawn():
+    req_r, req_w = os.pipe()
+    done_r, done_w = os.pipe()
+    os.dup2(req_r, REQ_FD)
+    os.dup2(done_w, DONE_FD)
+    for fd in (req_r, done_w):
+        os.close(fd)
+    child = subprocess.Popen(child_argv(), stdin=null, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             pass_fds=(REQ_FD, DONE_FD), start_new_session=True)
+    os.close(REQ_FD)
+    os.close(DONE_FD)
+    return child, req_w, done_r
+
+
+def snapshot(folder):
+    found = {}
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if os.path.splitext(e.name)[1].lower() in IMAGE_TYPES and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    found[e.name] = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        pass
+    return found
+
+
+def read_image(path, limit):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        chunks, size = [], 0
+        while size <= limit:
+            b = os.read(fd, min(CHUNK, limit + 1 - size))
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class Supervisor:
+    def __init__(self):
+        self.child, self.req_w, self.done_r = spawn()
+        self.outs = {self.child.stdout.fileno(): b"O", self.child.stderr.fileno(): b"E"}
+        for fd in list(self.outs) + [self.done_r, self.req_w]:
+            os.set_blocking(fd, False)
+        self.inbuf, self.donebuf, self.pending = bytearray(), b"", b""
+        self.run = None
+        send(b"H", json.dumps({"pid": os.getpid(), "child": self.child.pid}).encode())
+
+    def loop(self):
+        while True:
+            reads = [0, self.done_r] + list(self.outs)
+            writes = [self.req_w] if self.pending else []
+            ready, writable, _ = select.select(reads, writes, [])
+            if writable:
+                self.flush_request()
+            for fd in ready:
+                if fd == 0:
+                    self.on_input()
+                elif fd == self.done_r:
+                    self.on_done()
+                else:
+                    self.pump(fd)
+
+    def pump(self, fd):
+        """Forwards one chunk of the child's output; False once the pipe is empty."""
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            del self.outs[fd]
+            return False
+        run = self.run
+        if run is None:
+            return True  # output between runs, from something left running: dropped
+        kind = self.outs[fd]
+        room = max(run["cap"] - run["sent"][kind], 0)
+        if room:
+            send(kind, data[:room])
+        run["sent"][kind] += min(room, len(data))
+        run["dropped"][kind] += len(data) - min(room, len(data))
+        return True
+
+    def drain(self):
+        """Forwards what the pipes hold; bounded, as a process left running
+        in the background may keep them full."""
+        deadline = time.monotonic() + 0.2
+        for fd in list(self.outs):
+            while fd in self.outs and self.pump(fd) and time.monotonic() < deadline:
+                pass
+
+    def on_input(self):
+        data = os.read(0, CHUNK)
+        if not data:
+            self.kill()
+        self.inbuf += data
+        while len(self.inbuf) >= 5:
+            n = struct.unpack(">I", self.inbuf[1:5])[0]
+            if len(self.inbuf) < 5 + n:
+                return
+            kind, payload = bytes(self.inbuf[:1]), bytes(self.inbuf[5:5 + n])
+            del self.inbuf[:5 + n]
+            self.on_frame(kind, payload)
+
+    def on_frame(self, kind, payload):
+        if kind == b"R":
+            req = json.loads(payload)
+            code = req["code"].encode("utf-8", "surrogatepass")
+            self.run = {"id": req["id"], "cap": req["cap"], "outdir": req["outdir"], "max_image": req["max_image"],
+                        "sent": {b"O": 0, b"E": 0}, "dropped": {b"O": 0, b"E": 0},
+                        "before": snapshot(req["outdir"])}
+            self.pending += ("%s %d\n" % (req["id"], len(code))).encode() + code
+            self.flush_request()
+        elif kind == b"I":
+            self.signal(signal.SIGINT)
+        elif kind == b"K":
+            self.kill()
+
+    def flush_request(self):
+        try:
+            n = os.write(self.req_w, self.pending)
+        except (BlockingIOError, BrokenPipeError):
+            return
+        self.pending = self.pending[n:]
+
+    def on_done(self):
+        data = os.read(self.done_r, 4096)
+        if not data:
+            self.exited()
+        self.donebuf += data
+        while b"\n" in self.donebuf:
+            line, self.donebuf = self.donebuf.split(b"\n", 1)
+            parts = line.decode("ascii", "replace").split(" ")
+            if self.run is None or len(parts) != 3 or parts[0] != self.run["id"]:
+                continue  # not the end of the current run: ignored
+            self.finish(int(parts[1]) if parts[1].lstrip("-").isdigit() else 1, parts[2] == "i")
+
+    def finish(self, code, interrupted):
+        self.drain()
+        run, self.run = self.run, None
+        self.send_images(run)
+        send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
+                               "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
+
+    def send_images(self, run):
+        after = snapshot(run["outdir"])
+        changed = sorted(n for n in after if run["before"].get(n) != after[n])
+        for name in changed[:MAX_IMAGES]:
+            path = os.path.join(run["outdir"], name)
+            meta = {"path": path, "mime": IMAGE_TYPES[os.path.splitext(name)[1].lower()], "size": after[name][1]}
+            data = b""
+            try:
+                data = read_image(path, run["max_image"])
+            except OSError as e:
+                meta["skipped"] = e.strerror or str(e)
+            if len(data) > run["max_image"]:
+                data, meta["skipped"] = b"", "larger than the %d-byte limit" % run["max_image"]
+            send(b"F", json.dumps(meta).encode() + b"\n" + data)
+
+    def signal(self, sig):
+        try:
+            os.killpg(self.child.pid, sig)
+        except OSError:
+            pass
+
+    def exited(self):
+        status = self.child.wait()
+        self.signal(signal.SIGKILL)  # what it left running goes with it
+        self.drain()
+        try:
+            send(b"X", json.dumps({"exit": 128 - status if status < 0 else status}).encode())
+        finally:
+            os._exit(0)
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        self.exited()
+
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+Supervisor().loop()
