@@ -43,6 +43,8 @@ type fakeBackend struct {
 	onProgress func(sandbox.Owner, sandbox.Progress)
 	// onExec, when set, runs ExecCommand in place of answering outcome.
 	onExec func(ctx context.Context, owner sandbox.Owner, req sandbox.CommandRequest) sandbox.ExecOutcome
+	// onCode, when set, runs inside ExecCode before it answers outcome.
+	onCode func(ctx context.Context, req sandbox.CodeRequest)
 }
 
 func newFake() *fakeBackend {
@@ -134,7 +136,10 @@ func (f *fakeBackend) ExecCommand(ctx context.Context, owner sandbox.Owner, ref 
 	return f.outcome, err
 }
 
-func (f *fakeBackend) ExecCode(_ context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error) {
+func (f *fakeBackend) ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error) {
+	if f.onCode != nil {
+		f.onCode(ctx, req)
+	}
 	return f.outcome, f.record("ExecCode", owner, ref, req)
 }
 

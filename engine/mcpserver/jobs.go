@@ -33,7 +33,7 @@ func jobOf(j sandbox.JobStatus) jobResult {
 func jobStatus(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("job_status",
 		mcp.WithToolTitle("Check background job"),
-		mcp.WithDescription("Report a background job started by execute_code or execute_command with background=true: "+
+		mcp.WithDescription("Report a background job started by execute_code or execute_command (with background=true, or a run still going after wait_s): "+
 			"whether it is still running, its output, and its exit code once done. "+
 			"Pass since=next_offset from the previous call to get only new output."),
 		readOnly,
