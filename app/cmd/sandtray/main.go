@@ -16,8 +16,10 @@ import (
 
 	"fyne.io/fyne/v2/app"
 
+	"github.com/sandtray/sandtray/app/bench"
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/app/install"
+	"github.com/sandtray/sandtray/engine"
 )
 
 // appID names the app to the desktop (notifications, preferences); it
@@ -36,6 +38,7 @@ const usage = `usage:
   sandtray                                   the tray app: engine, MCP socket and window (serve without a display)
   sandtray serve [--stdio] [--config FILE]   run the engine; MCP on the socket, or on stdin/stdout
   sandtray install CLIENT [--print]          add Sandtray to an MCP client's config (claude, claude-code, cursor, vscode)
+  sandtray bench [-n N] [-image IMAGE]       measure this machine: warm calls, new sandboxes, throughput
   sandtray version                           print the version
 `
 
@@ -70,6 +73,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	case "install":
 		return installClient(args, stdout, stderr)
+	case "bench":
+		return runBench(ctx, args, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "sandtray", versionString())
 		return nil
@@ -118,4 +123,34 @@ func installClient(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, res.String())
 	return nil
+}
+
+// runBench measures this machine with engines of its own (the user's engine
+// and sandboxes are untouched) and prints one table; progress goes to stderr.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	n := fs.Int("n", 100, "timed calls per figure (new sandboxes: n/5, at least 3)")
+	image := fs.String("image", "", "sandbox image (default: the config's default image)")
+	config := fs.String("config", "", "config file whose limits to use (default: config.toml in the xdg config dir)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := engine.LoadConfig(cmpOr(*config, host.ConfigPath()))
+	if err != nil {
+		return err
+	}
+	rep, err := bench.Run(ctx, bench.Options{N: *n, Image: *image, Config: &cfg, Progress: stderr})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	fmt.Fprint(stdout, rep.Table())
+	return nil
+}
+
+func cmpOr(v, fallback string) string {
+	if v == "" {
+		return fallback
+	}
+	return v
 }
