@@ -85,17 +85,10 @@ func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Wait:       c.seconds("wait_s"),
 		}
 		ref := c.string("sandbox_id")
-		if err := c.problem(); err != nil {
-			return nil, err
-		}
-		progress, done := outputProgress(c)
-		defer done()
-		req.Progress = progress
-		outcome, err := k.backend.ExecCode(c.ctx, c.owner, ref, req)
-		if err != nil {
-			return nil, err
-		}
-		return execReply(outcome), nil
+		return runExec(c, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
+			req.Progress = progress
+			return k.backend.ExecCode(c.ctx, c.owner, ref, req)
+		})
 	})
 }
 
@@ -132,18 +125,26 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Wait:       c.seconds("wait_s"),
 		}
 		ref := c.string("sandbox_id")
-		if err := c.problem(); err != nil {
-			return nil, err
-		}
-		progress, done := outputProgress(c)
-		defer done()
-		req.Progress = progress
-		outcome, err := k.backend.ExecCommand(c.ctx, c.owner, ref, req)
-		if err != nil {
-			return nil, err
-		}
-		return execReply(outcome), nil
+		return runExec(c, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
+			req.Progress = progress
+			return k.backend.ExecCommand(c.ctx, c.owner, ref, req)
+		})
 	})
+}
+
+// runExec checks the call's arguments, runs it with its output streamed as
+// progress, and builds the reply.
+func runExec(c *call, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
+	if err := c.problem(); err != nil {
+		return nil, err
+	}
+	progress, done := outputProgress(c)
+	defer done()
+	outcome, err := run(progress)
+	if err != nil {
+		return nil, err
+	}
+	return execReply(outcome), nil
 }
 
 // seconds returns an optional non-negative duration argument given in seconds.
