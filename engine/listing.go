@@ -79,7 +79,8 @@ func parseListing(raw []byte) []sandbox.FileEntry {
 		secs, _ := strconv.ParseFloat(f[3], 64)
 		whole, frac := math.Modf(secs)
 		entries = append(entries, sandbox.FileEntry{
-			Path: cleanText([]byte(f[5])), Type: entryType(f[0]), Size: size,
+			// Exact names (only invalid UTF-8 repaired): the model passes them back.
+			Path: strings.ToValidUTF8(f[5], "\uFFFD"), Type: entryType(f[0]), Size: size,
 			Mode: fmt.Sprintf("%04o", mode), ModTime: time.Unix(int64(whole), int64(frac*1e9)).UTC(),
 			Target: f[4],
 		})

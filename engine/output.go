@@ -38,7 +38,8 @@ func (c *capBuffer) head(n int) (string, bool) {
 }
 
 // cleanText makes output safe to put in JSON for a model: invalid UTF-8
-// becomes U+FFFD, and a sequence split by a cap is dropped.
+// becomes U+FFFD, a sequence split by a cap is dropped, and terminal control
+// sequences go (see terminalSafe).
 func cleanText(b []byte) string {
 	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
 		c := b[len(b)-i]
@@ -50,7 +51,7 @@ func cleanText(b []byte) string {
 		}
 		break
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return terminalSafe(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
 // jobOutput is a background job's combined output, readable from an offset
