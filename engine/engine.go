@@ -56,7 +56,8 @@ type box struct {
 	stats    sandbox.Stats
 	prev     docker.StatsSample // last raw sample, for CPU %
 	activity []sandbox.Activity
-	busy     int // calls in flight; a busy sandbox is never reaped
+	busy     int   // calls in flight; a busy sandbox is never reaped
+	oomKills int64 // the cgroup's OOM-kill count when last read
 }
 
 // session is one MCP session (one client connection).

@@ -170,6 +170,11 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 // finishCall ends a call that ran to its end while the caller waited.
 func (e *Engine) finishCall(b *box, act sandbox.Activity, res runOutput, err error, timeout time.Duration) (sandbox.ExecOutcome, error) {
 	e.releaseSoon(b)
+	if err == nil && !res.result.TimedOut && (res.result.ExitCode == 137 || res.result.KernelRestarted) && e.killedForMemory(b) {
+		note := memoryNote(b.spec.MemoryMB)
+		res.result.Stderr += note
+		res.logErr += note // the desktop notice comes from Docker's oom event
+	}
 	e.logRun(b.id, act, res, err)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
