@@ -58,11 +58,15 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	started := time.Now()
-	code, err := e.docker.Exec(runCtx, b.id, docker.ExecOptions{
+	opts := docker.ExecOptions{
 		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, r.cmd...),
 		Env:     append(r.env, "SANDTRAY_EXEC="+key),
 		Workdir: r.workdir, User: r.user, Stdin: r.stdin, Stdout: out.stdoutWriter(), Stderr: out.stderrWriter(),
-	})
+	}
+	code, err := e.docker.Exec(runCtx, b.id, opts)
+	if errors.Is(err, sandbox.ErrConflict) && runCtx.Err() == nil && e.restartStopped(runCtx, b) {
+		code, err = e.docker.Exec(runCtx, b.id, opts) // a refused exec ran nothing: safe to run again
+	}
 	elapsed := time.Since(started)
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	if err != nil && runCtx.Err() != nil {
@@ -81,6 +85,19 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 		res.note(fmt.Sprintf("timed out after %s; the process group was killed", r.timeout))
 	}
 	return res, nil
+}
+
+// restartStopped starts a sandbox that Docker says is not running although
+// the engine thought so: the daemon restarted (or someone ran docker stop)
+// and the events saying so have not arrived yet. It reports whether the
+// sandbox runs now.
+func (e *Engine) restartStopped(ctx context.Context, b *box) bool {
+	c, err := e.docker.Inspect(ctx, b.id)
+	if err != nil || statusOf(c.State) != sandbox.StatusStopped {
+		return false
+	}
+	e.setStatus(b, sandbox.StatusStopped)
+	return e.ensureRunning(ctx, b) == nil
 }
 
 // note adds a line from Sandtray to the end of stderr, for the model and the log.

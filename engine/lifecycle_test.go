@@ -284,3 +284,19 @@ func TestEnginesKeepToTheirOwn(t *testing.T) {
 		t.Errorf("the sandbox was reaped by another engine: %v", err)
 	}
 }
+
+// TestStoppedBehindTheEngineStartsAgain: a sandbox stopped where the engine
+// cannot see it (its events not yet arrived, as after a daemon restart) is
+// started again by the next call, which then runs, instead of failing.
+func TestStoppedBehindTheEngineStartsAgain(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	te.stopLoops() // no events: the engine still believes it runs
+	if err := te.docker.Stop(ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := te.command(t, id, "echo back").Stdout; got != "back\n" {
+		t.Errorf("call after a stop behind the engine: %q", got)
+	}
+}
