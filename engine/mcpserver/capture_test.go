@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -82,19 +81,7 @@ func TestInstallAndCommitReportProgress(t *testing.T) {
 			fake := newFake()
 			fake.onProgress = pullProgress
 			c := mcpGoClient(t, serve(t, fake, Options{}))
-			var mu sync.Mutex
-			var seen []progressSeen
-			c.OnNotification(func(n mcp.JSONRPCNotification) {
-				if n.Method != string(mcp.MethodNotificationProgress) {
-					return
-				}
-				f := n.Params.AdditionalFields
-				total, _ := f["total"].(float64)
-				message, _ := f["message"].(string)
-				mu.Lock()
-				seen = append(seen, progressSeen{f["progressToken"], f["progress"].(float64), total, message})
-				mu.Unlock()
-			})
+			progress := watchProgress(c)
 			req := callRequest(tt.tool, tt.args)
 			req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
 			res, err := c.CallTool(testContext(t), req)
@@ -105,9 +92,7 @@ func TestInstallAndCommitReportProgress(t *testing.T) {
 				t.Fatalf("tool error: %s", textOfResult(res))
 			}
 			// Notifications precede the result and are handled in order.
-			mu.Lock()
-			defer mu.Unlock()
-			if diff := cmp.Diff(wantProgress, seen); diff != "" {
+			if diff := cmp.Diff(wantProgress, progress.take()); diff != "" {
 				t.Errorf("progress notifications (-want +got):\n%s", diff)
 			}
 		})

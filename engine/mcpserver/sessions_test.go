@@ -161,19 +161,7 @@ func TestCreateSandboxReportsProgressToMCPGo(t *testing.T) {
 	fake := newFake()
 	fake.onProgress = pullProgress
 	c := mcpGoClient(t, serve(t, fake, Options{}))
-	var mu sync.Mutex
-	var seen []progressSeen
-	c.OnNotification(func(n mcp.JSONRPCNotification) {
-		if n.Method != string(mcp.MethodNotificationProgress) {
-			return
-		}
-		f := n.Params.AdditionalFields
-		total, _ := f["total"].(float64)
-		message, _ := f["message"].(string)
-		mu.Lock()
-		seen = append(seen, progressSeen{f["progressToken"], f["progress"].(float64), total, message})
-		mu.Unlock()
-	})
+	progress := watchProgress(c)
 	req := callRequest("create_sandbox", nil)
 	req.Params.Meta = &mcp.Meta{ProgressToken: "tok-1"}
 	if _, err := c.CallTool(testContext(t), req); err != nil {
@@ -181,20 +169,46 @@ func TestCreateSandboxReportsProgressToMCPGo(t *testing.T) {
 	}
 	// The server writes a call's notifications before its result, and the
 	// client handles them in order, so all have arrived by now.
-	mu.Lock()
-	defer mu.Unlock()
-	if diff := cmp.Diff(wantProgress, seen); diff != "" {
+	if diff := cmp.Diff(wantProgress, progress.take()); diff != "" {
 		t.Errorf("progress notifications (-want +got):\n%s", diff)
 	}
 
 	// Without a token there is nobody to notify.
-	seen = nil
-	mu.Unlock()
 	callMCPGo(t, c, "create_sandbox", nil)
-	mu.Lock()
-	if len(seen) != 0 {
+	if seen := progress.take(); len(seen) != 0 {
 		t.Errorf("got %d progress notifications for a request without a progress token", len(seen))
 	}
+}
+
+// progressLog records the progress notifications an mcp-go client receives.
+type progressLog struct {
+	mu   sync.Mutex
+	seen []progressSeen
+}
+
+func watchProgress(c *client.Client) *progressLog {
+	p := &progressLog{}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != string(mcp.MethodNotificationProgress) {
+			return
+		}
+		f := n.Params.AdditionalFields
+		total, _ := f["total"].(float64)
+		message, _ := f["message"].(string)
+		p.mu.Lock()
+		p.seen = append(p.seen, progressSeen{f["progressToken"], f["progress"].(float64), total, message})
+		p.mu.Unlock()
+	})
+	return p
+}
+
+// take returns what arrived since the last take.
+func (p *progressLog) take() []progressSeen {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := p.seen
+	p.seen = nil
+	return seen
 }
 
 func TestCreateSandboxReportsProgressToGoSDK(t *testing.T) {
