@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
-	"github.com/sandtray/sandtray/engine/internal/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
-	"github.com/sandtray/sandtray/engine/internal/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/dockertest"
+	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 

@@ -2,10 +2,7 @@ package ui_test
 
 import (
 	"context"
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +18,8 @@ import (
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
+
+	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // backend adapts the engine to ui.Backend, as app/host does.
@@ -65,26 +64,10 @@ func TestEndToEndWithRealEngine(t *testing.T) {
 
 func realEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	image := os.Getenv("SANDTRAY_TEST_IMAGE")
-	if image == "" {
-		image = engine.DefaultImage
-	}
-	if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
-		if os.Getenv("SANDTRAY_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("docker or the test image %s is unavailable (make test-image): %v", image, err)
-		}
-		t.Skipf("docker or the test image %s is unavailable: %v", image, err)
-	}
-	label := fmt.Sprintf("%s/%d", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() {
-		ids, _ := exec.Command("docker", "ps", "-aq", "--filter", "label="+sandbox.LabelTest+"="+label).Output()
-		if f := strings.Fields(string(ids)); len(f) > 0 {
-			exec.Command("docker", append([]string{"rm", "-f"}, f...)...).Run()
-		}
-	})
+	image, labels := dockertest.Image(t), dockertest.Labels(t)
 	cfg := engine.DefaultConfig()
 	cfg.DefaultImage, cfg.StateDir, cfg.Host.AllowedRoots = image, t.TempDir(), []string{t.TempDir()}
-	eng, err := engine.New(context.Background(), cfg, engine.Options{Labels: map[string]string{sandbox.LabelTest: label}, Tick: 200 * time.Millisecond})
+	eng, err := engine.New(context.Background(), cfg, engine.Options{Labels: labels, Tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

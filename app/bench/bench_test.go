@@ -2,29 +2,13 @@ package bench
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
-)
 
-// requireDocker returns the test image; it skips without Docker, or fails
-// under SANDTRAY_REQUIRE_DOCKER=1.
-func requireDocker(t *testing.T) string {
-	t.Helper()
-	image := os.Getenv("SANDTRAY_TEST_IMAGE")
-	if image == "" {
-		image = "sandtray/sandbox:latest"
-	}
-	if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
-		if os.Getenv("SANDTRAY_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("docker or the test image %s is unavailable: %v", image, err)
-		}
-		t.Skipf("docker or the test image %s is unavailable: %v", image, err)
-	}
-	return image
-}
+	"github.com/sandtray/sandtray/engine/dockertest"
+)
 
 // containersLabelled lists the containers whose io.sandtray.test is value.
 func containersLabelled(t *testing.T, value string) []string {
@@ -38,7 +22,7 @@ func containersLabelled(t *testing.T, value string) []string {
 // TestRunReportsEveryRow runs a small bench on the real daemon: every row is
 // in the table, the numbers are plausible, and nothing is left behind.
 func TestRunReportsEveryRow(t *testing.T) {
-	image := requireDocker(t)
+	image := dockertest.Image(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var progress strings.Builder

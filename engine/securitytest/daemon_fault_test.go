@@ -15,8 +15,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
-	"github.com/sandtray/sandtray/engine/internal/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 

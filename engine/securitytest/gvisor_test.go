@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/internal/dockertest"
+	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // gvisorRuntime is the runtime name Sandtray's config uses for gVisor.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // TestStdioUserFlow is the acceptance flow, as a new user's MCP
@@ -16,7 +18,7 @@ import (
 // Python, bash, node and C, move files both ways, stop and delete; bad input
 // gets tool errors; and nothing is left behind when the client goes away.
 func TestStdioUserFlow(t *testing.T) {
-	image := requireDocker(t)
+	image := dockertest.Image(t)
 	env, root := userEnv(t, image)
 	cmd := exec.Command(binary, "serve", "--stdio")
 	cmd.Env = env

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // socketEnv is userEnv plus a private socket path and no display, so the
@@ -65,7 +67,7 @@ func stopEngine(t *testing.T) {
 // sandbox the first made; killing a third client's shim mid-exec kills that
 // exec and the engine keeps serving the others.
 func TestClientsShareOneEngineThroughTheShim(t *testing.T) {
-	image := requireDocker(t)
+	image := dockertest.Image(t)
 	env := socketEnv(t, image)
 	t.Cleanup(func() { stopEngine(t) })
 	changed := make(chan struct{}, 16)

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // binary and shimBinary are the sandtray and sandtray-mcp commands, built
@@ -33,22 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// requireDocker skips without a daemon, or fails under SANDTRAY_REQUIRE_DOCKER=1.
-func requireDocker(t *testing.T) string {
-	t.Helper()
-	image := os.Getenv("SANDTRAY_TEST_IMAGE")
-	if image == "" {
-		image = "sandtray/sandbox:latest"
-	}
-	if err := exec.Command("docker", "image", "inspect", image).Run(); err != nil {
-		if os.Getenv("SANDTRAY_REQUIRE_DOCKER") == "1" {
-			t.Fatalf("docker or the test image %s is unavailable (run make test-image): %v", image, err)
-		}
-		t.Skipf("docker or the test image %s is unavailable: %v", image, err)
-	}
-	return image
-}
-
 // userEnv is a fresh user: its own home, config (default image, allowed host
 // root) and state, so the test touches nothing of the real user's.
 func userEnv(t *testing.T, image string) (env []string, root string) {
@@ -62,13 +49,7 @@ func userEnv(t *testing.T, image string) (env []string, root string) {
 	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	label := fmt.Sprintf("%s/%d", t.Name(), time.Now().UnixNano())
-	t.Cleanup(func() {
-		ids, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=io.sandtray.test="+label).Output()
-		if fields := strings.Fields(string(ids)); len(fields) > 0 {
-			exec.Command("docker", append([]string{"rm", "-f"}, fields...)...).Run()
-		}
-	})
+	label := dockertest.Labels(t)[sandbox.LabelTest] // the engine under test keeps to it; cleanup removes it
 	return append(os.Environ(), "SANDTRAY_TEST_LABEL="+label, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_RUNTIME_DIR="+filepath.Join(home, "run")), root
 }
