@@ -62,7 +62,8 @@ type kernel struct {
 	call     *kernelCall // the run in progress
 	pids     kernelHello
 	dead     bool
-	exitCode int // the exec's, once it has ended
+	exitCode int   // the exec's, once it has ended
+	endErr   error // why the exec ended; read after exited is closed
 }
 
 type kernelHello struct {
@@ -135,7 +136,9 @@ func (e *Engine) startKernel(ctx context.Context, b *box, lang string, wg *sync.
 		if k.exitCode == kernelUnavailable {
 			return nil, errNoKernel
 		}
-		return nil, e.gone(b, fmt.Errorf("start %s kernel in sandbox %s: exit code %d: %s", lang, b.name, k.exitCode, diag.buf.String()))
+		// Wrapped, so a container removed behind the engine's back gets its
+		// "no longer exists" sentence from gone.
+		return nil, e.gone(b, fmt.Errorf("start %s kernel in sandbox %s: %w", lang, b.name, k.endErr))
 	case <-ctx.Done():
 		k.kill(e, b)
 		return nil, fmt.Errorf("execution cancelled: %w", ctx.Err())
@@ -250,7 +253,7 @@ func (k *kernel) ended(code int, err error, diag *capBuffer) {
 	if err == nil {
 		err = errKernelGone
 	}
-	k.exitCode = code
+	k.exitCode, k.endErr = code, err
 	k.lose(err)
 	close(k.exited)
 }
@@ -264,7 +267,9 @@ func (k *kernel) send(kind byte, payload []byte) error {
 // group and exits. If the exec has not ended within a grace, the engine
 // kills both from outside and abandons the exec.
 func (k *kernel) kill(e *Engine, b *box) {
-	_ = k.send(frameKill, nil)
+	// Bounded: before Docker has attached the exec nobody takes the frame,
+	// and kill must still reach the grace and the cancel below.
+	_ = k.in.sendWithin(appendFrame(nil, frameKill, nil), kernelGrace)
 	k.in.close()
 	select {
 	case <-k.exited:

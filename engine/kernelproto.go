@@ -111,6 +111,20 @@ func (in *kernelInput) send(frame []byte) error {
 	}
 }
 
+// sendWithin is send that gives up after d.
+func (in *kernelInput) sendWithin(frame []byte, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case in.frames <- frame:
+		return nil
+	case <-in.closed:
+		return errKernelGone
+	case <-t.C:
+		return fmt.Errorf("kernel input not read within %s: %w", d, errKernelGone)
+	}
+}
+
 // close ends the input: the kernel sees EOF, and Exec can return.
 func (in *kernelInput) close() { in.once.Do(func() { close(in.closed) }) }
 

@@ -110,3 +110,16 @@ func TestConfigMaxImageBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelInputSendWithinGivesUp: with nobody reading the input (Docker has
+// not attached the exec yet), a bounded send returns instead of hanging kill.
+func TestKernelInputSendWithinGivesUp(t *testing.T) {
+	in := newKernelInput()
+	start := time.Now()
+	if err := in.sendWithin([]byte("K"), 50*time.Millisecond); err == nil {
+		t.Fatal("a send nobody read succeeded")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("sendWithin took %s for a 50ms bound", took)
+	}
+}

@@ -300,3 +300,17 @@ func TestStoppedBehindTheEngineStartsAgain(t *testing.T) {
 		t.Errorf("call after a stop behind the engine: %q", got)
 	}
 }
+
+// TestRemovedBehindOurBackKernelPath: execute_code, which starts a kernel,
+// says the sandbox no longer exists, as the exec path does.
+func TestRemovedBehindOurBackKernelPath(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	info := te.create(t, sandbox.CreateRequest{})
+	te.stopLoops() // the engine must find out from the call itself
+	if err := te.docker.Remove(ctx, info.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := te.ExecCode(ctx, te.owner, info.ID, sandbox.CodeRequest{Code: "print(1)"})
+	wantKind(t, err, sandbox.ErrNotFound)
+}
