@@ -197,23 +197,32 @@ func (e *Engine) logRun(id string, act sandbox.Activity, out runOutput, err erro
 	e.record(id, act)
 }
 
+// defaultOf returns the id of a session's default sandbox, "" if it has none.
+func (e *Engine) defaultOf(session string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s := e.sessions[session]; s != nil {
+		if _, ok := e.boxes[s.defaultBox]; ok {
+			return s.defaultBox
+		}
+	}
+	return ""
+}
+
 // target acquires ref (see acquire), or the session's default sandbox when
 // ref is "", creating that on first use with the image for language.
 func (e *Engine) target(ctx context.Context, owner sandbox.Owner, ref, language string) (*box, error) {
 	if ref != "" {
 		return e.acquire(ref)
 	}
+	if id := e.defaultOf(owner.Session); id != "" {
+		return e.acquire(id) // the warm path: never waits for another session's create
+	}
 	e.defaultMu.Lock() // one default sandbox per session, even for concurrent first calls
 	defer e.defaultMu.Unlock()
-	e.mu.Lock()
-	s := e.sessions[owner.Session]
-	if s != nil && s.defaultBox != "" {
-		if _, ok := e.boxes[s.defaultBox]; ok {
-			e.mu.Unlock()
-			return e.acquire(s.defaultBox)
-		}
+	if id := e.defaultOf(owner.Session); id != "" {
+		return e.acquire(id) // made by a concurrent first call while this one waited
 	}
-	e.mu.Unlock()
 	info, err := e.Create(ctx, owner, sandbox.CreateRequest{Language: language}, nil)
 	if err != nil {
 		return nil, err
