@@ -96,18 +96,26 @@ func (e *Engine) pruneJobsLocked() {
 // JobStatus reports a job's state and its output from offset since.
 func (e *Engine) JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	j, ok := e.jobs[jobID]
 	if !ok {
-		return sandbox.JobStatus{}, fmt.Errorf("no job %q; job ids come from execute_code or execute_command (background=true, or a run that outlasted wait_s): %w", jobID, sandbox.ErrNotFound)
+		e.mu.Unlock()
+		return sandbox.JobStatus{}, noJob(jobID)
 	}
-	out, next := j.output.since(since)
-	st := sandbox.JobStatus{ID: j.id, SandboxID: j.sandboxID, Status: j.status, Output: out, NextOffset: next,
+	st := sandbox.JobStatus{ID: j.id, SandboxID: j.sandboxID, Status: j.status,
 		ExitCode: j.exitCode, Error: j.err, Started: j.started, Duration: j.duration}
-	if j.status == sandbox.JobRunning {
-		st.Duration = time.Since(j.started)
+	output := j.output
+	e.mu.Unlock()
+	if st.Status == sandbox.JobRunning {
+		st.Duration = time.Since(st.Started)
 	}
+	// Outside e.mu (the output has its lock), and capped like any output: a
+	// model pages through a long job with next_offset.
+	st.Output, st.NextOffset = output.since(since, e.cfg.Limits.OutputBytes)
 	return st, nil
+}
+
+func noJob(id string) error {
+	return fmt.Errorf("no job %q; job ids come from execute_code or execute_command (background=true, or a run that outlasted wait_s): %w", id, sandbox.ErrNotFound)
 }
 
 // JobStop kills a running job's process group and waits for it to end.
@@ -120,12 +128,12 @@ func (e *Engine) JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, 
 	}
 	e.mu.Unlock()
 	if !ok {
-		return sandbox.JobStatus{}, fmt.Errorf("no job %q: %w", jobID, sandbox.ErrNotFound)
+		return sandbox.JobStatus{}, noJob(jobID)
 	}
 	select {
 	case <-j.done:
 	case <-ctx.Done():
-		return sandbox.JobStatus{}, ctx.Err()
+		return sandbox.JobStatus{}, fmt.Errorf("gave up waiting for job %s to stop; it is still stopping: check job_status: %w", jobID, ctx.Err())
 	}
 	return e.JobStatus(ctx, jobID, -1)
 }

@@ -41,17 +41,22 @@ func (c *capBuffer) head(n int) (string, bool) {
 // becomes U+FFFD, a sequence split by a cap is dropped, and terminal control
 // sequences go (see terminalSafe).
 func cleanText(b []byte) string {
+	return terminalSafe(strings.ToValidUTF8(string(b[:wholeRunes(b)]), "\uFFFD"))
+}
+
+// wholeRunes is the length of b without a UTF-8 sequence cut short at its end.
+func wholeRunes(b []byte) int {
 	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
 		c := b[len(b)-i]
 		if c&0xC0 == 0x80 {
 			continue // a continuation byte: the sequence starts further back
 		}
 		if c >= 0xC0 && !utf8.FullRune(b[len(b)-i:]) {
-			b = b[:len(b)-i]
+			return len(b) - i
 		}
 		break
 	}
-	return terminalSafe(strings.ToValidUTF8(string(b), "\uFFFD"))
+	return len(b)
 }
 
 // jobOutput is a background job's combined output, readable from an offset
@@ -74,14 +79,21 @@ func (j *jobOutput) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// since returns the output from offset and the offset to ask from next time.
-func (j *jobOutput) since(offset int64) (string, int64) {
+// since returns up to limit bytes of output from offset (all when limit <= 0)
+// and the offset to ask from next time. It stops before a UTF-8 sequence that
+// is not whole yet, so the next call returns it whole instead of losing it.
+func (j *jobOutput) since(offset int64, limit int) (string, int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if offset < 0 || offset > int64(len(j.buf)) {
 		offset = int64(len(j.buf))
 	}
-	return cleanText(j.buf[offset:]), int64(len(j.buf))
+	chunk := j.buf[offset:]
+	if limit > 0 && len(chunk) > limit {
+		chunk = chunk[:limit]
+	}
+	chunk = chunk[:wholeRunes(chunk)]
+	return cleanText(chunk), offset + int64(len(chunk))
 }
 
 // callOutput is one run's output as it arrives: each stream capped for the
@@ -175,7 +187,7 @@ func (c *callOutput) snapshot(limit int) (sandbox.ExecResult, int64) {
 	r.Truncated = cutOut || cutErr
 	var offset int64
 	if c.combined != nil {
-		_, offset = c.combined.since(-1)
+		_, offset = c.combined.since(-1, 0)
 	}
 	return r, offset
 }

@@ -176,7 +176,8 @@ func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec s
 			st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language}
 			return e.register(owner, c.id, spec, now, st), true, nil
 		case errors.Is(err, sandbox.ErrNotFound):
-			continue // removed behind the engine's back; try the next
+			e.closeKernels(c.id) // its warm kernel went with it
+			continue             // removed behind the engine's back; try the next
 		case errors.Is(err, sandbox.ErrConflict) && named:
 			e.keepPooled(c)
 			return sandbox.Info{}, true, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
