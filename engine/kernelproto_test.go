@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -121,5 +122,18 @@ func TestKernelInputSendWithinGivesUp(t *testing.T) {
 	}
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("sendWithin took %s for a 50ms bound", took)
+	}
+}
+
+// TestWaitKernelsAbortsAHungExec: a kernel whose exec never ends by itself
+// (its goroutine waits for the abort) does not hang the engine's Close.
+func TestWaitKernelsAbortsAHungExec(t *testing.T) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	hung := &kernel{cancel: func() { wg.Done() }}
+	start := time.Now()
+	waitKernels(&wg, []*kernel{hung}, 50*time.Millisecond)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("waitKernels took %s", took)
 	}
 }

@@ -151,9 +151,31 @@ func (e *Engine) closeKernels(id string) {
 	}
 	if id == "" {
 		ks.flushSaves(e)
-		ks.wg.Wait()
+		waitKernels(&ks.wg, doomed, 2*kernelGrace)
 		kernelSets.Delete(e)
 	}
+}
+
+// waitKernels waits for the kernels' goroutines. A kernel whose exec has not
+// ended within grace (a frozen supervisor, a paused container) has its exec
+// aborted, which ends its goroutine: Close never hangs on one.
+func waitKernels(wg *sync.WaitGroup, kernels []*kernel, grace time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	for _, k := range kernels {
+		k.cancel()
+	}
+	<-done
 }
 
 // lastUseSaveDelay coalesces last-use saves: a sandbox in steady use is
