@@ -3,11 +3,13 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -51,6 +53,7 @@ type SandboxDefaults struct {
 	Network      string   `toml:"network"`       // "none" (default) or "bridge"
 	AllowNetwork bool     `toml:"allow_network"` // may a caller ask for "bridge"?
 	CapAdd       []string `toml:"cap_add"`       // capabilities added back after dropping all
+	User         string   `toml:"user"`          // "uid:gid" or a name the image has; "" is the image's user
 	Runtime      string   `toml:"runtime"`       // "runsc" for gVisor
 	Workdir      string   `toml:"workdir"`
 	IdleTTL      Duration `toml:"idle_ttl"`      // ephemeral sandboxes unused this long are removed
@@ -164,6 +167,7 @@ func (c *Config) Validate() error {
 		{l.MaxImageBytes < 1024 || l.MaxImageBytes > maxImageBytes, "limits.max_image_bytes", "must be between 1024 and 16777216"},
 		{s.Network != sandbox.NetworkNone && s.Network != sandbox.NetworkBridge, "sandbox.network", `must be "none" or "bridge"`},
 		{!strings.HasPrefix(s.Workdir, "/"), "sandbox.workdir", "must be an absolute path"},
+		{!validUser(s.User), "sandbox.user", fmt.Sprintf(`%q is not a user: use numeric ids such as "1000:1000", a name the image has such as "nobody", or "" for the image's own user`, s.User)},
 		{s.IdleTTL.Duration <= 0, "sandbox.idle_ttl", "must be above 0"},
 		{s.SessionGrace.Duration < 0, "sandbox.session_grace", "must not be negative"},
 		{c.Pool.Size < 0 || c.Pool.Size > maxPoolSize, "pool.size", fmt.Sprintf("must be 0 (no pool) to %d", maxPoolSize)},
@@ -185,6 +189,30 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// userPart is one side of a Docker user spec: a numeric id or a name.
+var userPart = regexp.MustCompile(`^([0-9]{1,10}|[A-Za-z_][A-Za-z0-9_.-]{0,31})$`)
+
+// validUser reports whether u is "" or a user spec Docker accepts: "uid",
+// "uid:gid", "name" or "name:group". Ids must fit in 31 bits, as runc wants.
+func validUser(u string) bool {
+	if u == "" {
+		return true
+	}
+	parts := strings.Split(u, ":")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if !userPart.MatchString(p) {
+			return false
+		}
+		if n, err := strconv.ParseUint(p, 10, 64); err == nil && n > math.MaxInt32 {
+			return false
+		}
+	}
+	return true
 }
 
 // expandHome turns a leading "~/" into the user's home directory.

@@ -97,3 +97,54 @@ func TestLanguageFor(t *testing.T) {
 		t.Errorf("unknown language: %v, want ErrInvalid listing the languages", err)
 	}
 }
+
+func TestConfigSandboxUser(t *testing.T) {
+	tests := []struct {
+		user string
+		ok   bool
+	}{
+		{"", true}, // the image's own user
+		{"1000", true},
+		{"1000:1000", true},
+		{"0", true},
+		{"nobody", true},
+		{"sandbox:staff", true},
+		{"_apt", true},
+		{"www-data:33", true},
+		{"2147483647:2147483647", true},
+		{"2147483648", false}, // above what runc allows
+		{"1000:99999999999", false},
+		{"1000:", false},
+		{":1000", false},
+		{":", false},
+		{"1000:1000:1000", false},
+		{"-1", false},
+		{"+1000", false},
+		{"a b", false},
+		{"-rf", false},
+		{"user;id", false},
+		{"$(id)", false},
+		{"a-very-long-user-name-of-33-chars", false},
+	}
+	for _, tt := range tests {
+		cfg := DefaultConfig()
+		cfg.Sandbox.User = tt.user
+		err := cfg.Validate()
+		if tt.ok && err != nil {
+			t.Errorf("sandbox.user %q: %v, want it accepted", tt.user, err)
+		}
+		if !tt.ok && (!errors.Is(err, sandbox.ErrInvalid) || !strings.Contains(err.Error(), "sandbox.user") || !strings.Contains(err.Error(), tt.user)) {
+			t.Errorf("sandbox.user %q: error %v, want ErrInvalid naming sandbox.user and the value", tt.user, err)
+		}
+	}
+
+	p := filepath.Join(t.TempDir(), "user.toml")
+	os.WriteFile(p, []byte("[sandbox]\nuser = \"1000:1000\"\n"), 0o600)
+	cfg, err := LoadConfig(p)
+	if err != nil || cfg.Sandbox.User != "1000:1000" {
+		t.Errorf("LoadConfig: sandbox.user = %q, %v; want 1000:1000", cfg.Sandbox.User, err)
+	}
+	if DefaultConfig().Sandbox.User != "" {
+		t.Errorf("default sandbox.user = %q, want \"\" (the image's user)", DefaultConfig().Sandbox.User)
+	}
+}

@@ -41,9 +41,13 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 	if err := e.mkdirAll(ctx, b, dir); err != nil {
 		return sandbox.CopyResult{}, err
 	}
+	uid, gid, err := e.fileOwner(ctx, b)
+	if err != nil {
+		return sandbox.CopyResult{}, err
+	}
 	res := sandbox.CopyResult{Path: path.Join(dir, name)}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(tarHostTree(pw, src, name, &res)) }()
+	go func() { pw.CloseWithError(tarHostTree(pw, src, name, uid, gid, &res)) }()
 	err = e.docker.CopyTo(ctx, b.id, dir, pr)
 	pr.CloseWithError(err) // unblocks the tar writer if Docker stopped reading
 	e.record(b.id, activityFor("copy_to_sandbox", owner, src+" → "+res.Path, err, fmt.Sprintf("%d files, %d bytes", res.Files, res.Bytes)))
@@ -53,8 +57,10 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 	return res, nil
 }
 
-// tarHostTree writes src as a tar stream whose top entry is named name.
-func tarHostTree(w io.Writer, src, name string, res *sandbox.CopyResult) error {
+// tarHostTree writes src as a tar stream whose top entry is named name and
+// whose entries are owned by uid and gid (the host's owners mean nothing in
+// the sandbox).
+func tarHostTree(w io.Writer, src, name string, uid, gid int, res *sandbox.CopyResult) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -79,7 +85,7 @@ func tarHostTree(w io.Writer, src, name string, res *sandbox.CopyResult) error {
 		}
 		rel, _ := filepath.Rel(src, p)
 		hdr.Name = filepath.ToSlash(filepath.Join(name, rel))
-		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = uid, gid, "", ""
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}

@@ -25,6 +25,10 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
 	}
+	if errors.Is(err, sandbox.ErrInvalid) && spec.User != "" {
+		// Most likely the user: a name the image lacks. Say where it is set.
+		return sandbox.Info{}, fmt.Errorf("create sandbox as user %q (sandbox.user in Sandtray's config): %w", spec.User, err)
+	}
 	if err != nil {
 		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
 	}
@@ -55,13 +59,14 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 }
 
 // createOptions is the hardened container for spec; Create adds the fixed
-// hardening (see docker.Client.Create).
+// hardening (see docker.Client.Create), and makes the workdir owned by
+// spec.User when there is one.
 func createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
 	return docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
-		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname,
+		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 	}
 }
 

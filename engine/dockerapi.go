@@ -25,6 +25,7 @@ type dockerAPI interface {
 	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
 	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	UserIDs(ctx context.Context, id, user string) (uid, gid int, err error)
 	Stats(ctx context.Context, id string) (docker.StatsSample, error)
 	Events(ctx context.Context, labels map[string]string) (<-chan docker.Event, <-chan error)
 	Diff(ctx context.Context, id string) ([]docker.Change, error)

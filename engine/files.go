@@ -51,9 +51,14 @@ func (e *Engine) writeFile(ctx context.Context, b *box, p string, data []byte, m
 	} else if !fs.FileMode(st.Mode).IsDir() {
 		return fmt.Errorf("cannot write %s: %s is not a folder: %w", p, dir, sandbox.ErrConflict)
 	}
+	uid, gid, err := e.fileOwner(ctx, b)
+	if err != nil {
+		return err
+	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	hdr := &tar.Header{Name: path.Base(p), Mode: int64(mode), Size: int64(len(data)), ModTime: time.Now(), Typeflag: tar.TypeReg}
+	hdr := &tar.Header{Name: path.Base(p), Mode: int64(mode), Size: int64(len(data)), ModTime: time.Now(), Typeflag: tar.TypeReg,
+		Uid: uid, Gid: gid}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
@@ -65,6 +70,22 @@ func (e *Engine) writeFile(ctx context.Context, b *box, p string, data []byte, m
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
+}
+
+// fileOwner returns the ids that own what write_file and copy_to_sandbox put
+// in b. Docker extracts those archives as root and applies the owner in each
+// header, so without this a sandbox whose sandbox.user is not root could not
+// change its own files. A sandbox with no sandbox.user runs as its image's
+// user and gets root's files, as it always has.
+func (e *Engine) fileOwner(ctx context.Context, b *box) (uid, gid int, err error) {
+	if b.spec.User == "" {
+		return 0, 0, nil
+	}
+	uid, gid, err = e.docker.UserIDs(ctx, b.id, b.spec.User)
+	if err != nil {
+		return 0, 0, e.gone(b, fmt.Errorf("find the ids of user %q in sandbox %s: %w", b.spec.User, b.name, err))
+	}
+	return uid, gid, nil
 }
 
 // mkdirAll creates a folder and its parents inside the sandbox.

@@ -20,6 +20,11 @@ const maxPackages = 50
 // errTail is how much of a failed install's output its error quotes.
 const errTail = 2 << 10
 
+// installUser is who package managers run as, whatever the sandbox's own
+// user (sandbox.user) is: root, by number, so that it needs no /etc/passwd
+// entry and no name the sandbox could have changed.
+const installUser = "0:0"
+
 // InstallPackages installs packages in a sandbox with the image's package
 // manager (req.Manager, or the one auto picks) as root, and records the exact
 // versions installed in the sandbox's manifest. An offline sandbox gets the
@@ -79,7 +84,7 @@ func (e *Engine) install(ctx context.Context, b *box, m packageManager, pkgs []s
 	lines := &lineProgress{fn: progress, max: e.cfg.Limits.OutputBytes}
 	out, err := e.execute(ctx, b, run{
 		cmd: append([]string{"/bin/sh", "-c", m.install, "sandtray-install"}, pkgs...),
-		env: slices.Clone(m.env), user: "root", workdir: "/", timeout: timeout, stream: lines,
+		env: slices.Clone(m.env), user: installUser, workdir: "/", timeout: timeout, stream: lines,
 	})
 	if rerr := restore(); rerr != nil {
 		err = errors.Join(err, rerr)
@@ -117,7 +122,7 @@ func (e *Engine) installedVersions(ctx context.Context, b *box, m packageManager
 	var stdout bytes.Buffer
 	_, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{
 		Cmd: append([]string{"/bin/sh", "-c", m.query, "sandtray-query"}, names...),
-		Env: m.env, User: "root", Stdout: &stdout, Stderr: io.Discard,
+		Env: m.env, User: installUser, Stdout: &stdout, Stderr: io.Discard,
 	})
 	if err != nil {
 		return nil, e.gone(b, fmt.Errorf("read installed versions in sandbox %s: %w", b.name, err))

@@ -83,7 +83,7 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		Name: req.Name, Image: req.Image, Language: lang, Persistent: req.Persistent,
 		Network: cmpOr(req.Network, c.Sandbox.Network), MemoryMB: cmpOr(req.MemoryMB, c.Limits.MemoryMB),
 		CPUs: cmpOr(req.CPUs, c.Limits.CPUs), PidsLimit: c.Limits.Pids, Env: req.Env,
-		Workdir: c.Sandbox.Workdir, Runtime: c.Sandbox.Runtime, CapAdd: c.Sandbox.CapAdd,
+		Workdir: c.Sandbox.Workdir, Runtime: c.Sandbox.Runtime, CapAdd: c.Sandbox.CapAdd, User: c.Sandbox.User,
 	}
 	if spec.Image == "" {
 		spec.Image = c.imageFor(lang)

@@ -35,6 +35,7 @@ type Spec struct {
 	Workdir    string            `json:"workdir"`
 	Runtime    string            `json:"runtime,omitempty"` // "runsc" for gVisor, "" for Docker's default
 	CapAdd     []string          `json:"cap_add,omitempty"`
+	User       string            `json:"user,omitempty"` // what every exec runs as unless it says; "" is the image's user
 }
 
 // Owner is the MCP session that created a sandbox.

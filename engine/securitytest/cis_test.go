@@ -5,8 +5,11 @@ package securitytest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/sandtray/sandtray/engine"
 )
 
 // cisCheck is one recommendation of the CIS Docker Benchmark v1.7.0
@@ -143,7 +146,8 @@ func cisChecks() []cisCheck {
 }
 
 // TestCISContainerRuntime inspects a fresh sandbox, created with the default
-// config through create_sandbox, against CIS section 5.
+// config through create_sandbox, against CIS section 5, and one created with
+// the non-root profile (sandbox.user) against 4.1.
 func TestCISContainerRuntime(t *testing.T) {
 	e := newEnv(t)
 	id := e.client.sandbox(t, nil)
@@ -160,14 +164,30 @@ func TestCISContainerRuntime(t *testing.T) {
 			t.Errorf("CIS 5.22/5.26/5.4 from inside the sandbox: want %q in\n%s", want, out.stdout)
 		}
 	}
-	// 4.1 "Ensure that a user for the container has been created", for a
-	// non-root profile: code should be able to run as a user that is not
-	// root. Sandtray has no such profile: every exec runs as the image's
-	// user, root in the default image.
-	if user := doc.str("Config.User"); user == "" || user == "root" || strings.HasPrefix(user, "0") {
-		t.Errorf(`CIS 4.1 "Ensure that a user for the container has been created": the sandbox runs as %q (root); `+
-			`Sandtray has no non-root profile (a sandbox.user setting such as "1000:1000" giving Config.User)`, user)
-	}
+	t.Run("4.1 non-root profile", func(t *testing.T) {
+		// 4.1 "Ensure that a user for the container has been created": with
+		// sandbox.user set, the container's Config.User is that user, and
+		// its main process and every exec run as it. The default stays the
+		// image's user (root in the default image), whose tools may need it.
+		nonRoot := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "1000:1000" })
+		id := nonRoot.client.sandbox(t, nil)
+		if user := (cisDoc{nonRoot.inspect(t, id)}).str("Config.User"); isRootUser(user) {
+			t.Errorf(`CIS 4.1 "Ensure that a user for the container has been created": Config.User = %q, want a user that is not root`, user)
+		}
+		out := nonRoot.client.command(t, id, `id -u; stat -c %u /proc/1`, 10)
+		if out.stdout != "1000\n1000\n" {
+			t.Errorf("CIS 4.1 from inside the sandbox: the exec's uid and the main process's = %q, want 1000 and 1000", out.stdout)
+		}
+	})
+}
+
+// isRootUser reports whether a Docker user spec means root: empty (the
+// image's user, root unless the image says otherwise), "root", or uid 0
+// however written, with any group.
+func isRootUser(user string) bool {
+	name, _, _ := strings.Cut(user, ":")
+	uid, err := strconv.ParseUint(name, 10, 32)
+	return name == "" || name == "root" || (err == nil && uid == 0)
 }
 
 // cisDoc reads fields of an inspect document by dotted path.

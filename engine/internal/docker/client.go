@@ -25,7 +25,8 @@ const pingTimeout = 10 * time.Second
 
 // Client talks to one Docker daemon. It is safe for concurrent use.
 type Client struct {
-	api *client.Client
+	api   *client.Client
+	users userCache // see UserIDs
 }
 
 // New connects to the daemon the environment names: DOCKER_HOST,

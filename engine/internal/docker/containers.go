@@ -33,14 +33,26 @@ const noNewPrivileges = "no-new-privileges"
 // When o.Cmd is set, the image's entrypoint is cleared so that o.Cmd is the
 // main process as given: work runs through Exec, never through whatever the
 // image's entrypoint would start.
+//
+// When o.User and o.Workdir are both set, the workdir is made owned by the
+// user (see ownWorkdir); a user the image does not have fails with
+// sandbox.ErrInvalid. A container Create cannot finish is removed.
 func (c *Client) Create(ctx context.Context, o CreateOptions) (string, error) {
+	op := fmt.Sprintf("create container from image %s", o.Image)
 	res, err := c.api.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:       o.Name,
 		Config:     containerConfig(o),
 		HostConfig: hostConfig(o),
 	})
 	if err != nil {
-		return "", wrap(fmt.Sprintf("create container from image %s", o.Image), err)
+		return "", wrap(op, err)
+	}
+	if o.User != "" && o.Workdir != "" {
+		if err := c.ownWorkdir(ctx, res.ID, o.User, o.Workdir); err != nil {
+			rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			return "", errors.Join(fmt.Errorf("%s: %w", op, err), c.Remove(rmCtx, res.ID))
+		}
 	}
 	return res.ID, nil
 }
@@ -53,6 +65,7 @@ func containerConfig(o CreateOptions) *container.Config {
 		WorkingDir: o.Workdir,
 		Cmd:        o.Cmd,
 		Hostname:   o.Hostname,
+		User:       o.User,
 	}
 	if len(o.Cmd) > 0 {
 		// A non-nil empty entrypoint overrides the image's (docker run --entrypoint "").
@@ -115,6 +128,7 @@ func (c *Client) Kill(ctx context.Context, id string) error {
 // volumes. A container that does not exist counts as removed.
 func (c *Client) Remove(ctx context.Context, id string) error {
 	_, err := c.api.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	c.users.forget(id)
 	err = wrap("remove container "+id, err)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return nil

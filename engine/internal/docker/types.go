@@ -33,6 +33,10 @@ type CreateOptions struct {
 	CapAdd    []string // added back after dropping all
 	Runtime   string   // "" for Docker's default, "runsc" for gVisor
 	Hostname  string
+	// User is who the main process and every exec that names no user run
+	// as: "uid", "uid:gid", "name" or "name:group", names as the image has
+	// them; "" is the image's user. Create makes Workdir owned by it.
+	User string
 }
 
 // Container is what Inspect and List report about a container.
