@@ -18,18 +18,36 @@ import (
 // group, so a timeout or cancellation can kill the whole tree.
 const pidDir = "/tmp/.sandtray"
 
+// sweep kills every process that carries the exec's marker in its
+// environment: what the call started and left running, detached with setsid
+// or nohup or not, since children inherit the environment. It stops each
+// round's finds before killing them, so a fork bomb cannot outgrow it, and
+// uses nothing but grep and the shell's builtins. When the sandbox has no
+// pid left to fork grep, it finds nothing; the engine then restarts the
+// wedged sandbox at the next exec (restartWedged).
+const sweep = `sandtray_sweep() { k=$SANDTRAY_EXEC; f=` + pidDir + `/$k.left; n=0; for _ in 1 2 3 4 5 6 7 8 9 10; do ` +
+	// grep runs with the marker emptied, so it does not find itself.
+	`SANDTRAY_EXEC= LC_ALL=C grep -lzx "SANDTRAY_EXEC=$k" /proc/[0-9]*/environ >"$f" 2>/dev/null; p=; ` +
+	`while read -r l; do l=${l#/proc/}; l=${l%/environ}; [ "$l" = "$1" ] || p="$p $l"; done <"$f"; ` +
+	// A process in the middle of an execve shows no environment for an
+	// instant: only a second empty scan in a row ends the sweep.
+	`if [ -z "$p" ]; then n=$((n+1)); [ $n -lt 2 ] || break; continue; fi; n=0; ` +
+	`kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; done; }; `
+
 // wrapper runs the real command ("$0" "$@") as a child of a shell that records
-// its own pid (in a sticky, world-writable folder, as any user may run execs). Docker makes every exec's first process a session and process
-// group leader, so that pid is the group to kill.
-const wrapper = `mkdir -m 1777 -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
-	`"$0" "$@"; rc=$?; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid; exit $rc`
+// its own pid (in a sticky, world-writable folder, as any user may run
+// execs), and sweeps what the command left running when it ends. Docker makes
+// every exec's first process a session and process group leader, so that pid
+// is the group to kill.
+const wrapper = sweep + `mkdir -m 1777 -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
+	`"$0" "$@"; rc=$?; sandtray_sweep $$; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid "$f"; exit $rc`
 
 // run is one process to execute in a sandbox.
 type run struct {
 	cmd     []string
 	env     []string
 	workdir string
-	user    string // "" runs as the image's user
+	user    string // "" runs as the sandbox's user (sandbox.user, else the image's)
 	stdin   io.Reader
 	timeout time.Duration
 	stream  io.Writer   // optional: also receives stdout and stderr as they come
@@ -117,11 +135,12 @@ func (e *Engine) killGroup(b *box, key, user string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pidFile := pidDir + "/" + key + ".pid"
-	script := `p=$(cat ` + pidFile + ` 2>/dev/null) && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; rm -f ` + pidFile
+	script := sweep + `read -r p <` + pidFile + ` 2>/dev/null && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; sandtray_sweep $$; rm -f "$f" ` + pidFile
 	var sink bytes.Buffer
 	// As the exec's own user: with every capability dropped, even root may
 	// only signal processes of its own uid.
-	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, User: user, Stdout: &sink, Stderr: &sink}
+	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key},
+		User: user, Stdout: &sink, Stderr: &sink}
 	if _, err := e.docker.Exec(ctx, b.id, opts); err != nil {
 		e.log.Warn("kill timed-out exec", "sandbox", b.name, "err", err)
 	}

@@ -16,6 +16,7 @@ __sandtray_read() {
 
 while __sandtray_read; do
 	__sandtray_interrupted=-
+	export SANDTRAY_EXEC=$__sandtray_id # marks what the run starts (see supervisor.py, sweep)
 	eval "$__sandtray_code" 62<&- 63>&-
 	__sandtray_status=$?
 	printf '%s %s %s\n' "$__sandtray_id" "$__sandtray_status" "$__sandtray_interrupted" >&63

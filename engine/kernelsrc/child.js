@@ -69,6 +69,7 @@
       const source = pending.subarray(nl + 1, end).toString();
       pending = pending.subarray(end);
       busy = true;
+      process.env.SANDTRAY_EXEC = id; // marks what the run starts (see supervisor.py, sweep)
       const [code, interrupted] = await run(source);
       fs.writeSync(63, `${id} ${code} ${interrupted ? 'i' : '-'}\n`);
       busy = false;

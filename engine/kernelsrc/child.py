@@ -25,6 +25,34 @@ def _sandtray_kernel():
         # Start the traceback below this frame: it shows only the user's code.
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
 
+    def reap():
+        # Children the code forked and never waited for stay zombies as long
+        # as this kernel lives: reap them, but not those a subprocess or
+        # multiprocessing Popen object still owns and will wait for.
+        me = str(os.getpid()).encode()
+        zombies = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % name, "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if len(fields) > 1 and fields[0] == b"Z" and fields[1] == me:
+                zombies.append(int(name))
+        if not zombies:
+            return
+        import gc
+        owned = {getattr(o, "pid", None) for o in gc.get_objects() if type(o).__name__ == "Popen"}
+        for pid in zombies:
+            if pid not in owned:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except OSError:
+                    pass
+
     def run(source):
         state["cell"] += 1
         name = "<cell %d>" % state["cell"]
@@ -54,7 +82,11 @@ def _sandtray_kernel():
             return
         rid, length = header.split()
         source = requests.read(int(length)).decode("utf-8", "replace")
+        # Programs the code starts carry the run's id, so the supervisor can
+        # stop what they leave running when the run ends.
+        os.environ["SANDTRAY_EXEC"] = rid.decode("ascii", "replace")
         code, interrupted = run(source)
+        reap()
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:
                 stream.flush()

@@ -93,6 +93,41 @@ def read_image(path, limit):
         os.close(fd)
 
 
+def sweep(run_id):
+    """Kills what a run left running: every process whose environment
+    carries the run's marker (the child sets SANDTRAY_EXEC=<run id> before
+    each run, and what the code starts inherits it, setsid or not). Each
+    round's finds are stopped before they are killed, so a fork bomb cannot
+    outgrow it; a process in the middle of an execve shows no environment
+    for an instant, so only a second empty scan in a row ends it."""
+    mark = b"SANDTRAY_EXEC=" + run_id.encode() + b"\0"
+    empty = 0
+    for _ in range(10):
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/" + name + "/environ", "rb") as f:
+                    env = f.read()
+            except OSError:
+                continue
+            if env.startswith(mark) or b"\0" + mark in env:
+                found.append(int(name))
+        if not found:
+            empty += 1
+            if empty == 2:
+                return
+            continue
+        empty = 0
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in found:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+
+
 class Supervisor:
     def __init__(self):
         self.child, self.req_w, self.done_r = spawn()
@@ -195,6 +230,7 @@ class Supervisor:
     def finish(self, code, interrupted):
         self.drain()
         run, self.run = self.run, None
+        sweep(run["id"])
         self.send_images(run)
         send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
                                "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
@@ -223,6 +259,8 @@ class Supervisor:
     def exited(self):
         status = self.child.wait()
         self.signal(signal.SIGKILL)  # what it left running goes with it
+        if self.run is not None:
+            sweep(self.run["id"])
         self.drain()
         try:
             send(b"X", json.dumps({"exit": 128 - status if status < 0 else status}).encode())

@@ -40,7 +40,8 @@ const (
 		"Optional: without it, this session's default sandbox is used, created on first use and kept for the whole session."
 	execTimeoutDesc    = "Seconds to wait before killing it and everything it started. Default: the configured timeout (30 s). Above the configured maximum (10 min by default) is refused: use background for longer work."
 	execBackgroundDesc = "Start it as a background job and return a job_id at once instead of waiting. " +
-		"Use for servers and long runs; poll output with job_status. Default false."
+		"Use for servers and long runs; poll output with job_status. Anything a call starts and leaves running (with &, nohup or setsid too) " +
+		"is stopped when the call ends; a background job's, when the job ends. Default false."
 	execWaitDesc = "Seconds to wait for the result. A run still going after that returns its output so far and a job_id, " +
 		"and continues as a background job (job_status, job_stop). Default 45, at most the maximum timeout."
 )
