@@ -46,6 +46,7 @@ type Limits struct {
 	ReadFileBytes   int64    `toml:"read_file_bytes"`  // default and maximum read_file limit
 	MaxRequestBytes int      `toml:"max_request_bytes"`
 	MaxImageBytes   int      `toml:"max_image_bytes"` // per image a run writes to its outputs folder
+	DiskMB          int64    `toml:"disk_mb"`         // files a sandbox may add to its image; 0: no limit
 }
 
 // SandboxDefaults shape every new sandbox.
@@ -107,7 +108,7 @@ func DefaultConfig() Config {
 			ExecTimeout: Duration{30 * time.Second}, MaxExecTimeout: Duration{10 * time.Minute},
 			OutputBytes: 32 << 10, LogOutputBytes: 1 << 20,
 			ReadFileBytes: 1 << 20, MaxRequestBytes: 16 << 20,
-			MaxImageBytes: 1 << 20,
+			MaxImageBytes: 1 << 20, DiskMB: 10 << 10,
 		},
 		Sandbox: SandboxDefaults{
 			Network: sandbox.NetworkNone, AllowNetwork: true, Workdir: "/workspace",
@@ -165,6 +166,7 @@ func (c *Config) Validate() error {
 		{l.ReadFileBytes < 1, "limits.read_file_bytes", "must be above 0"},
 		{l.MaxRequestBytes < 1024, "limits.max_request_bytes", "must be at least 1024"},
 		{l.MaxImageBytes < 1024 || l.MaxImageBytes > maxImageBytes, "limits.max_image_bytes", "must be between 1024 and 16777216"},
+		{l.DiskMB < 0 || l.DiskMB > 0 && l.DiskMB < 16, "limits.disk_mb", "must be 0 (no limit) or at least 16"},
 		{s.Network != sandbox.NetworkNone && s.Network != sandbox.NetworkBridge, "sandbox.network", `must be "none" or "bridge"`},
 		{!strings.HasPrefix(s.Workdir, "/"), "sandbox.workdir", "must be an absolute path"},
 		{!validUser(s.User), "sandbox.user", fmt.Sprintf(`%q is not a user: use numeric ids such as "1000:1000", a name the image has such as "nobody", or "" for the image's own user`, s.User)},

@@ -21,7 +21,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	id, err := e.docker.Create(ctx, createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
+	id, err := e.docker.Create(ctx, e.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
 	}
@@ -60,13 +60,15 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 
 // createOptions is the hardened container for spec; Create adds the fixed
 // hardening (see docker.Client.Create), and makes the workdir owned by
-// spec.User when there is one.
-func createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
+// spec.User when there is one. No one file may outgrow limits.disk_mb (the
+// engine bounds the total, see disk.go, but only as often as it measures).
+func (e *Engine) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
 	return docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
+		FileSizeMB: e.cfg.Limits.DiskMB,
 	}
 }
 

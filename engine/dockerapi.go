@@ -29,6 +29,8 @@ type dockerAPI interface {
 	Stats(ctx context.Context, id string) (docker.StatsSample, error)
 	Events(ctx context.Context, labels map[string]string) (<-chan docker.Event, <-chan error)
 	Diff(ctx context.Context, id string) ([]docker.Change, error)
+	Disk(ctx context.Context, id string) (docker.DiskInfo, error)
+	SizeRw(ctx context.Context, id string) (int64, error)
 	ConnectNetwork(ctx context.Context, id, network string) error
 	DisconnectNetwork(ctx context.Context, id, network string) error
 	InspectImage(ctx context.Context, ref string) (docker.Image, error)

@@ -58,6 +58,11 @@ type box struct {
 	activity []sandbox.Activity
 	busy     int   // calls in flight; a busy sandbox is never reaped
 	oomKills int64 // the cgroup's OOM-kill count when last read
+	// The writable layer's folder on this host when the engine can read it
+	// (upperKnown once looked up), and its size when last measured.
+	upperDir   string
+	upperKnown bool
+	diskSeen   int64
 }
 
 // session is one MCP session (one client connection).

@@ -21,6 +21,13 @@ type testEngine struct {
 
 func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
 	t.Helper()
+	return newTestEngineOn(t, nil, configure...)
+}
+
+// newTestEngineOn is newTestEngine with the engine's Docker client wrapped
+// by wrap (when not nil), to change one thing Docker tells the engine.
+func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...func(*Config)) *testEngine {
+	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := DefaultConfig()
 	cfg.DefaultImage = dockertest.Image(t)
@@ -31,7 +38,11 @@ func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
 		c(&cfg)
 	}
 	ctx := context.Background()
-	e, err := newEngine(ctx, cfg, cli, Options{Labels: dockertest.Labels(t), Tick: 200 * time.Millisecond})
+	var api dockerAPI = cli
+	if wrap != nil {
+		api = wrap(api)
+	}
+	e, err := newEngine(ctx, cfg, api, Options{Labels: dockertest.Labels(t), Tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}

@@ -94,7 +94,7 @@ func (e *Engine) fillOne(ctx context.Context, image string) error {
 	}
 	labels[sandbox.LabelPool] = e.pool.instance
 	name := "sb-" + randomHex(3)
-	id, err := e.docker.Create(ctx, createOptions(poolPrefix+name, name, spec, labels))
+	id, err := e.docker.Create(ctx, e.createOptions(poolPrefix+name, name, spec, labels))
 	if err != nil {
 		return err
 	}

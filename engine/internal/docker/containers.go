@@ -99,6 +99,10 @@ func hostConfig(o CreateOptions) *container.HostConfig {
 		limit := o.PidsLimit
 		hc.PidsLimit = &limit
 	}
+	if o.FileSizeMB > 0 {
+		size := o.FileSizeMB << 20
+		hc.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: size, Hard: size}}
+	}
 	return hc
 }
 

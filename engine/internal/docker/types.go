@@ -37,6 +37,9 @@ type CreateOptions struct {
 	// as: "uid", "uid:gid", "name" or "name:group", names as the image has
 	// them; "" is the image's user. Create makes Workdir owned by it.
 	User string
+	// FileSizeMB caps the size of any one file the container's processes
+	// write (RLIMIT_FSIZE: a write past it fails, SIGXFSZ); 0 for none.
+	FileSizeMB int64
 }
 
 // Container is what Inspect and List report about a container.

@@ -1,0 +1,41 @@
+package docker
+
+import (
+	"context"
+
+	"github.com/moby/moby/client"
+)
+
+// DiskInfo is what Docker tells of a container's writable layer.
+type DiskInfo struct {
+	// UpperDir is the layer's folder on the daemon's host, for the overlay
+	// drivers (overlay2, fuse-overlayfs); "" for the others.
+	UpperDir string
+}
+
+// Disk reports where the container's writable layer lives.
+func (c *Client) Disk(ctx context.Context, id string) (DiskInfo, error) {
+	res, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
+	if err != nil {
+		return DiskInfo{}, wrap("inspect container "+id, err)
+	}
+	var d DiskInfo
+	if g := res.Container.GraphDriver; g != nil {
+		d.UpperDir = g.Data["UpperDir"]
+	}
+	return d, nil
+}
+
+// SizeRw is the size of the files in the container's writable layer, as
+// Docker computes it: slow (seconds on fuse-overlayfs, where Docker compares
+// the whole file tree with the image's), so only a fallback.
+func (c *Client) SizeRw(ctx context.Context, id string) (int64, error) {
+	res, err := c.api.ContainerInspect(ctx, id, client.ContainerInspectOptions{Size: true})
+	if err != nil {
+		return 0, wrap("inspect container "+id, err)
+	}
+	if res.Container.SizeRw == nil {
+		return 0, nil
+	}
+	return *res.Container.SizeRw, nil
+}
