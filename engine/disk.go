@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // How often a running call's sandbox is measured against limits.disk_mb:
@@ -23,49 +21,11 @@ const (
 	diskPollDocker = 3 * time.Second
 )
 
-// diskLimitError is why a call was stopped for writing past the disk limit.
-type diskLimitError struct{ usedMB, limitMB int64 }
-
-func (d *diskLimitError) Error() string {
-	return fmt.Sprintf("stopped: the sandbox's files grew to %d MB, over its disk limit of %d MB (limits.disk_mb); "+
-		"delete files to make room, the ones written so far are kept", d.usedMB, d.limitMB)
-}
-
-// diskGuarded wraps a call's work so that it is stopped, with a result that
-// says why, when the sandbox's writable layer grows past limits.disk_mb
-// while it runs. Docker 20.10 cannot set a quota on fuse-overlayfs, nor on
-// overlay2 outside xfs with project quotas, so the engine enforces it.
-func (e *Engine) diskGuarded(b *box, work runFunc) runFunc {
-	limit := e.cfg.Limits.DiskMB << 20
-	if limit <= 0 {
-		return work
-	}
-	return func(ctx context.Context, out *callOutput) (runOutput, error) {
-		started := time.Now()
-		ctx, cancel := context.WithCancelCause(ctx)
-		watched := make(chan struct{})
-		go func() {
-			defer close(watched)
-			e.watchDisk(ctx, b, limit, cancel)
-		}()
-		res, err := work(ctx, out)
-		var over *diskLimitError
-		if err != nil && errors.As(context.Cause(ctx), &over) {
-			res = out.result(sandbox.ExecResult{ExitCode: -1, Duration: time.Since(started)},
-				e.cfg.Limits.OutputBytes, e.cfg.Limits.LogOutputBytes)
-			res.note(over.Error())
-			err = nil
-		}
-		cancel(nil)
-		<-watched
-		return res, err
-	}
-}
-
-// watchDisk measures b's writable layer until ctx ends, and cancels the call
-// with a *diskLimitError when it is over limit and grew since the last
-// measurement: a call that only reads in a sandbox already over the limit
-// runs on, and so does one that deletes.
+// watchDisk measures b's writable layer until ctx ends, and stops the call
+// (see guarded) when it is over limit and grew since the last measurement: a
+// call that only reads in a sandbox already over the limit runs on, and so
+// does one that deletes. Docker 20.10 cannot set a quota on fuse-overlayfs,
+// nor on overlay2 outside xfs with project quotas, so the engine enforces it.
 func (e *Engine) watchDisk(ctx context.Context, b *box, limit int64, cancel context.CancelCauseFunc) {
 	measure, every := e.diskMeter(ctx, b)
 	t := time.NewTimer(every)
@@ -88,7 +48,8 @@ func (e *Engine) watchDisk(ctx context.Context, b *box, limit int64, cancel cont
 		b.diskSeen = used
 		e.mu.Unlock()
 		if used > limit && used > seen {
-			cancel(&diskLimitError{usedMB: used >> 20, limitMB: limit >> 20})
+			cancel(&stopped{code: -1, text: fmt.Sprintf("stopped: the sandbox's files grew to %d MB, over its disk limit of %d MB (limits.disk_mb); "+
+				"delete files to make room, the ones written so far are kept", used>>20, limit>>20)})
 			return
 		}
 		t.Reset(every)

@@ -31,6 +31,7 @@ type Engine struct {
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
 	jobs     map[string]*job
+	callSeq  uint64 // numbers the calls in boxes' calls
 	watchers map[*Watcher]struct{}
 	paused   bool
 
@@ -63,6 +64,7 @@ type box struct {
 	upperDir   string
 	upperKnown bool
 	diskSeen   int64
+	calls      map[uint64]context.CancelCauseFunc // the calls running in it, to stop them (see guarded)
 }
 
 // session is one MCP session (one client connection).

@@ -137,7 +137,7 @@ type execution struct {
 // far and the job's id. Until then, the caller's ctx cancels it.
 func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o callOpts, work runFunc) (sandbox.ExecOutcome, error) {
 	keep := e.cfg.Limits.LogOutputBytes
-	work = e.diskGuarded(b, work)
+	work = e.guarded(b, work)
 	if o.wait > o.timeout+2*kernelGrace {
 		out := newCallOutput(keep, false, o.progress)
 		res, err := work(ctx, out)

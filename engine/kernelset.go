@@ -148,11 +148,27 @@ func (e *Engine) closeKernels(id string) {
 	for _, k := range doomed {
 		k.markDead()
 		k.in.close() // the supervisor kills the interpreter at EOF
+		// An exec whose stream outlives its container (gVisor) is aborted.
+		time.AfterFunc(2*kernelGrace, k.cancel)
 	}
 	if id == "" {
 		ks.flushSaves(e)
 		waitKernels(&ks.wg, doomed, 2*kernelGrace)
 		kernelSets.Delete(e)
+	}
+}
+
+// abortKernelsSoon aborts, after a grace, the execs of sandbox id's
+// kernels, whose container died: their streams normally end with it, and an
+// exec that has ended ignores the abort.
+func (e *Engine) abortKernelsSoon(id string) {
+	ks := e.kernels()
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	for key, s := range ks.slots {
+		if key.sandboxID == id && s.k != nil {
+			time.AfterFunc(kernelGrace, s.k.cancel)
+		}
 	}
 }
 

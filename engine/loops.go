@@ -46,6 +46,9 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	case "die", "stop", "kill":
 		if c, err := e.docker.Inspect(ctx, id); err == nil {
 			e.setStatus(b, statusOf(c.State))
+			if action == "die" {
+				e.sandboxDied(b, c.OOMKilled)
+			}
 		}
 	case "pause":
 		e.setStatus(b, sandbox.StatusPaused)
