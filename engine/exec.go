@@ -18,29 +18,42 @@ import (
 // group, so a timeout or cancellation can kill the whole tree.
 const pidDir = "/tmp/.sandtray"
 
-// sweep kills every process that carries the exec's marker in its
-// environment: what the call started and left running, detached with setsid
-// or nohup or not, since children inherit the environment. It stops each
-// round's finds before killing them, so a fork bomb cannot outgrow it, and
-// uses nothing but grep and the shell's builtins. When the sandbox has no
-// pid left to fork grep, it finds nothing; the engine then restarts the
-// wedged sandbox at the next exec (restartWedged).
-const sweep = `sandtray_sweep() { k=$SANDTRAY_EXEC; f=` + pidDir + `/$k.left; n=0; for _ in 1 2 3 4 5 6 7 8 9 10; do ` +
-	// grep runs with the marker emptied, so it does not find itself.
-	`SANDTRAY_EXEC= LC_ALL=C grep -lzx "SANDTRAY_EXEC=$k" /proc/[0-9]*/environ >"$f" 2>/dev/null; p=; ` +
-	`while read -r l; do l=${l#/proc/}; l=${l%/environ}; [ "$l" = "$1" ] || p="$p $l"; done <"$f"; ` +
-	// A process in the middle of an execve shows no environment for an
-	// instant: only a second empty scan in a row ends the sweep.
-	`if [ -z "$p" ]; then n=$((n+1)); [ $n -lt 2 ] || break; continue; fi; n=0; ` +
-	`kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; done; }; `
+// sweep kills the processes a call left running: those in the call's
+// process group ($2), and those that carry the call's marker in their
+// environment (what the call started, detached with setsid or nohup or
+// not, since children inherit the environment). $1 is the sweeping shell,
+// spared. Each round's finds are stopped before they are killed, so a fork
+// bomb cannot outgrow it.
+//
+// It uses only the shell's builtins: dash exits when it cannot fork, and a
+// fork bomb takes every pid (and its killed processes hold theirs until
+// init reaps them). Each round reads every process's stat and the first
+// line of its environment (dash drops the NULs between variables). A
+// process in the middle of an execve shows no environment for an instant,
+// so the sweep ends only at a second empty round, a moment after the first.
+// With $3 set (a separate exec, which may fail), one grep then looks for the
+// marker anywhere in every environment, past a variable with a newline in
+// it. Only simple commands (read, true, grep) open files: the shell exits
+// on a compound command whose redirection fails.
+const sweep = `sandtray_sweep() { k=$SANDTRAY_EXEC; f=` + pidDir + `/$k.left; n=0; for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do p=; ` +
+	`for d in /proc/[0-9]*; do q=${d#/proc/}; [ "$q" != "$1" ] || continue; ` +
+	`s=; read -r s 2>/dev/null <"$d/stat"; r=${s##*) }; [ "${r%% *}" != Z ] || continue; r=${r#* }; r=${r#* }; ` +
+	`if [ "${r%% *}" = "$2" ]; then p="$p $q"; continue; fi; ` +
+	`l=; read -r l 2>/dev/null <"$d/environ"; case $l in *"SANDTRAY_EXEC=$k"*) p="$p $q";; esac; done; ` +
+	`if [ -n "$p" ]; then n=0; kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; continue; fi; ` +
+	`n=$((n+1)); [ $n -lt 2 ] || break; i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; done; ` +
+	// grep runs with the marker emptied, so that it does not find itself.
+	`[ -n "$3" ] || return 0; true 2>/dev/null >"$f" && SANDTRAY_EXEC= LC_ALL=C grep -lzx "SANDTRAY_EXEC=$k" /proc/[0-9]*/environ 2>/dev/null >"$f"; p=; ` +
+	`[ ! -s "$f" ] || while read -r l; do l=${l#/proc/}; l=${l%/environ}; [ "$l" = "$1" ] || p="$p $l"; done <"$f"; ` +
+	`[ -z "$p" ] || { kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; }; }; `
 
 // wrapper runs the real command ("$0" "$@") as a child of a shell that records
 // its own pid (in a sticky, world-writable folder, as any user may run
 // execs), and sweeps what the command left running when it ends. Docker makes
 // every exec's first process a session and process group leader, so that pid
 // is the group to kill.
-const wrapper = sweep + `mkdir -m 1777 -p ` + pidDir + ` 2>/dev/null; echo $$ >` + pidDir + `/"$SANDTRAY_EXEC".pid 2>/dev/null; ` +
-	`"$0" "$@"; rc=$?; sandtray_sweep $$; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid "$f"; exit $rc`
+const wrapper = sweep + `[ -d ` + pidDir + ` ] || mkdir -m 1777 -p ` + pidDir + ` 2>/dev/null; echo $$ 2>/dev/null >` + pidDir + `/"$SANDTRAY_EXEC".pid; ` +
+	`"$0" "$@"; rc=$?; sandtray_sweep $$ $$; rm -f ` + pidDir + `/"$SANDTRAY_EXEC".pid "$f"; exit $rc`
 
 // run is one process to execute in a sandbox.
 type run struct {
@@ -87,8 +100,9 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 	}
 	elapsed := time.Since(started)
 	timedOut := errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	restarted := false
 	if err != nil && runCtx.Err() != nil {
-		e.killGroup(b, key, r.user)
+		restarted = e.killGroup(b, key, r.user)
 		if !timedOut {
 			return runOutput{}, fmt.Errorf("execution cancelled: %w", ctx.Err())
 		}
@@ -101,6 +115,9 @@ func (e *Engine) execute(ctx context.Context, b *box, r run) (runOutput, error) 
 		e.cfg.Limits.OutputBytes, e.cfg.Limits.LogOutputBytes)
 	if timedOut {
 		res.note(fmt.Sprintf("timed out after %s; the process group was killed", r.timeout))
+	}
+	if restarted {
+		res.note("the sandbox had no process left to stop the call with (its pids limit was reached), so it was restarted; its files are kept")
 	}
 	return res, nil
 }
@@ -129,21 +146,38 @@ func (o *runOutput) note(text string) {
 }
 
 // killGroup kills the process group of the exec tagged key ("kill -KILL -PGID":
-// dash, Debian's sh, rejects the "--" that bash accepts). It runs with its
-// own deadline, since the caller's context is already done.
-func (e *Engine) killGroup(b *box, key, user string) {
+// dash, Debian's sh, rejects the "--" that bash accepts), then sweeps what
+// carries its marker. It runs with its own deadline, since the caller's
+// context is already done. A sandbox whose pids are all taken (a fork bomb)
+// may refuse even that exec: after a few tries it is restarted, which ends
+// every process in it and keeps its files; restarted says so.
+func (e *Engine) killGroup(b *box, key, user string) (restarted bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	pidFile := pidDir + "/" + key + ".pid"
-	script := sweep + `read -r p <` + pidFile + ` 2>/dev/null && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; sandtray_sweep $$; rm -f "$f" ` + pidFile
-	var sink bytes.Buffer
+	script := sweep + `read -r p <` + pidFile + ` 2>/dev/null && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; ` +
+		`sandtray_sweep $$ "$p" grep; rm -f "$f" ` + pidFile + `; echo swept`
 	// As the exec's own user: with every capability dropped, even root may
 	// only signal processes of its own uid.
-	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key},
-		User: user, Stdout: &sink, Stderr: &sink}
-	if _, err := e.docker.Exec(ctx, b.id, opts); err != nil {
-		e.log.Warn("kill timed-out exec", "sandbox", b.name, "err", err)
+	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key}, User: user}
+	var err error
+	for try := 0; try < 3; try++ {
+		var out bytes.Buffer
+		opts.Stdout, opts.Stderr = &out, &out
+		if _, err = e.docker.Exec(ctx, b.id, opts); err == nil && strings.HasSuffix(out.String(), "swept\n") {
+			return false
+		}
+		if err == nil {
+			err = errors.New(strings.TrimSpace(out.String()))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
+	e.log.Warn("kill a stopped call's processes; restarting the sandbox", "sandbox", b.name, "err", err)
+	if err := e.docker.Kill(ctx, b.id); err != nil {
+		e.log.Warn("kill sandbox", "sandbox", b.name, "err", err)
+		return false
+	}
+	return e.restartStopped(ctx, b)
 }
 
 // timeoutFor applies the configured default and maximum to a requested timeout.

@@ -76,6 +76,13 @@ def _sandtray_kernel():
             return 1, False
         return 0, False
 
+    # Between runs, children that end (the supervisor kills what a run left
+    # running) are reaped as they do; during a run, the code's own waits
+    # must find its children, so SIGCHLD is left alone.
+    def between_runs(*_):
+        reap()
+
+    signal.signal(signal.SIGCHLD, between_runs)
     while True:
         header = requests.readline()
         if not header:
@@ -85,7 +92,9 @@ def _sandtray_kernel():
         # Programs the code starts carry the run's id, so the supervisor can
         # stop what they leave running when the run ends.
         os.environ["SANDTRAY_EXEC"] = rid.decode("ascii", "replace")
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         code, interrupted = run(source)
+        signal.signal(signal.SIGCHLD, between_runs)
         reap()
         for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
             try:

@@ -93,26 +93,34 @@ def read_image(path, limit):
         os.close(fd)
 
 
-def sweep(run_id):
+def sweep(run_id, group):
     """Kills what a run left running: every process whose environment
     carries the run's marker (the child sets SANDTRAY_EXEC=<run id> before
-    each run, and what the code starts inherits it, setsid or not). Each
-    round's finds are stopped before they are killed, so a fork bomb cannot
-    outgrow it; a process in the middle of an execve shows no environment
-    for an instant, so only a second empty scan in a row ends it."""
+    each run, and what the code starts inherits it, setsid or not), and
+    every process but the child itself in the child's process group (one the
+    code forked that has not yet exec'd still shows the child's first
+    environment). Each round's finds are stopped before they are killed, so
+    a fork bomb cannot outgrow it; a process in the middle of an execve
+    shows no environment for an instant, so only a second empty scan in a
+    row ends it."""
     mark = b"SANDTRAY_EXEC=" + run_id.encode() + b"\0"
     empty = 0
     for _ in range(10):
         found = []
         for name in os.listdir("/proc"):
-            if not name.isdigit():
+            if not name.isdigit() or int(name) == group:
                 continue
             try:
                 with open("/proc/" + name + "/environ", "rb") as f:
                     env = f.read()
+                with open("/proc/" + name + "/stat", "rb") as f:
+                    stat = f.read()
             except OSError:
                 continue
-            if env.startswith(mark) or b"\0" + mark in env:
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if fields[:1] == [b"Z"]:
+                continue  # dead already; its parent reaps it
+            if env.startswith(mark) or b"\0" + mark in env or (len(fields) > 2 and fields[2] == str(group).encode()):
                 found.append(int(name))
         if not found:
             empty += 1
@@ -230,7 +238,7 @@ class Supervisor:
     def finish(self, code, interrupted):
         self.drain()
         run, self.run = self.run, None
-        sweep(run["id"])
+        sweep(run["id"], self.child.pid)
         self.send_images(run)
         send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
                                "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
@@ -260,7 +268,7 @@ class Supervisor:
         status = self.child.wait()
         self.signal(signal.SIGKILL)  # what it left running goes with it
         if self.run is not None:
-            sweep(self.run["id"])
+            sweep(self.run["id"], self.child.pid)
         self.drain()
         try:
             send(b"X", json.dumps({"exit": 128 - status if status < 0 else status}).encode())

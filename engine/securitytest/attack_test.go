@@ -244,10 +244,15 @@ func zombies(t *testing.T, e *env, id string) {
 	e.client.code(t, id, "python", code, 10)
 	e.client.ok(t, "execute_command", map[string]any{"sandbox_id": id, "timeout_s": 2,
 		"command": "python3 -c \"" + strings.ReplaceAll(code, "\"", "\\\"") + "\" stay"})
-	eventually(t, 5*time.Second, "zombies are reaped", func() bool {
-		out := e.client.command(t, id, `ps -eo stat= | grep -c '^Z' || true`, 10)
-		return strings.TrimSpace(out.stdout) == "0"
-	})
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out := e.client.command(t, id, `ps -eo stat=,pid=,ppid=,comm= | grep '^Z' || true`, 10)
+		if strings.TrimSpace(out.stdout) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("zombies still there 5 s after their calls (stat pid ppid command): %.300s", out.stdout)
+		}
+	}
 }
 
 func procWrites(t *testing.T, e *env, id string) {
