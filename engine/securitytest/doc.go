@@ -13,9 +13,10 @@
 // container runtime checks (section 5, and 4.1).
 //
 // The fault tests, behind the build tag "fault", restart and freeze the
-// Docker daemon and kill Sandtray itself, so they must never run beside other
-// tests: `make test-fault` runs them alone. The soak test runs only when
-// SANDTRAY_SOAK names a duration (`make test-soak`).
+// Docker daemon and kill Sandtray itself, so they must never run beside
+// other tests: `make test` runs them alone after the rest (as `make
+// test-fault` does). The soak test runs only when SANDTRAY_SOAK names a
+// duration (`make test-soak`).
 //
 // SECURITY.md at the repository root lists every case with its outcome.
 package securitytest
