@@ -103,30 +103,6 @@ func waitDocker(t *testing.T) {
 	}
 }
 
-// containersOf counts the sandboxes carrying the test's labels (not the
-// warm pool's spares).
-func containersOf(t *testing.T, labels map[string]string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := docker.New(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	list, err := c.List(ctx, labels, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, ctr := range list {
-		if ctr.Labels[sandbox.LabelPool] == "" { // the warm pool's spares are not sandboxes
-			n++
-		}
-	}
-	return n
-}
-
 // TestFaultDaemonRestartIdle: the engine reconnects and re-adopts; the
 // sandboxes it had are still there once (stopped), and work on next use.
 func TestFaultDaemonRestartIdle(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // callTimeout bounds one tool call; the longest attack (a timed-out exec
@@ -360,4 +361,28 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// containersOf counts the sandboxes carrying the test's labels (not the
+// warm pool's spares).
+func containersOf(t *testing.T, labels map[string]string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := docker.New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	list, err := c.List(ctx, labels, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ctr := range list {
+		if ctr.Labels[sandbox.LabelPool] == "" { // the warm pool's spares are not sandboxes
+			n++
+		}
+	}
+	return n
 }

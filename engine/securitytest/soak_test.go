@@ -62,14 +62,21 @@ func TestSoak(t *testing.T) {
 	for _, f := range firstFailures {
 		t.Errorf("soak call failed: %.300s", f)
 	}
-	var left int
-	eventually(t, 30*time.Second, "goroutines, files and containers back at baseline", func() bool {
+	var goroutines, files, left int
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
 		runtime.GC()
-		left = containersLeft(t, e)
-		return runtime.NumGoroutine() <= baseGoroutines+5 && openFiles(t) <= baseFiles+5 && left == 0
-	})
-	t.Logf("soak %s: %d calls, %d failed; goroutines %d → %d, open files %d → %d, containers left %d",
-		d, calls.Load(), failures.Load(), baseGoroutines, runtime.NumGoroutine(), baseFiles, openFiles(t), left)
+		goroutines, files, left = runtime.NumGoroutine(), openFiles(t), containersOf(t, e.labels)
+		if goroutines <= baseGoroutines+5 && files <= baseFiles+5 && left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("30 s after the soak: goroutines %d (baseline %d), open files %d (%d), sandboxes left %d (0)",
+				goroutines, baseGoroutines, files, baseFiles, left)
+			break
+		}
+	}
+	t.Logf("soak %s: %d calls, %d failed; goroutines %d → %d, open files %d → %d, sandboxes left %d",
+		d, calls.Load(), failures.Load(), baseGoroutines, goroutines, baseFiles, files, left)
 }
 
 // soakRound is one sandbox's life, touching every tool but install and
@@ -122,14 +129,4 @@ func openFiles(t *testing.T) int {
 		t.Fatalf("count open files: %v", err)
 	}
 	return len(entries)
-}
-
-func containersLeft(t *testing.T, e *env) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	list, err := e.docker.List(ctx, e.labels, true)
-	if err != nil {
-		t.Fatalf("list containers: %v", err)
-	}
-	return len(list)
 }
