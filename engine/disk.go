@@ -27,14 +27,18 @@ const (
 // does one that deletes. Docker 20.10 cannot set a quota on fuse-overlayfs,
 // nor on overlay2 outside xfs with project quotas, so the engine enforces it.
 func (e *Engine) watchDisk(ctx context.Context, b *box, limit int64, cancel context.CancelCauseFunc) {
-	measure, every := e.diskMeter(ctx, b)
-	t := time.NewTimer(every)
+	t := time.NewTimer(diskPollLocal)
 	defer t.Stop()
+	var measure func(context.Context) (int64, error)
+	every := diskPollLocal
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if measure == nil { // chosen at the first tick: most calls end before it
+			measure, every = e.diskMeter(ctx, b)
 		}
 		used, err := measure(ctx)
 		if err != nil {
