@@ -25,13 +25,25 @@ def _sandtray_kernel():
         # Start the traceback below this frame: it shows only the user's code.
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
 
+    def children():
+        # This process's children, from each thread's list (cheap), or every
+        # process when the kernel has no such list.
+        kids = []
+        try:
+            for tid in os.listdir("/proc/self/task"):
+                with open("/proc/self/task/%s/children" % tid) as f:
+                    kids += f.read().split()
+        except OSError:
+            return os.listdir("/proc")
+        return kids
+
     def reap():
         # Children the code forked and never waited for stay zombies as long
         # as this kernel lives: reap them, but not those a subprocess or
         # multiprocessing Popen object still owns and will wait for.
         me = str(os.getpid()).encode()
         zombies = []
-        for name in os.listdir("/proc"):
+        for name in children():
             if not name.isdigit():
                 continue
             try:

@@ -208,7 +208,7 @@ class Supervisor:
             code = req["code"].encode("utf-8", "surrogatepass")
             self.run = {"id": req["id"], "cap": req["cap"], "outdir": req["outdir"], "max_image": req["max_image"],
                         "sent": {b"O": 0, b"E": 0}, "dropped": {b"O": 0, b"E": 0},
-                        "before": snapshot(req["outdir"])}
+                        "before": snapshot(req["outdir"]), "pids": set(os.listdir("/proc"))}
             self.pending += ("%s %d\n" % (req["id"], len(code))).encode() + code
             self.flush_request()
         elif kind == b"I":
@@ -238,7 +238,8 @@ class Supervisor:
     def finish(self, code, interrupted):
         self.drain()
         run, self.run = self.run, None
-        sweep(run["id"], self.child.pid)
+        if set(os.listdir("/proc")) - run["pids"]:  # only a run that left a process can need a sweep
+            sweep(run["id"], self.child.pid)
         self.send_images(run)
         send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
                                "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
