@@ -27,7 +27,8 @@ func formatBytes(n int64) string {
 
 // formatSeconds renders a duration as seconds, to the millisecond: "30s", "1.25s".
 func formatSeconds(d time.Duration) string {
-	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64) + "s"
+	// From whole milliseconds: Duration.Seconds of 2.603 s is 2.6029999999999998.
+	return strconv.FormatFloat(float64(d.Round(time.Millisecond).Milliseconds())/1000, 'f', -1, 64) + "s"
 }
 
 // truncate shortens s to at most n runes, marking the cut.

@@ -121,3 +121,18 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatSeconds(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		2603 * time.Millisecond:             "2.603s",
+		2802999 * time.Microsecond:          "2.803s",
+		30 * time.Second:                    "30s",
+		1500 * time.Microsecond:             "0.002s",
+		0:                                   "0s",
+		10*time.Minute + 1*time.Millisecond: "600.001s",
+	} {
+		if got := formatSeconds(d); got != want {
+			t.Errorf("formatSeconds(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
