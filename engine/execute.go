@@ -171,7 +171,8 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 // finishCall ends a call that ran to its end while the caller waited.
 func (e *Engine) finishCall(b *box, act sandbox.Activity, res runOutput, err error, timeout time.Duration) (sandbox.ExecOutcome, error) {
 	e.releaseSoon(b)
-	if err == nil && !res.result.TimedOut && (res.result.ExitCode == 137 || res.result.KernelRestarted) && e.killedForMemory(b) {
+	if err == nil && !res.result.TimedOut && (res.result.ExitCode == 137 || res.result.ExitCode == -1 || res.result.KernelRestarted) &&
+		!strings.Contains(res.result.Stderr, "killed for memory") && e.killedForMemory(b) {
 		note := memoryNote(b.spec.MemoryMB)
 		res.result.Stderr += note
 		res.logErr += note // the desktop notice comes from Docker's oom event

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // oomCounters are where a sandbox sees its own cgroup's count of
@@ -17,23 +19,37 @@ const oomCounters = "/sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/mem
 // killedForMemory reports whether the kernel's OOM killer struck in the
 // sandbox since the engine last looked: a SIGKILL exit alone could be anyone's
 // kill -9, so the cgroup's own count decides. It costs one exec, and only
-// runs after a call ended by SIGKILL.
+// runs after a call ended by SIGKILL or lost its process. Where the sandbox
+// cannot tell (under gVisor, running out of memory stops the whole sandbox,
+// and its cgroup files are gVisor's own), Docker's record of the container's
+// end decides.
 func (e *Engine) killedForMemory(b *box) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	if _, err := e.docker.Exec(ctx, b.id, dockerExec([]string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, &out)); err != nil {
-		return false
+	_, err := e.docker.Exec(ctx, b.id, dockerExec([]string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, &out))
+	if err == nil {
+		n, ok := oomKills(out.Bytes())
+		if !ok {
+			return false
+		}
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		rose := n > b.oomKills
+		b.oomKills = n
+		return rose
 	}
-	n, ok := oomKills(out.Bytes())
-	if !ok {
-		return false
+	// The sandbox refused the exec: it is stopping, or has stopped. Wait a
+	// moment for Docker to record how it ended.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		c, err := e.docker.Inspect(ctx, b.id)
+		if err != nil {
+			return false
+		}
+		if statusOf(c.State) != sandbox.StatusRunning || time.Now().After(deadline) {
+			return c.OOMKilled
+		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rose := n > b.oomKills
-	b.oomKills = n
-	return rose
 }
 
 // oomKills reads the "oom_kill N" line of a cgroup memory file.

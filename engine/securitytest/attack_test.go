@@ -148,6 +148,7 @@ func detachedForkBomb(t *testing.T, e *env, id string) {
 func memoryBomb(t *testing.T, e *env, id string) {
 	code := "a = []\nwhile True:\n    a.append(bytearray(10 ** 7))\n"
 	out := e.client.code(t, id, "python", code, 15)
+	t.Logf("memory bomb: %.400s", out.text)
 	if out.code != 137 {
 		t.Errorf("memory bomb: exit code %d, want 137 (SIGKILL from the OOM killer): %s", out.code, out.text)
 	}
