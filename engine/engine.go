@@ -27,6 +27,8 @@ type Engine struct {
 	start  time.Time
 	labels map[string]string // added to every container (tests tag theirs)
 
+	kernelSet *kernelSet // the sandboxes' kernels (kernelset.go)
+
 	mu       sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
@@ -117,7 +119,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e := &Engine{
 		cfg: cfg, docker: d, log: log, store: store, start: time.Now(), labels: opts.Labels,
 		boxes: map[string]*box{}, sessions: map[string]*session{},
-		jobs: map[string]*job{}, watchers: map[*Watcher]struct{}{},
+		jobs: map[string]*job{}, watchers: map[*Watcher]struct{}{}, kernelSet: newKernelSet(),
 	}
 	e.checkDocker(ctx)
 	if err := e.adopt(ctx); err != nil {

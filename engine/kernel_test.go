@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -237,4 +238,25 @@ func TestWarmKernel(t *testing.T) {
 		t.Errorf("first call on a warmed kernel: %+v", r)
 	}
 	t.Logf("first call took %s", time.Since(started))
+}
+
+// TestNoKernelStartsWhileClosing: once Close has taken the kernels, a call
+// that races it gets an error saying so, and starts no kernel that Close
+// would never wait for.
+func TestNoKernelStartsWhileClosing(t *testing.T) {
+	te := newTestEngine(t)
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	te.closeKernels("")
+	_, err := te.ExecCode(context.Background(), te.owner, id, sandbox.CodeRequest{Code: "print(1)"})
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("a call after the kernels closed: %v, want the engine's shutting down", err)
+	}
+	ks := te.kernels()
+	ks.mu.Lock()
+	defer ks.mu.Unlock()
+	for key, s := range ks.slots {
+		if s.k != nil {
+			t.Errorf("a kernel started after close: %v", key)
+		}
+	}
 }

@@ -10,21 +10,24 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// kernelSets holds each engine's kernels. It lives beside Engine rather
-// than in it only because engine.go belongs to other work right now; a
-// field would do as well.
-var kernelSets sync.Map // *Engine → *kernelSet
-
 // kernelSet is an engine's kernels, one slot per sandbox and language, and
 // the coalesced saving of last-use times that keeps warm calls off the disk.
 type kernelSet struct {
 	wg sync.WaitGroup // the kernels' exec goroutines
 
-	mu    sync.Mutex
-	slots map[kernelKey]*kernelSlot
-	dirty map[string]struct{} // sandbox ids whose last use is not saved yet
-	timer *time.Timer         // pending save of dirty, or nil
+	mu     sync.Mutex
+	slots  map[kernelKey]*kernelSlot
+	dirty  map[string]struct{} // sandbox ids whose last use is not saved yet
+	timer  *time.Timer         // pending save of dirty, or nil
+	closed bool                // the engine is closing: no kernel starts
 }
+
+func newKernelSet() *kernelSet {
+	return &kernelSet{slots: map[kernelKey]*kernelSlot{}, dirty: map[string]struct{}{}}
+}
+
+// errClosing refuses a kernel to a call that races the engine's Close.
+var errClosing = fmt.Errorf("the engine is shutting down; call again once Sandtray runs again: %w", sandbox.ErrUnavailable)
 
 type kernelKey struct{ sandboxID, lang string }
 
@@ -39,13 +42,7 @@ type kernelSlot struct {
 	unavailable bool // the image cannot run a kernel: use the exec path
 }
 
-func (e *Engine) kernels() *kernelSet {
-	if ks, ok := kernelSets.Load(e); ok {
-		return ks.(*kernelSet)
-	}
-	ks, _ := kernelSets.LoadOrStore(e, &kernelSet{slots: map[kernelKey]*kernelSlot{}, dirty: map[string]struct{}{}})
-	return ks.(*kernelSet)
-}
+func (e *Engine) kernels() *kernelSet { return e.kernelSet }
 
 func (ks *kernelSet) slot(sandboxID, lang string) *kernelSlot {
 	ks.mu.Lock()
@@ -87,8 +84,11 @@ func (s *kernelSlot) unlock() { <-s.sem }
 // state of a kernel that died. The caller holds s.sem.
 func (ks *kernelSet) get(ctx context.Context, e *Engine, b *box, s *kernelSlot, lang string, reset bool) (k *kernel, restarted bool, err error) {
 	ks.mu.Lock()
-	k, unavailable := s.k, s.unavailable
+	k, unavailable, closed := s.k, s.unavailable, ks.closed
 	ks.mu.Unlock()
+	if closed {
+		return nil, false, errClosing
+	}
 	if unavailable {
 		return nil, false, errNoKernel
 	}
@@ -116,6 +116,11 @@ func (ks *kernelSet) get(ctx context.Context, e *Engine, b *box, s *kernelSlot, 
 		return nil, false, err
 	}
 	ks.mu.Lock()
+	if ks.closed { // Close came while it started, and did not see it
+		ks.mu.Unlock()
+		k.kill(e, b)
+		return nil, false, errClosing
+	}
 	restarted, s.k, s.lost = s.lost, k, false
 	ks.mu.Unlock()
 	return k, restarted, nil
@@ -135,6 +140,9 @@ func (ks *kernelSet) setKernel(s *kernelSlot, k *kernel, lost bool) {
 func (e *Engine) closeKernels(id string) {
 	ks := e.kernels()
 	ks.mu.Lock()
+	if id == "" {
+		ks.closed = true
+	}
 	var doomed []*kernel
 	for key, s := range ks.slots {
 		if id == "" || key.sandboxID == id {
@@ -154,7 +162,6 @@ func (e *Engine) closeKernels(id string) {
 	if id == "" {
 		ks.flushSaves(e)
 		waitKernels(&ks.wg, doomed, 2*kernelGrace)
-		kernelSets.Delete(e)
 	}
 }
 
