@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -25,11 +24,6 @@ import (
 // appID names the app to the desktop (notifications, preferences); it
 // matches FyneApp.toml.
 const appID = "io.sandtray.app"
-
-// hasDisplay reports whether a window can be shown.
-func hasDisplay() bool {
-	return runtime.GOOS == "darwin" || runtime.GOOS == "windows" || os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
-}
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = ""
@@ -54,7 +48,7 @@ func main() {
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		if !hasDisplay() {
-			fmt.Fprintln(stderr, "sandtray: no display; running the engine without its window (sandtray serve)")
+			fmt.Fprintln(stderr, "sandtray: no display answers (DISPLAY, WAYLAND_DISPLAY); running the engine without its window (sandtray serve)")
 			return host.Serve(ctx, host.Options{Version: versionString(), Stdin: stdin, Stdout: stdout, Stderr: stderr})
 		}
 		return host.RunGUI(ctx, app.NewWithID(appID), host.Options{Version: versionString(), Stderr: stderr})
