@@ -16,6 +16,8 @@ type ExecResult struct {
 	KernelRestarted bool `json:"kernel_restarted,omitempty"`
 	// Images are the image files the code wrote to the outputs folder.
 	Images []Image `json:"-"`
+	// Outcome is how the call ended; its notes end Stderr once rendered.
+	Outcome Outcome `json:"-"`
 }
 
 // Image is an image file a run wrote to its sandbox's outputs folder.

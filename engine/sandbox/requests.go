@@ -16,6 +16,7 @@ type CreateRequest struct {
 	MemoryMB   int64
 	CPUs       float64
 	Env        map[string]string
+	GPUs       string // "" for the configured default, "all", or a count such as "1"
 }
 
 // Progress reports the advance of a long operation such as an image pull.

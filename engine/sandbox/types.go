@@ -36,6 +36,7 @@ type Spec struct {
 	Runtime    string            `json:"runtime,omitempty"` // "runsc" for gVisor, "" for Docker's default
 	CapAdd     []string          `json:"cap_add,omitempty"`
 	User       string            `json:"user,omitempty"` // what every exec runs as unless it says; "" is the image's user
+	GPUs       string            `json:"gpus,omitempty"` // "" none, "all", or a count such as "2"
 }
 
 // Owner is the MCP session that created a sandbox.
@@ -46,16 +47,17 @@ type Owner struct {
 
 // Info describes one sandbox as the engine sees it now.
 type Info struct {
-	ID         string    `json:"id"`
-	Name       string    `json:"name"`
-	Image      string    `json:"image"`
-	Status     Status    `json:"status"`
-	Persistent bool      `json:"persistent"`
-	Owner      Owner     `json:"owner"`
-	CreatedAt  time.Time `json:"created_at"`
-	LastUsed   time.Time `json:"last_used"`
-	Spec       Spec      `json:"spec"`
-	Stats      Stats     `json:"stats"`
+	ID         string        `json:"id"`
+	Name       string        `json:"name"`
+	Image      string        `json:"image"`
+	Status     Status        `json:"status"`
+	Persistent bool          `json:"persistent"`
+	Owner      Owner         `json:"owner"`
+	CreatedAt  time.Time     `json:"created_at"`
+	LastUsed   time.Time     `json:"last_used"`
+	Spec       Spec          `json:"spec"`
+	Stats      Stats         `json:"stats"`
+	Ports      []PortForward `json:"ports,omitempty"` // forwards to the host's loopback, by sandbox port
 }
 
 // Stats is a resource sample of a running sandbox.
@@ -73,16 +75,18 @@ type Snapshot struct {
 	Paused    bool         `json:"paused"`
 	Sandboxes []Info       `json:"sandboxes"`
 	Docker    DockerStatus `json:"docker"`
-	Sessions  int          `json:"sessions"` // live MCP sessions (connected clients)
-	Notices   []Notice     `json:"notices"`  // the most recent notices, oldest first
+	Sessions  int          `json:"sessions"`       // live MCP sessions (connected clients)
+	Notices   []Notice     `json:"notices"`        // the most recent notices, oldest first
+	Pool      []PoolImage  `json:"pool,omitempty"` // what the warm pool holds, image by image
 }
 
 // DockerStatus says whether the engine can reach Docker.
 type DockerStatus struct {
-	Connected bool   `json:"connected"`
-	Version   string `json:"version,omitempty"` // e.g. "20.10.24 (API 1.41)"
-	Host      string `json:"host,omitempty"`    // e.g. "unix:///var/run/docker.sock"
-	Error     string `json:"error,omitempty"`   // why not, and what to do
+	Connected  bool   `json:"connected"`
+	Version    string `json:"version,omitempty"`     // e.g. "20.10.24 (API 1.41)"
+	Host       string `json:"host,omitempty"`        // e.g. "unix:///var/run/docker.sock"
+	HostSource string `json:"host_source,omitempty"` // where Host came from and why, e.g. "Colima: the first that answered a ping"
+	Error      string `json:"error,omitempty"`       // why not, and what to do
 }
 
 // Notice is an event a person should hear about (a desktop notification).

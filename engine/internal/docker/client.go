@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
+	"sync/atomic"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
@@ -19,50 +19,15 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// pingTimeout bounds the first ping in New, so a daemon socket that accepts
-// connections but never answers fails fast instead of hanging the app.
-const pingTimeout = 10 * time.Second
-
 // Client talks to one Docker daemon. It is safe for concurrent use.
 type Client struct {
-	api   *client.Client
-	users userCache // see UserIDs
-}
-
-// New connects to the daemon the environment names: DOCKER_HOST,
-// DOCKER_API_VERSION, DOCKER_CERT_PATH and DOCKER_TLS_VERIFY, or, when
-// DOCKER_HOST is unset, the endpoint of the current docker context (as
-// `docker context use` sets it). It negotiates the API version and pings the
-// daemon once; if the daemon does not answer, the error wraps
-// sandbox.ErrUnavailable and says how to fix it (a daemon older than API 1.40
-// is sandbox.ErrUnsupported).
-func New(ctx context.Context) (*Client, error) {
-	opts := []client.Opt{client.FromEnv}
-	if os.Getenv(client.EnvOverrideHost) == "" {
-		if host := contextHost(); host != "" {
-			opts = append(opts, client.WithHost(host))
-		}
-	}
-	api, err := client.New(opts...)
-	if err != nil {
-		return nil, fmt.Errorf("configure Docker client: %w (%w)", sandbox.ErrInvalid, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	_, err = api.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true})
-	if cerrdefs.IsInvalidArgument(err) {
-		// The daemon answered, with an API version older than the SDK supports.
-		_ = api.Close()
-		return nil, fmt.Errorf("the Docker daemon at %s is too old; upgrade Docker: %w (%w)",
-			api.DaemonHost(), sandbox.ErrUnsupported, err)
-	}
-	if err != nil {
-		_ = api.Close()
-		return nil, fmt.Errorf("cannot reach the Docker daemon at %s: is the Docker daemon running? "+
-			"Start it (for example `sudo systemctl start docker`) or set DOCKER_HOST: %w (%w)",
-			api.DaemonHost(), sandbox.ErrUnavailable, err)
-	}
-	return &Client{api: api}, nil
+	api      *client.Client
+	endpoint Endpoint
+	users    userCache  // see UserIDs
+	tmpfs    tmpfsCache // see onTmpfs
+	// pullLimit bounds the bytes one pull may download (0: no bound);
+	// see SetPullLimit.
+	pullLimit atomic.Int64
 }
 
 // Close releases the client's idle connections.
@@ -94,26 +59,11 @@ func (c *Client) Runtimes(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
-// contextHost returns the Docker endpoint of the current docker context, or
-// "" for the default context or when none can be read. Like the docker CLI,
-// DOCKER_CONTEXT overrides the config file's currentContext. Only the host is
-// taken; a context with TLS material is not supported.
-func contextHost() string {
-	name := os.Getenv("DOCKER_CONTEXT")
-	dir := dockerConfigDir()
-	if dir == "" {
-		return ""
-	}
-	if name == "" {
-		var cfg struct {
-			CurrentContext string `json:"currentContext"`
-		}
-		if !readJSON(filepath.Join(dir, "config.json"), &cfg) {
-			return ""
-		}
-		name = cfg.CurrentContext
-	}
-	if name == "" || name == "default" {
+// contextEndpoint returns the Docker endpoint of the docker context name in
+// the CLI's config dir, or "" when it cannot be read. Only the host is
+// taken; a context's TLS material is not supported.
+func contextEndpoint(dir, name string) string {
+	if dir == "" || name == "" {
 		return ""
 	}
 	sum := sha256.Sum256([]byte(name))

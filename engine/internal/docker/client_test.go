@@ -102,56 +102,6 @@ func TestNewRefusesTooOldDaemon(t *testing.T) {
 	}
 }
 
-func TestNewUsesCurrentContext(t *testing.T) {
-	dir := t.TempDir()
-	sock := "unix://" + filepath.Join(t.TempDir(), "context.sock")
-	t.Setenv("DOCKER_CONFIG", dir)
-	t.Setenv("DOCKER_HOST", "")
-	t.Setenv("DOCKER_CONTEXT", "")
-	writeContext(t, dir, "elsewhere", sock)
-	writeFile(t, filepath.Join(dir, "config.json"), `{"currentContext":"elsewhere"}`)
-	c, err := New(t.Context())
-	if err == nil {
-		c.Close()
-		t.Fatalf("New connected although the current context points at %s, where nothing listens", sock)
-	}
-	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), sock) {
-		t.Errorf("New: err = %v, want ErrUnavailable naming %s", err, sock)
-	}
-}
-
-func TestContextHost(t *testing.T) {
-	const host = "unix:///run/user/1000/docker.sock"
-	tests := []struct {
-		name       string
-		config     string // config.json; "" writes none
-		envContext string
-		want       string
-	}{
-		{"current context", `{"currentContext":"rootless"}`, "", host},
-		{"DOCKER_CONTEXT wins", `{"currentContext":"default"}`, "rootless", host},
-		{"default context", `{"currentContext":"default"}`, "", ""},
-		{"no current context", `{}`, "", ""},
-		{"unknown context", `{"currentContext":"gone"}`, "", ""},
-		{"no config file", "", "", ""},
-		{"malformed config", `{`, "", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			t.Setenv("DOCKER_CONFIG", dir)
-			t.Setenv("DOCKER_CONTEXT", tc.envContext)
-			writeContext(t, dir, "rootless", host)
-			if tc.config != "" {
-				writeFile(t, filepath.Join(dir, "config.json"), tc.config)
-			}
-			if got := contextHost(); got != tc.want {
-				t.Errorf("contextHost() = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 // writeContext stores a docker context the way `docker context create` does.
 func writeContext(t *testing.T, dir, name, host string) {
 	t.Helper()

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -25,29 +25,55 @@ const noNewPrivileges = "no-new-privileges"
 // Whatever o says, the container gets the fixed hardening: every capability
 // dropped (then o.CapAdd added back), no-new-privileges, Docker's default
 // seccomp profile, not privileged, an init as PID 1 (so orphans are reaped and
-// signals delivered), restart policy "no", no binds, mounts or volumes, no TTY
-// and no stdin. Memory and swap are limited to the same value, so the sandbox
-// never swaps. A zero MemoryMB, NanoCPUs or PidsLimit leaves that resource
-// unlimited; the engine always sets them. An empty Network means "none".
+// signals delivered), restart policy "no", no binds or volumes (each VOLUME
+// the image declares is covered by a small tmpfs, see tmpfsMounts), no health
+// check, no TTY and no stdin. Memory and swap are limited to the same value,
+// so the sandbox never swaps. A container without a memory, CPU (at least
+// 0.01 CPUs) or pids limit is refused with sandbox.ErrInvalid: Docker would
+// read a zero as no limit. An empty Network means "none"; "bridge" means
+// BridgeNetwork, made on demand.
 //
 // When o.Cmd is set, the image's entrypoint is cleared so that o.Cmd is the
 // main process as given: work runs through Exec, never through whatever the
 // image's entrypoint would start.
 //
-// When o.User and o.Workdir are both set, the workdir is made owned by the
-// user (see ownWorkdir); a user the image does not have fails with
-// sandbox.ErrInvalid. A container Create cannot finish is removed.
+// o.User is resolved once, against the image's own files, to numeric ids
+// (see resolveUser); one that means uid 0 or that the image does not have
+// fails with sandbox.ErrInvalid. When o.User and o.Workdir are both set, the
+// workdir is made owned by the user (see ownWorkdir), unless a tmpfs covers
+// it. A container Create cannot finish is removed.
 func (c *Client) Create(ctx context.Context, o CreateOptions) (string, error) {
 	op := fmt.Sprintf("create container from image %s", o.Image)
+	if err := c.resolveGPUs(ctx, &o); err != nil {
+		return "", err
+	}
+	if err := checkLimits(o); err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	volumes, err := c.imageVolumes(ctx, o.Image)
+	if err != nil {
+		return "", err
+	}
+	if o.User, err = c.resolveUser(ctx, o); err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	if o.Network == sandbox.NetworkBridge {
+		if err := c.ensureBridge(ctx); err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	hc := hostConfig(o)
+	uid, gid, _ := strings.Cut(o.User, ":")
+	hc.Tmpfs = tmpfsMounts(o, volumes, uid, gid)
 	res, err := c.api.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name:       o.Name,
 		Config:     containerConfig(o),
-		HostConfig: hostConfig(o),
+		HostConfig: hc,
 	})
 	if err != nil {
 		return "", wrap(op, err)
 	}
-	if o.User != "" && o.Workdir != "" {
+	if _, onTmpfs := hc.Tmpfs[path.Clean(o.Workdir)]; o.User != "" && o.Workdir != "" && !onTmpfs {
 		if err := c.ownWorkdir(ctx, res.ID, o.User, o.Workdir); err != nil {
 			rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
@@ -59,13 +85,14 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (string, error) {
 
 func containerConfig(o CreateOptions) *container.Config {
 	cfg := &container.Config{
-		Image:      o.Image,
-		Labels:     o.Labels,
-		Env:        o.Env,
-		WorkingDir: o.Workdir,
-		Cmd:        o.Cmd,
-		Hostname:   o.Hostname,
-		User:       o.User,
+		Image:       o.Image,
+		Labels:      o.Labels,
+		Env:         o.Env,
+		WorkingDir:  o.Workdir,
+		Cmd:         o.Cmd,
+		Hostname:    o.Hostname,
+		User:        o.User,
+		Healthcheck: noHealthcheck,
 	}
 	if len(o.Cmd) > 0 {
 		// A non-nil empty entrypoint overrides the image's (docker run --entrypoint "").
@@ -81,15 +108,17 @@ func hostConfig(o CreateOptions) *container.HostConfig {
 	}
 	withInit := true
 	hc := &container.HostConfig{
-		NetworkMode:   container.NetworkMode(network),
-		RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyDisabled},
-		CapDrop:       []string{"ALL"},
-		CapAdd:        o.CapAdd,
-		SecurityOpt:   []string{noNewPrivileges},
-		Privileged:    false,
-		Init:          &withInit,
-		Runtime:       o.Runtime,
+		NetworkMode:    container.NetworkMode(dockerNetwork(network)),
+		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
+		CapDrop:        []string{"ALL"},
+		CapAdd:         o.CapAdd,
+		SecurityOpt:    []string{noNewPrivileges},
+		Privileged:     false,
+		Init:           &withInit,
+		Runtime:        o.Runtime,
+		ReadonlyRootfs: o.ReadOnlyRoot,
 	}
+	hc.DeviceRequests = deviceRequests(o.GPUs, o.GPUMethod)
 	if o.MemoryMB > 0 {
 		hc.Memory = o.MemoryMB << 20
 		hc.MemorySwap = hc.Memory
@@ -103,6 +132,7 @@ func hostConfig(o CreateOptions) *container.HostConfig {
 		size := o.FileSizeMB << 20
 		hc.Ulimits = []*container.Ulimit{{Name: "fsize", Soft: size, Hard: size}}
 	}
+	hc.Ulimits = append(hc.Ulimits, sandboxUlimits()...)
 	return hc
 }
 
@@ -133,6 +163,7 @@ func (c *Client) Kill(ctx context.Context, id string) error {
 func (c *Client) Remove(ctx context.Context, id string) error {
 	_, err := c.api.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
 	c.users.forget(id)
+	c.tmpfs.forget(id)
 	err = wrap("remove container "+id, err)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return nil
@@ -162,8 +193,14 @@ func (c *Client) Inspect(ctx context.Context, id string) (Container, error) {
 	if r.State != nil {
 		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
 	}
+	if r.HostConfig != nil {
+		ctr.ReadOnlyRoot = r.HostConfig.ReadonlyRootfs
+	}
 	if r.NetworkSettings != nil {
-		ctr.Networks = slices.Sorted(maps.Keys(r.NetworkSettings.Networks))
+		for name := range r.NetworkSettings.Networks {
+			ctr.Networks = append(ctr.Networks, sandboxNetwork(name))
+		}
+		slices.Sort(ctr.Networks)
 	}
 	return ctr, nil
 }
@@ -219,14 +256,20 @@ func labelFilters(labels map[string]string) client.Filters {
 	return f
 }
 
-// ConnectNetwork attaches a container to a network (e.g. "bridge"). Docker
+// ConnectNetwork attaches a container to a network ("bridge" is
+// BridgeNetwork, made on demand; see dockerNetwork). Docker
 // refuses to attach a container that is on network "none" to anything else
 // (sandbox.ErrInvalid: "cannot be connected to multiple networks with one of
 // the networks in private (none) mode"), so callers disconnect "none" first.
 // Attaching to a network the container is already on is sandbox.ErrConflict
 // on some daemons and silently accepted on others; callers check Networks.
 func (c *Client) ConnectNetwork(ctx context.Context, id, network string) error {
-	_, err := c.api.NetworkConnect(ctx, network, client.NetworkConnectOptions{Container: id})
+	if network == sandbox.NetworkBridge {
+		if err := c.ensureBridge(ctx); err != nil {
+			return err
+		}
+	}
+	_, err := c.api.NetworkConnect(ctx, dockerNetwork(network), client.NetworkConnectOptions{Container: id})
 	return wrap(fmt.Sprintf("connect container %s to network %s", id, network), err)
 }
 
@@ -234,6 +277,6 @@ func (c *Client) ConnectNetwork(ctx context.Context, id, network string) error {
 // HostConfig.NetworkMode does not change, so a container created with "none"
 // still reports "none" there; Container.Networks tells what it is on now.
 func (c *Client) DisconnectNetwork(ctx context.Context, id, network string) error {
-	_, err := c.api.NetworkDisconnect(ctx, network, client.NetworkDisconnectOptions{Container: id})
+	_, err := c.api.NetworkDisconnect(ctx, dockerNetwork(network), client.NetworkDisconnectOptions{Container: id})
 	return wrap(fmt.Sprintf("disconnect container %s from network %s", id, network), err)
 }

@@ -20,7 +20,8 @@ func (c *Client) Disk(ctx context.Context, id string) (DiskInfo, error) {
 		return DiskInfo{}, wrap("inspect container "+id, err)
 	}
 	var d DiskInfo
-	if g := res.Container.GraphDriver; g != nil {
+	if g := res.Container.GraphDriver; g != nil && c.endpoint.Local() {
+		// A remote daemon's paths are its own host's, never readable here.
 		d.UpperDir = g.Data["UpperDir"]
 	}
 	return d, nil

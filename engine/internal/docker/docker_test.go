@@ -102,7 +102,9 @@ func TestImages(t *testing.T) {
 	if _, err := c.ImageID(ctx, absentImage); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("ImageID(%s): err = %v, want ErrNotFound", absentImage, err)
 	}
-	if _, err := c.Create(ctx, docker.CreateOptions{Image: absentImage, Labels: dockertest.Labels(t)}); !errors.Is(err, sandbox.ErrNotFound) {
+	absent := createOptions(t)
+	absent.Image = absentImage
+	if _, err := c.Create(ctx, absent); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("Create from %s: err = %v, want ErrNotFound", absentImage, err)
 	}
 }

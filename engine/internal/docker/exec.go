@@ -24,6 +24,10 @@ const exitPollInterval = 10 * time.Millisecond
 // Exit codes 126 and 127 (not executable, not found) are results, not errors.
 // A container that is not running fails with sandbox.ErrConflict.
 //
+// Docker always gets "/" as the exec's working directory; o.Workdir is
+// entered by a shell inside the container (see enterWorkdir), and an exec
+// with no o.Workdir runs in "/", not in the container's workdir.
+//
 // When ctx is done, Exec closes the connection at once and returns an error
 // wrapping ctx.Err(); Docker does not kill the process then, so the caller
 // must (for example by killing its process group, or the container).
@@ -35,8 +39,8 @@ func (c *Client) Exec(ctx context.Context, id string, o ExecOptions) (int, error
 		AttachStdout: true,
 		AttachStderr: true,
 		Env:          o.Env,
-		WorkingDir:   o.Workdir,
-		Cmd:          o.Cmd,
+		WorkingDir:   "/",
+		Cmd:          inWorkdir(o.Workdir, o.Cmd),
 	})
 	if err != nil {
 		return -1, execError(ctx, op, err)
@@ -59,7 +63,9 @@ func (c *Client) Exec(ctx context.Context, id string, o ExecOptions) (int, error
 // output into o's writers until the output ends or ctx is done. It closes the
 // connection and waits for the stdin copier before it returns, so no
 // goroutine outlives it: the copier ends at EOF of o.Stdin or at its first
-// write to the closed connection.
+// write to the closed connection. A Stdin with a StreamEnded method is told
+// when the output has ended, so one that waits for input to write (a
+// kernel's) can end its copy without writing.
 func stream(ctx context.Context, conn *client.HijackedResponse, o ExecOptions) error {
 	stopOnCancel := context.AfterFunc(ctx, conn.Close)
 	defer stopOnCancel()
@@ -79,6 +85,9 @@ func stream(ctx context.Context, conn *client.HijackedResponse, o ExecOptions) e
 
 	_, err := stdcopy.StdCopy(orDiscard(o.Stdout), orDiscard(o.Stderr), conn.Reader)
 	conn.Close()
+	if s, ok := o.Stdin.(interface{ StreamEnded() }); ok {
+		s.StreamEnded() // a stdin idle between writes (a kernel's) ends its copy now
+	}
 	<-copied
 	return err
 }
@@ -110,6 +119,22 @@ func execError(ctx context.Context, op string, err error) error {
 		return fmt.Errorf("%s: %w", op, ctxErr)
 	}
 	return wrap(op, err)
+}
+
+// enterWorkdir is the shell that puts an exec in its workdir: Docker is
+// always given "/" as the working directory, so a workdir that code in the
+// sandbox swapped for a symlink (to /proc/self/fd/N: runc's CVE-2024-21626)
+// never reaches runc. A workdir that cannot be entered is said on stderr and
+// the command runs in "/", so a sandbox whose workdir is broken still runs.
+const enterWorkdir = `cd -- "$0" 2>/dev/null || { echo "sandtray: cannot enter the workdir $0 (not a folder any more?); running in /" >&2; cd /; }; exec "$@"`
+
+// inWorkdir is cmd run from workdir through enterWorkdir; with no workdir
+// (or "/") the exec runs in "/" as it is.
+func inWorkdir(workdir string, cmd []string) []string {
+	if workdir == "" || workdir == "/" {
+		return cmd
+	}
+	return append([]string{"/bin/sh", "-c", enterWorkdir, workdir}, cmd...)
 }
 
 func orDiscard(w io.Writer) io.Writer {

@@ -36,10 +36,11 @@ func TestExec(t *testing.T) {
 		{name: "not executable is 126", opts: sh("/etc/passwd"), wantCode: 126, wantStderr: "denied"},
 		// Docker itself reports a process it cannot start as 126, with its reason on stdout.
 		{name: "missing binary is 126 from Docker", opts: docker.ExecOptions{Cmd: []string{"no-such-binary"}}, wantCode: 126, stdoutHas: "executable file not found"},
-		{name: "missing workdir is 126 from Docker", opts: docker.ExecOptions{Cmd: []string{"pwd"}, Workdir: "/no/such/dir"}, wantCode: 126, stdoutHas: "/no/such/dir"},
+		// Docker is always given "/"; a workdir that cannot be entered is said, and the exec runs in "/".
+		{name: "missing workdir runs in / with a note", opts: docker.ExecOptions{Cmd: []string{"pwd"}, Workdir: "/no/such/dir"}, wantStdout: "/\n", wantStderr: "cannot enter the workdir /no/such/dir"},
 		{name: "env", opts: docker.ExecOptions{Cmd: []string{"sh", "-c", `printf %s "$GREETING"`}, Env: []string{"GREETING=hi there"}}, wantStdout: "hi there"},
 		{name: "workdir", opts: docker.ExecOptions{Cmd: []string{"pwd"}, Workdir: "/tmp"}, wantStdout: "/tmp\n"},
-		{name: "default workdir", opts: docker.ExecOptions{Cmd: []string{"pwd"}}, wantStdout: "/workspace\n"},
+		{name: "no workdir is /, not the container's", opts: docker.ExecOptions{Cmd: []string{"pwd"}}, wantStdout: "/\n"},
 		{name: "user", opts: docker.ExecOptions{Cmd: []string{"id", "-un"}, User: "nobody"}, wantStdout: "nobody\n"},
 		{name: "nil writers discard", opts: docker.ExecOptions{Cmd: []string{"echo", "dropped"}}},
 		{name: "large output", opts: docker.ExecOptions{Cmd: []string{"head", "-c", "3000000", "/dev/zero"}}, wantStdout: strings.Repeat("\x00", 3000000)},

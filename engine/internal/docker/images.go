@@ -93,7 +93,12 @@ func (c *Client) Commit(ctx context.Context, id, tag string, cfg ImageConfig) (s
 		labels[k] = ""
 	}
 	maps.Copy(labels, cfg.Labels)
+	// NoPause: Docker's pause freezes the container's cgroup, and an exec
+	// whose runc is still joining it then wedges the container in the daemon
+	// (rm -f and inspect hang until the cgroup is thawed by hand). A commit
+	// racing a call may capture a file mid-write instead; that is the lesser.
 	res, err := c.api.ContainerCommit(ctx, id, client.ContainerCommitOptions{
+		NoPause:   true,
 		Reference: tag,
 		Config: &container.Config{
 			Labels: labels, Env: cfg.Env, Cmd: cfg.Cmd, Entrypoint: cfg.Entrypoint,
@@ -147,4 +152,16 @@ func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag str
 		return c.ImageID(ctx, tag)
 	}
 	return id, nil
+}
+
+// RegistryOf returns the registry host an image reference would be pulled
+// from: "docker.io" for Docker Hub names such as "python:3.12", else the
+// reference's domain ("ghcr.io", "localhost:5000"). A malformed reference
+// fails with sandbox.ErrInvalid.
+func RegistryOf(ref string) (string, error) {
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return "", fmt.Errorf("image name %q: %w (%w)", ref, sandbox.ErrInvalid, err)
+	}
+	return reference.Domain(named), nil
 }

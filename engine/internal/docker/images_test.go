@@ -71,6 +71,14 @@ func TestNetworkConnectDisconnect(t *testing.T) {
 	if got := networks(); !cmp.Equal(got, []string{"bridge"}) {
 		t.Fatalf("networks after the swap = %v, want [bridge]", got)
 	}
+	// "bridge" is Sandtray's own network, not Docker's default one.
+	raw, err := c.InspectRaw(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"`+docker.BridgeNetwork+`"`) || strings.Contains(string(raw), `"Networks":{"bridge"`) {
+		t.Errorf("after ConnectNetwork(bridge) the container is not on %s alone:\n%s", docker.BridgeNetwork, raw)
+	}
 	if out := run(t, c, id, "cat", "/proc/net/route"); !strings.Contains(out, "eth0") {
 		t.Errorf("no eth0 route after connecting bridge:\n%s", out)
 	}
@@ -182,4 +190,22 @@ func buildContext(t *testing.T, files map[string]string) *bytes.Buffer {
 		t.Fatal(err)
 	}
 	return &buf
+}
+
+func TestRegistryOf(t *testing.T) {
+	for ref, want := range map[string]string{
+		"python:3.12":                   "docker.io",
+		"library/python":                "docker.io",
+		"docker.io/library/python:3.12": "docker.io",
+		"ghcr.io/owner/app:1":           "ghcr.io",
+		"localhost:5000/x":              "localhost:5000",
+		"exfil.example.com/data:1":      "exfil.example.com",
+	} {
+		if got, err := docker.RegistryOf(ref); err != nil || got != want {
+			t.Errorf("RegistryOf(%q) = %q, %v; want %q", ref, got, err, want)
+		}
+	}
+	if _, err := docker.RegistryOf("Not A/Name"); !errors.Is(err, sandbox.ErrInvalid) {
+		t.Errorf("RegistryOf of a malformed name: %v, want ErrInvalid", err)
+	}
 }

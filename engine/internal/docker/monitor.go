@@ -31,16 +31,7 @@ func (c *Client) Stats(ctx context.Context, id string) (StatsSample, error) {
 	if err := json.NewDecoder(res.Body).Decode(&s); err != nil {
 		return StatsSample{}, wrap(op, err)
 	}
-	return StatsSample{
-		Read:        s.Read,
-		CPUTotal:    s.CPUStats.CPUUsage.TotalUsage,
-		SystemCPU:   s.CPUStats.SystemUsage,
-		OnlineCPUs:  s.CPUStats.OnlineCPUs,
-		MemoryUsage: s.MemoryStats.Usage,
-		MemoryLimit: s.MemoryStats.Limit,
-		MemoryStats: s.MemoryStats.Stats,
-		Pids:        s.PidsStats.Current,
-	}, nil
+	return sampleOf(s), nil
 }
 
 // Events streams lifecycle events of the containers carrying every given
@@ -54,8 +45,14 @@ func (c *Client) Stats(ctx context.Context, id string) (StatsSample, error) {
 // "exec_start: sh -c ..."), so they can be compared to constants.
 func (c *Client) Events(ctx context.Context, labels map[string]string) (<-chan Event, <-chan error) {
 	filters := labelFilters(labels).Add("type", string(events.ContainerEventType))
-	res := c.api.Events(ctx, client.EventsListOptions{Filters: filters})
-	out := make(chan Event)
+	return relayEvents(ctx, c.api.Events(ctx, client.EventsListOptions{Filters: filters}), event)
+}
+
+// relayEvents sends each of res's messages, converted, until ctx is done or
+// the stream breaks; then the error channel receives the classified error
+// (none when ctx ended it) and both channels close.
+func relayEvents[T any](ctx context.Context, res client.EventsResult, convert func(events.Message) T) (<-chan T, <-chan error) {
+	out := make(chan T)
 	errc := make(chan error, 1)
 	go func() {
 		defer close(errc)
@@ -64,7 +61,7 @@ func (c *Client) Events(ctx context.Context, labels map[string]string) (<-chan E
 			select {
 			case msg := <-res.Messages:
 				select {
-				case out <- event(msg):
+				case out <- convert(msg):
 				case <-ctx.Done():
 					return
 				}

@@ -50,12 +50,18 @@ func (c *Client) PullImage(ctx context.Context, ref string, progress func(PullPr
 		return pullError(op, err)
 	}
 	defer resp.Close()
+	sizes := pullSizes{limit: c.pullLimit.Load()}
 	for msg, err := range resp.JSONMessages(ctx) {
 		if err != nil {
 			return pullError(op, err)
 		}
 		if msg.Error != nil {
 			return fmt.Errorf("%s: %w (%w)", op, sandbox.ErrNotFound, msg.Error)
+		}
+		if msg.Progress != nil {
+			if err := sizes.add(msg.ID, msg.Progress.Total); err != nil {
+				return fmt.Errorf("%s: %w", op, err) // returning closes the stream, which stops the pull
+			}
 		}
 		if progress == nil {
 			continue
@@ -84,6 +90,12 @@ func pullError(op string, err error) error {
 // following a final symlink (LinkTarget names it). A missing path fails with
 // sandbox.ErrNotFound.
 func (c *Client) StatPath(ctx context.Context, id, path string) (PathStat, error) {
+	if on, err := c.onTmpfs(ctx, id, path); err != nil || on {
+		if err != nil {
+			return PathStat{}, err
+		}
+		return c.execStat(ctx, id, path)
+	}
 	res, err := c.api.ContainerStatPath(ctx, id, client.ContainerStatPathOptions{Path: path})
 	if err != nil {
 		return PathStat{}, wrap(fmt.Sprintf("stat %s in container %s", path, id), err)
@@ -91,12 +103,22 @@ func (c *Client) StatPath(ctx context.Context, id, path string) (PathStat, error
 	return pathStat(res.Stat), nil
 }
 
+// On a container's tmpfs mounts StatPath, CopyTo and CopyFrom go through an
+// exec instead (see tmpfsfiles.go): CopyTo then needs the container running
+// and extracts as its user, whatever owners the headers name.
+
 // CopyTo extracts a tar archive into the existing directory dstDir of a
 // container. Entries get the owner, mode and mtime in their tar headers, so
 // the caller decides who owns what it writes; an existing directory is never
 // replaced by a file or the other way round. A missing dstDir fails with
 // sandbox.ErrNotFound.
 func (c *Client) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
+	if on, err := c.onTmpfs(ctx, id, dstDir); err != nil || on {
+		if err != nil {
+			return err
+		}
+		return c.execCopyTo(ctx, id, dstDir, tarStream)
+	}
 	_, err := c.api.CopyToContainer(ctx, id, client.CopyToContainerOptions{
 		DestinationPath: dstDir,
 		Content:         tarStream,
@@ -109,6 +131,12 @@ func (c *Client) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Rea
 // path's base name. The caller must close the reader; it stops working when
 // ctx is done. A missing path fails with sandbox.ErrNotFound.
 func (c *Client) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, PathStat, error) {
+	if on, err := c.onTmpfs(ctx, id, path); err != nil || on {
+		if err != nil {
+			return nil, PathStat{}, err
+		}
+		return c.execCopyFrom(ctx, id, path)
+	}
 	res, err := c.api.CopyFromContainer(ctx, id, client.CopyFromContainerOptions{SourcePath: path})
 	if err != nil {
 		return nil, PathStat{}, wrap(fmt.Sprintf("copy %s from container %s", path, id), err)

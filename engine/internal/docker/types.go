@@ -37,9 +37,21 @@ type CreateOptions struct {
 	// as: "uid", "uid:gid", "name" or "name:group", names as the image has
 	// them; "" is the image's user. Create makes Workdir owned by it.
 	User string
+	// ReadOnlyRoot makes the root filesystem read-only (the strict
+	// profile); Tmpfs then holds the places code may write.
+	ReadOnlyRoot bool
+	// Tmpfs mounts a size-limited tmpfs (path → size in MB) at each path,
+	// owned by User (but /tmp, which is world-writable and sticky). Its
+	// contents live in memory, count in the memory limit, and are not part
+	// of the container's writable layer (diff, commit and export miss them).
+	Tmpfs map[string]int64
 	// FileSizeMB caps the size of any one file the container's processes
 	// write (RLIMIT_FSIZE: a write past it fails, SIGXFSZ); 0 for none.
 	FileSizeMB int64
+	// GPUs is how many GPUs the container gets: 0 none, -1 every one, and
+	// GPUMethod how to request them (GPUNvidia or GPUCDI; see GPUSupport).
+	GPUs      int
+	GPUMethod string
 }
 
 // Container is what Inspect and List report about a container.
@@ -54,6 +66,9 @@ type Container struct {
 	ExitCode  int
 	OOMKilled bool
 	Networks  []string // networks it is attached to now, sorted (Inspect only)
+	// ReadOnlyRoot: its root filesystem is read-only, the strict profile
+	// (Inspect only).
+	ReadOnlyRoot bool
 }
 
 // ExecOptions is a process to run in a running container.

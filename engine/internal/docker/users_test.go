@@ -27,7 +27,7 @@ func TestCreateAsUser(t *testing.T) {
 			o := createOptions(t)
 			o.User, o.Workdir = tt.user, tt.workdir
 			id := startContainer(t, c, o)
-			got := run(t, c, id, "sh", "-c", `echo $(id -u) $(id -g) $(stat -c '%u:%g %a' "$PWD") && touch "$PWD/mine"`)
+			got := run(t, c, id, "sh", "-c", `cd "$0" && echo $(id -u) $(id -g) $(stat -c '%u:%g %a' "$PWD") && touch "$PWD/mine"`, tt.workdir)
 			if strings.TrimSpace(got) != tt.want {
 				t.Errorf("as %q in %s: got %q, want %q", tt.user, tt.workdir, got, tt.want)
 			}

@@ -1,0 +1,152 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Ping timeouts: an endpoint the user named gets time to answer (a remote
+// daemon over ssh connects first); a well-known socket that exists but does
+// not answer within probeTimeout is passed over for the next one.
+const (
+	pingTimeout  = 10 * time.Second
+	probeTimeout = 3 * time.Second
+	sshTimeout   = 30 * time.Second
+)
+
+// New connects to the daemon Connect finds with nothing pinned.
+func New(ctx context.Context) (*Client, error) { return Connect(ctx, "") }
+
+// Connect finds the Docker daemon and connects to it: the pinned endpoint
+// (the config's docker.host) when set, else DOCKER_HOST, else the current
+// docker context, else the known sockets of Docker Desktop, Colima,
+// OrbStack, Rancher Desktop, Podman, rootless Docker and the system socket,
+// the first that answers a ping (see candidates). DOCKER_API_VERSION,
+// DOCKER_CERT_PATH and DOCKER_TLS_VERIFY apply as in the docker CLI, and
+// ssh:// endpoints go through `ssh … docker system dial-stdio`.
+//
+// When no endpoint answers the error wraps sandbox.ErrUnavailable, names
+// what was tried and says how to fix it; a daemon older than the API the
+// SDK needs is sandbox.ErrUnsupported. Client.Endpoint says which endpoint
+// was chosen and why.
+func Connect(ctx context.Context, pinned string) (*Client, error) {
+	return connect(ctx, hostEnv(runtime.GOOS), pinned)
+}
+
+func connect(ctx context.Context, env discoveryEnv, pinned string) (*Client, error) {
+	return connectFirst(ctx, candidates(env, pinned))
+}
+
+// connectFirst connects to the first endpoint of list that answers.
+func connectFirst(ctx context.Context, list []Endpoint) (*Client, error) {
+	var skipped []string
+	for _, ep := range list {
+		if ep.socket != "" {
+			if _, err := os.Stat(ep.socket); err != nil {
+				continue // not installed here: not worth a line in the report
+			}
+		}
+		api, err := ping(ctx, ep)
+		if errors.Is(err, sandbox.ErrUnsupported) || ep.explicit && err != nil {
+			return nil, err
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			skipped = append(skipped, fmt.Sprintf("%s (%s): %v", ep.Host, ep.Source, rootCause(err)))
+			continue
+		}
+		if ep.Why == "" {
+			ep.Why = "the first that answered a ping"
+		}
+		ep.Skipped = skipped
+		return &Client{api: api, endpoint: ep}, nil
+	}
+	tried := "no Docker socket was found"
+	if len(skipped) > 0 {
+		tried = "tried " + strings.Join(skipped, "; ")
+	}
+	return nil, fmt.Errorf("cannot reach a Docker engine (%s): start Docker Desktop, Colima, OrbStack, "+
+		"Rancher Desktop, Podman or the Docker service (sudo systemctl start docker), or set DOCKER_HOST "+
+		"or docker.host in config.toml: %w", tried, sandbox.ErrUnavailable)
+}
+
+// ping connects to ep and pings it, negotiating the API version.
+func ping(ctx context.Context, ep Endpoint) (*client.Client, error) {
+	api, err := newAPI(ep.Host)
+	if err != nil {
+		return nil, fmt.Errorf("configure the Docker client for %s (%s): %w (%w)", ep.Host, ep.Source, sandbox.ErrInvalid, err)
+	}
+	timeout := probeTimeout
+	switch {
+	case strings.HasPrefix(ep.Host, "ssh://"):
+		timeout = sshTimeout
+	case ep.explicit:
+		timeout = pingTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	_, err = api.Ping(pctx, client.PingOptions{NegotiateAPIVersion: true})
+	if err == nil {
+		return api, nil
+	}
+	_ = api.Close()
+	if cerrdefs.IsInvalidArgument(err) {
+		// The daemon answered, with an API version older than the SDK supports.
+		return nil, fmt.Errorf("the Docker daemon at %s (%s) is too old; upgrade it: %w (%w)",
+			ep.Host, ep.Source, sandbox.ErrUnsupported, err)
+	}
+	return nil, fmt.Errorf("cannot reach the Docker daemon at %s (%s): is the Docker daemon running? Start it, or point "+
+		"DOCKER_HOST (or docker.host in config.toml) at one that is: %w (%w)", ep.Host, ep.Source, sandbox.ErrUnavailable, err)
+}
+
+// newAPI makes an SDK client for host; ssh:// hosts get a dialer that runs
+// ssh (see sshDialer), every other scheme is the SDK's own.
+func newAPI(host string) (*client.Client, error) {
+	opts := []client.Opt{client.WithTLSClientConfigFromEnv(), client.WithAPIVersionFromEnv()}
+	if strings.HasPrefix(host, "ssh://") {
+		d, err := newSSHDialer(host)
+		if err != nil {
+			return nil, err
+		}
+		// The URL's host is a placeholder: every connection is a new ssh.
+		opts = append(opts, client.WithHost("http://docker.example.com"), client.WithDialContext(d.DialContext))
+	} else {
+		opts = append(opts, client.WithHost(host))
+	}
+	return client.New(opts...)
+}
+
+// rootCause is the innermost error's text, short enough for a list of tried
+// endpoints.
+func rootCause(err error) string {
+	for {
+		var next error
+		switch u := err.(type) {
+		case interface{ Unwrap() []error }:
+			if errs := u.Unwrap(); len(errs) > 0 {
+				next = errs[len(errs)-1]
+			}
+		case interface{ Unwrap() error }:
+			next = u.Unwrap()
+		}
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}
+
+// Endpoint is the daemon this client talks to and why it was chosen.
+func (c *Client) Endpoint() Endpoint { return c.endpoint }

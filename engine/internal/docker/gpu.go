@@ -1,0 +1,134 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The ways a sandbox can be given GPUs (CreateOptions.GPUMethod).
+const (
+	// GPUNvidia is Docker's NVIDIA device driver (docker run --gpus): the
+	// daemon has it when the NVIDIA Container Toolkit is installed.
+	GPUNvidia = "nvidia"
+	// GPUCDI is CDI device names (nvidia.com/gpu=...), on daemons with CDI
+	// enabled (Docker 25 and later) and an NVIDIA CDI spec generated.
+	GPUCDI = "cdi"
+)
+
+// cdiGPUKind is the CDI kind the NVIDIA Container Toolkit generates.
+const cdiGPUKind = "nvidia.com/gpu"
+
+// GPUSupport says whether the daemon can give containers NVIDIA GPUs.
+type GPUSupport struct {
+	Method string // GPUNvidia, GPUCDI, or "" when it cannot
+	Detail string // what was found, or what is missing and what to install
+}
+
+// GPUSupport looks at `docker info`: an "nvidia" runtime, CDI devices the
+// daemon discovered (API 1.50+), and, when the daemon runs on this host, the
+// NVIDIA hook Docker's device driver needs and the CDI specs in the daemon's
+// CDI spec dirs.
+func (c *Client) GPUSupport(ctx context.Context) (GPUSupport, error) {
+	res, err := c.api.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return GPUSupport{}, wrap("get Docker info", err)
+	}
+	info := res.Info
+	if _, ok := info.Runtimes["nvidia"]; ok {
+		return GPUSupport{Method: GPUNvidia, Detail: "the Docker daemon has the nvidia runtime (NVIDIA Container Toolkit)"}, nil
+	}
+	for _, d := range info.DiscoveredDevices {
+		if d.Source == "cdi" && strings.HasPrefix(d.ID, cdiGPUKind+"=") {
+			return GPUSupport{Method: GPUCDI, Detail: "the Docker daemon has CDI GPU devices (" + d.ID + ", ...)"}, nil
+		}
+	}
+	local := strings.HasPrefix(c.Host(), "unix://")
+	if local {
+		if path, err := exec.LookPath("nvidia-container-runtime-hook"); err == nil {
+			return GPUSupport{Method: GPUNvidia, Detail: "the NVIDIA Container Toolkit is installed (" + path + ")"}, nil
+		}
+		if spec := findCDISpec(info.CDISpecDirs); spec != "" {
+			return GPUSupport{Method: GPUCDI, Detail: "CDI is enabled and " + spec + " names NVIDIA GPUs"}, nil
+		}
+	}
+	return GPUSupport{Detail: noGPUDetail(c.Host(), len(info.CDISpecDirs) > 0)}, nil
+}
+
+// noGPUDetail says that this Docker host has no GPU runtime and what to install.
+func noGPUDetail(host string, cdi bool) string {
+	found := "no nvidia runtime and no NVIDIA CDI devices"
+	if !cdi {
+		found = "no nvidia runtime, and CDI is not enabled"
+	}
+	return fmt.Sprintf("the Docker host (%s) has no GPU runtime: `docker info` shows %s. "+
+		"To give sandboxes GPUs, install the NVIDIA driver and the NVIDIA Container Toolkit on that host, "+
+		"run `sudo nvidia-ctk runtime configure --runtime=docker` and restart Docker", host, found)
+}
+
+// findCDISpec returns a CDI spec file in dirs that declares NVIDIA GPUs, or "".
+func findCDISpec(dirs []string) string {
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			ext := filepath.Ext(e.Name())
+			if e.IsDir() || (ext != ".yaml" && ext != ".yml" && ext != ".json") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), cdiGPUKind) {
+				return path
+			}
+		}
+	}
+	return ""
+}
+
+// deviceRequests maps a GPU request to Docker's: count -1 is every GPU,
+// n > 0 that many (the first n for CDI), 0 none.
+func deviceRequests(count int, method string) []container.DeviceRequest {
+	if count == 0 {
+		return nil
+	}
+	if method == GPUCDI {
+		ids := []string{cdiGPUKind + "=all"}
+		if count > 0 {
+			ids = ids[:0]
+			for i := range count {
+				ids = append(ids, cdiGPUKind+"="+strconv.Itoa(i))
+			}
+		}
+		return []container.DeviceRequest{{Driver: "cdi", DeviceIDs: ids}}
+	}
+	return []container.DeviceRequest{{Driver: "nvidia", Count: count, Capabilities: [][]string{{"gpu"}}}}
+}
+
+// resolveGPUs picks how to request o's GPUs when the caller did not say,
+// and refuses them with sandbox.ErrUnsupported on a daemon without a GPU
+// runtime.
+func (c *Client) resolveGPUs(ctx context.Context, o *CreateOptions) error {
+	if o.GPUs == 0 || o.GPUMethod != "" {
+		return nil
+	}
+	gpu, err := c.GPUSupport(ctx)
+	if err != nil {
+		return err
+	}
+	if gpu.Method == "" {
+		return fmt.Errorf("create a container with GPUs: %s: %w", gpu.Detail, sandbox.ErrUnsupported)
+	}
+	o.GPUMethod = gpu.Method
+	return nil
+}

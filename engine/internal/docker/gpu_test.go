@@ -1,0 +1,80 @@
+package docker_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/moby/moby/api/types/container"
+
+	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/engine/internal/docker"
+)
+
+// TestCreateWithGPUs checks the device requests Docker receives for a GPU
+// request, on a created container, and that this GPU-less daemon refuses to
+// start it.
+func TestCreateWithGPUs(t *testing.T) {
+	c := dockertest.Client(t)
+	ctx := testCtx(t)
+	tests := []struct {
+		name   string
+		count  int
+		method string
+		want   []container.DeviceRequest
+	}{
+		{"every GPU through the nvidia driver", -1, docker.GPUNvidia,
+			[]container.DeviceRequest{{Driver: "nvidia", Count: -1, Capabilities: [][]string{{"gpu"}}}}},
+		{"two GPUs through the nvidia driver", 2, docker.GPUNvidia,
+			[]container.DeviceRequest{{Driver: "nvidia", Count: 2, Capabilities: [][]string{{"gpu"}}}}},
+		{"every GPU by CDI name", -1, docker.GPUCDI,
+			[]container.DeviceRequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=all"}}}},
+		{"two GPUs by CDI name", 2, docker.GPUCDI,
+			[]container.DeviceRequest{{Driver: "cdi", DeviceIDs: []string{"nvidia.com/gpu=0", "nvidia.com/gpu=1"}}}},
+		{"no GPUs", 0, docker.GPUNvidia, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := createOptions(t)
+			o.GPUs, o.GPUMethod = tc.count, tc.method
+			id, err := c.Create(ctx, o)
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			got, err := c.DeviceRequestsOf(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("device requests (-want +got):\n%s", diff)
+			}
+			if tc.count == 0 || tc.method != docker.GPUNvidia {
+				return
+			}
+			if gpu, _ := c.GPUSupport(ctx); gpu.Method != "" {
+				return // a host with GPUs starts it
+			}
+			if err := c.Start(ctx, id); err == nil {
+				t.Error("this daemon has no GPU runtime, yet started a container asking for GPUs")
+			} else {
+				t.Logf("Docker's refusal: %v", err)
+			}
+		})
+	}
+}
+
+func TestGPUSupportWithoutGPURuntime(t *testing.T) {
+	c := dockertest.Client(t)
+	gpu, err := c.GPUSupport(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gpu.Method != "" {
+		t.Skipf("this Docker host has GPUs (%s)", gpu.Detail)
+	}
+	for _, want := range []string{"no GPU runtime", "NVIDIA Container Toolkit", "nvidia-ctk runtime configure"} {
+		if !strings.Contains(gpu.Detail, want) {
+			t.Errorf("Detail %q does not say %q", gpu.Detail, want)
+		}
+	}
+}

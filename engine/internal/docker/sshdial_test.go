@@ -1,0 +1,67 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+func TestSSHTargetArgs(t *testing.T) {
+	tests := []struct {
+		host string
+		want []string // after the fixed "-o ConnectTimeout=30 -T"
+	}{
+		{"ssh://box", []string{"--", "box", "docker", "system", "dial-stdio"}},
+		{"ssh://me@box:2222", []string{"-l", "me", "-p", "2222", "--", "box", "docker", "system", "dial-stdio"}},
+		{"ssh://me@[::1]:22", []string{"-l", "me", "-p", "22", "--", "::1", "docker", "system", "dial-stdio"}},
+		{"ssh://me@box/run/user/1000/docker.sock", []string{"-l", "me", "--", "box", "docker", "--host", "unix:///run/user/1000/docker.sock", "system", "dial-stdio"}},
+	}
+	for _, tc := range tests {
+		target, err := parseSSH(tc.host)
+		if err != nil {
+			t.Errorf("parseSSH(%q): %v", tc.host, err)
+			continue
+		}
+		want := append([]string{"-o", "ConnectTimeout=30", "-T"}, tc.want...)
+		if got := target.args(); !slices.Equal(got, want) {
+			t.Errorf("%s: ssh %q, want %q", tc.host, got, want)
+		}
+	}
+}
+
+func TestSSHTargetRefusesWhatSSHWouldMisread(t *testing.T) {
+	for host, why := range map[string]string{
+		"ssh://me:secret@box":    "password",
+		"ssh://":                 "names no host",
+		"ssh://-oProxyCommand=x": "start with '-'",
+		"ssh://box?x=1":          "query",
+		"tcp://box":              "not an ssh",
+	} {
+		if _, err := parseSSH(host); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("parseSSH(%q) = %v, want an error about %q", host, err, why)
+		}
+	}
+}
+
+// TestSSHFailureSaysWhatSSHSaid: when ssh cannot reach the host, the error
+// names the endpoint and carries ssh's own message, so a person can fix
+// their ssh setup.
+func TestSSHFailureSaysWhatSSHSaid(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no ssh client: apt-get install openssh-client")
+	}
+	env := fakeEnv(t, "linux", map[string]string{"DOCKER_HOST": "ssh://nobody@127.0.0.1:1"})
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	_, err := connect(ctx, env, "")
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "ssh://nobody@127.0.0.1:1") ||
+		!strings.Contains(err.Error(), "Connection refused") {
+		t.Errorf("err = %v, want ErrUnavailable naming the host with ssh's \"Connection refused\"", err)
+	}
+}
