@@ -1,0 +1,59 @@
+// Package files moves single files in and out of a sandbox through Docker's
+// archive API and lists its folders: write_file, read_file,
+// make_directory, list_files, and the folder and owner work host copies
+// need. It never sees the engine: the sandbox is a Target value.
+package files
+
+import (
+	"context"
+	"io"
+	"path"
+	"strings"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+)
+
+// Docker is what the file tools need from Docker.
+type Docker interface {
+	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
+	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	UserIDs(ctx context.Context, id, user string) (uid, gid int, err error)
+}
+
+// Target is the sandbox a file tool works in.
+type Target struct {
+	ID, Name string
+	Workdir  string
+	User     string // sandbox.user: who owns what the tools write; "" root
+	// Gone turns the error of a Docker call on the sandbox into the
+	// engine's answer when its container was removed behind its back.
+	Gone func(error) error
+}
+
+func (t Target) gone(err error) error {
+	if t.Gone == nil {
+		return err
+	}
+	return t.Gone(err)
+}
+
+// Path makes p absolute, relative to the sandbox's workdir.
+func (t Target) Path(p string) string {
+	if strings.HasPrefix(p, "/") {
+		return path.Clean(p)
+	}
+	return path.Join(t.Workdir, p)
+}
+
+// Files runs the file tools. Create it with New.
+type Files struct{ docker Docker }
+
+// New returns the file tools on d.
+func New(d Docker) *Files { return &Files{docker: d} }
+
+// execOptions is a plain exec of the engine's own helpers, both streams to out.
+func execOptions(cmd []string, out io.Writer) docker.ExecOptions {
+	return docker.ExecOptions{Cmd: cmd, Stdout: out, Stderr: out}
+}
