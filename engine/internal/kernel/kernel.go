@@ -1,0 +1,304 @@
+package kernel
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The kernel's programs travel as arguments of its one docker exec, so
+// nothing needs to be installed in the image. The supervisor runs on
+// python3 for every language (see kernelsrc/supervisor.py); the driver is
+// the program of the interpreter that runs the code.
+var (
+	//go:embed kernelsrc/supervisor.py
+	kernelSupervisor string
+	//go:embed kernelsrc/child.py
+	kernelPython string
+	//go:embed kernelsrc/child.bash
+	kernelBash string
+	//go:embed kernelsrc/child.js
+	kernelJavascript string
+)
+
+var kernelDrivers = map[string]string{"python": kernelPython, "bash": kernelBash, "javascript": kernelJavascript}
+
+// kernelUnavailable is the launcher's exit status when the image lacks
+// python3 (for the supervisor) or the language's runtime: the call then
+// takes the exec path, which reports a missing runtime in its own words.
+const kernelUnavailable = 218
+
+// kernelLauncher starts the supervisor: $1 is the language, $2 the
+// supervisor's program, $3 the driver.
+const kernelLauncher = `command -v python3 >/dev/null 2>&1 || exit 218
+case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
+exec python3 -u -c "$2" "$1" "$3"`
+
+// startTimeout bounds a kernel's start, up to its hello.
+const startTimeout = 20 * time.Second
+
+// killTimeout bounds killing a kernel's processes from outside.
+const killTimeout = 10 * time.Second
+
+// ErrUnavailable means the image cannot run a kernel for the language: the
+// call takes the exec path.
+var ErrUnavailable = errors.New("no kernel for this image")
+
+// kernel is one long-lived interpreter in a sandbox: a supervisor started
+// with one docker exec and kept attached, and its child that runs the code.
+type kernel struct {
+	lang   string
+	set    *Set
+	target Target
+	in     *kernelInput
+	cancel context.CancelFunc // aborts the exec: the last resort of kill
+	exited chan struct{}      // closed when the exec has ended
+	hello  chan kernelHello
+
+	mu       sync.Mutex
+	call     *kernelCall // the run in progress
+	pids     kernelHello
+	dead     bool
+	exitCode int   // the exec's, once it has ended
+	endErr   error // why the exec ended; read after exited is closed
+}
+
+type kernelHello struct {
+	PID   int `json:"pid"`   // the supervisor's
+	Child int `json:"child"` // the interpreter's, which leads its process group
+}
+
+// kernelRequest is a run frame's payload.
+type kernelRequest struct {
+	ID       string `json:"id"`
+	Code     string `json:"code"`
+	Cap      int    `json:"cap"` // bytes per stream to send; the rest is counted
+	OutDir   string `json:"outdir"`
+	MaxImage int    `json:"max_image"`
+}
+
+// kernelDone is how a run ended.
+type kernelDone struct {
+	ID          string `json:"id"`
+	Exit        int    `json:"exit"`
+	Interrupted bool   `json:"interrupted"`
+	DroppedOut  int64  `json:"dropped_out"`
+	DroppedErr  int64  `json:"dropped_err"`
+
+	exited bool  // the interpreter exited: Exit is its status
+	lost   error // the kernel broke or vanished mid-run
+}
+
+// kernelCall is the run in progress on a kernel.
+type kernelCall struct {
+	id     string
+	out    *run.Output
+	images []sandbox.Image
+	done   chan kernelDone // the first end only
+}
+
+func (c *kernelCall) finish(d kernelDone) {
+	select {
+	case c.done <- d:
+	default:
+	}
+}
+
+// start starts a kernel for lang in t and waits for its hello. Its exec
+// lives until the kernel is killed or the set's base context is done.
+func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error) {
+	execCtx, cancel := context.WithCancel(ks.base)
+	k := &kernel{lang: lang, set: ks, target: t, in: newKernelInput(), cancel: cancel, exited: make(chan struct{}), hello: make(chan kernelHello, 1)}
+	frames := &frameReader{max: max(64<<10, ks.limits.MaxImageBytes) + 64<<10, handle: k.onFrame, broken: func(err error) {
+		ks.log.Warn("kernel protocol broken; killing the kernel", "sandbox", t.Name(), "language", lang, "err", err)
+		k.lose(err)
+	}}
+	diag := run.NewCapBuffer(4 << 10)
+	opts := docker.ExecOptions{
+		Cmd:     []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelSupervisor, kernelDrivers[lang]},
+		Workdir: t.Workdir(), Stdin: k.in, Stdout: frames, Stderr: diag,
+	}
+	ks.wg.Add(1)
+	go func() {
+		defer ks.wg.Done()
+		code, err := ks.docker.Exec(execCtx, t.ID(), opts)
+		k.ended(code, err, diag)
+	}()
+	select {
+	case h := <-k.hello:
+		k.mu.Lock()
+		k.pids = h
+		k.mu.Unlock()
+		return k, nil
+	case <-k.exited:
+		if k.exitCode == kernelUnavailable {
+			return nil, ErrUnavailable
+		}
+		// Wrapped, so a container removed behind the engine's back gets its
+		// "no longer exists" sentence from Gone.
+		return nil, t.Gone(fmt.Errorf("start %s kernel in sandbox %s: %w", lang, t.Name(), k.endErr))
+	case <-ctx.Done():
+		k.kill(ctx)
+		return nil, fmt.Errorf("execution cancelled: %w", ctx.Err())
+	case <-time.After(startTimeout):
+		k.kill(ctx)
+		return nil, fmt.Errorf("the %s kernel in sandbox %s did not start within %s: %w", lang, t.Name(), startTimeout, sandbox.ErrUnavailable)
+	}
+}
+
+// onFrame handles one frame from the kernel; an error breaks the stream.
+func (k *kernel) onFrame(kind byte, payload []byte) error {
+	c := k.current()
+	switch kind {
+	case frameStdout, frameStderr:
+		if c != nil {
+			c.out.Write(kind == frameStderr, payload)
+		}
+	case frameImage:
+		return k.onImage(c, payload)
+	case frameDone:
+		var d kernelDone
+		if err := json.Unmarshal(payload, &d); err != nil {
+			return fmt.Errorf("kernel done frame: %w", err)
+		}
+		if c != nil && d.ID == c.id {
+			c.finish(d)
+		}
+	case frameHello:
+		var h kernelHello
+		if err := json.Unmarshal(payload, &h); err != nil {
+			return fmt.Errorf("kernel hello frame: %w", err)
+		}
+		select {
+		case k.hello <- h:
+		default:
+		}
+	case frameExit:
+		var x struct{ Exit int }
+		if err := json.Unmarshal(payload, &x); err != nil {
+			return fmt.Errorf("kernel exit frame: %w", err)
+		}
+		k.markDead()
+		if c != nil {
+			c.finish(kernelDone{Exit: x.Exit, exited: true})
+		}
+		k.in.close()
+	default:
+		return fmt.Errorf("unknown kernel frame type %q", kind)
+	}
+	return nil
+}
+
+// onImage keeps an image the run wrote; its payload is JSON, a newline, the bytes.
+func (k *kernel) onImage(c *kernelCall, payload []byte) error {
+	meta, data, ok := bytes.Cut(payload, []byte{'\n'})
+	var img struct {
+		Path, MIME, Skipped string
+		Size                int64
+	}
+	if !ok || json.Unmarshal(meta, &img) != nil {
+		return errors.New("malformed kernel image frame")
+	}
+	if c != nil {
+		k.mu.Lock()
+		c.images = append(c.images, sandbox.Image{Path: img.Path, MIME: img.MIME, Size: img.Size,
+			Data: bytes.Clone(data), Skipped: img.Skipped})
+		k.mu.Unlock()
+	}
+	return nil
+}
+
+func (k *kernel) current() *kernelCall {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.call
+}
+
+func (k *kernel) setCall(c *kernelCall) {
+	k.mu.Lock()
+	k.call = c
+	k.mu.Unlock()
+}
+
+func (k *kernel) markDead() {
+	k.mu.Lock()
+	k.dead = true
+	k.mu.Unlock()
+}
+
+func (k *kernel) isDead() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.dead
+}
+
+// lose ends the kernel after something went wrong with it: the run in
+// progress ends with err, and closing its input makes the supervisor kill
+// the interpreter and exit.
+func (k *kernel) lose(err error) {
+	k.markDead()
+	if c := k.current(); c != nil {
+		c.finish(kernelDone{Exit: -1, lost: err})
+	}
+	k.in.close()
+}
+
+// ended records the end of the kernel's exec.
+func (k *kernel) ended(code int, err error, diag *run.CapBuffer) {
+	if err == nil && code != 0 && code != kernelUnavailable {
+		err = fmt.Errorf("exit code %d: %s", code, diag.String())
+	}
+	if err == nil {
+		err = errKernelGone
+	}
+	k.exitCode, k.endErr = code, err
+	k.lose(err)
+	close(k.exited)
+}
+
+// send writes one frame to the kernel.
+func (k *kernel) send(kind byte, payload []byte) error {
+	return k.in.send(appendFrame(nil, kind, payload))
+}
+
+// kill ends the kernel: the supervisor kills the interpreter's process
+// group and exits. If the exec has not ended within a grace, the engine
+// kills both from outside and abandons the exec.
+func (k *kernel) kill(ctx context.Context) {
+	// Bounded: before Docker has attached the exec nobody takes the frame,
+	// and kill must still reach the grace and the cancel below.
+	_ = k.in.sendWithin(appendFrame(nil, frameKill, nil), Grace)
+	k.in.close()
+	select {
+	case <-k.exited:
+		return
+	case <-time.After(Grace):
+	}
+	k.mu.Lock()
+	pids := k.pids
+	k.mu.Unlock()
+	if pids.PID > 0 {
+		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
+		// The caller's context is likely done (the kill ends a cancelled
+		// run): only its values are kept.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+		defer cancel()
+		var sink bytes.Buffer
+		opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}
+		if _, err := k.set.docker.Exec(ctx, k.target.ID(), opts); err != nil {
+			k.set.log.Warn("kill kernel", "sandbox", k.target.Name(), "err", err)
+		}
+	}
+	k.cancel()
+	<-k.exited
+}

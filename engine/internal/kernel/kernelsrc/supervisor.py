@@ -1,0 +1,330 @@
+# Sandtray kernel supervisor: the first process of a kernel's docker exec.
+#
+# It owns the protocol channel (the exec's stdout) and never runs user code.
+# The interpreter that does is its child, in a session of its own, with
+# stdout and stderr on pipes the supervisor drains and wraps in
+# length-prefixed frames, so nothing user code prints can pass for a frame.
+# The child reports the end of a run on a private pipe, tagged with the
+# run's random id, and then stops itself (SIGSTOP). User code runs in the
+# child's own process and can write that line too, so the line alone ends
+# nothing: a run ends only once every thread of the child is stopped, which
+# no code can fake and go on running (SIGSTOP stops the whole process and
+# cannot be caught). The supervisor then drains the output pipes, sweeps
+# what the run left, and sends the run's end; it continues the child
+# (SIGCONT) just before it hands it the next run.
+#
+# Frames, both ways: one type byte, a 4-byte big-endian length, the payload.
+# In: R run (JSON), I interrupt, K kill. Out: H hello, O stdout, E stderr,
+# F image (JSON line, then the bytes), D done (JSON), X the child exited.
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+LANG, DRIVER = sys.argv[1], sys.argv[2]
+REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
+CHUNK = 64 << 10
+MAX_IMAGES = 8
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
+               ".gif": "image/gif", ".svg": "image/svg+xml"}
+
+proto = os.dup(1)  # not inheritable: the child never gets it
+null = os.open(os.devnull, os.O_RDWR)
+os.dup2(null, 1)
+try:  # not dumpable: another process of this uid cannot open /proc/<pid>/fd
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+except Exception:
+    pass
+
+
+def send(kind, payload=b""):
+    data = memoryview(kind + struct.pack(">I", len(payload)) + payload)
+    while data:
+        data = data[os.write(proto, data):]
+
+
+def child_argv():
+    if LANG == "python":
+        return [sys.executable, "-c", DRIVER]
+    if LANG == "bash":
+        return ["bash", "--noprofile", "--norc", "-c", DRIVER, "sandtray-kernel"]
+    return ["node", "-e", DRIVER]
+
+
+def spawn():
+    req_r, req_w = os.pipe()
+    done_r, done_w = os.pipe()
+    os.dup2(req_r, REQ_FD)
+    os.dup2(done_w, DONE_FD)
+    for fd in (req_r, done_w):
+        os.close(fd)
+    child = subprocess.Popen(child_argv(), stdin=null, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             pass_fds=(REQ_FD, DONE_FD), start_new_session=True)
+    os.close(REQ_FD)
+    os.close(DONE_FD)
+    return child, req_w, done_r
+
+
+def snapshot(folder):
+    found = {}
+    try:
+        with os.scandir(folder) as it:
+            for e in it:
+                if os.path.splitext(e.name)[1].lower() in IMAGE_TYPES and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    found[e.name] = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        pass
+    return found
+
+
+def read_image(path, limit):
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        chunks, size = [], 0
+        while size <= limit:
+            b = os.read(fd, min(CHUNK, limit + 1 - size))
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def stopped(pid):
+    """Whether every thread of pid is in a stop (state T): a stopped
+    process runs nothing until someone continues it."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid), "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue  # a thread that has ended
+        if stat[stat.rfind(b")") + 2:][:1] != b"T":
+            return False
+    return bool(tids)
+
+
+def sweep(run_id, group):
+    """Kills what a run left running: every process whose environment
+    carries the run's marker (the child sets SANDTRAY_EXEC=<run id> before
+    each run, and what the code starts inherits it, setsid or not), and
+    every process but the child itself in the child's process group (one the
+    code forked that has not yet exec'd still shows the child's first
+    environment). Each round's finds are stopped before they are killed, so
+    a fork bomb cannot outgrow it; a process in the middle of an execve
+    shows no environment for an instant, so only a second empty scan in a
+    row ends it."""
+    mark = b"SANDTRAY_EXEC=" + run_id.encode() + b"\0"
+    empty = 0
+    for _ in range(10):
+        found = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) == group:
+                continue
+            try:
+                with open("/proc/" + name + "/environ", "rb") as f:
+                    env = f.read()
+                with open("/proc/" + name + "/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if fields[:1] == [b"Z"]:
+                continue  # dead already; its parent reaps it
+            if env.startswith(mark) or b"\0" + mark in env or (len(fields) > 2 and fields[2] == str(group).encode()):
+                found.append(int(name))
+        if not found:
+            empty += 1
+            if empty == 2:
+                return
+            continue
+        empty = 0
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in found:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+
+
+class Supervisor:
+    def __init__(self):
+        self.child, self.req_w, self.done_r = spawn()
+        self.outs = {self.child.stdout.fileno(): b"O", self.child.stderr.fileno(): b"E"}
+        for fd in list(self.outs) + [self.done_r, self.req_w]:
+            os.set_blocking(fd, False)
+        self.inbuf, self.donebuf, self.pending = bytearray(), b"", b""
+        self.run = None
+        self.ending = None  # (exit, interrupted) claimed for the run, until the child is seen stopped
+        # The child's stop raises SIGCHLD here; its byte on the wakeup pipe
+        # wakes the select at once.
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(wake_w, False)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        send(b"H", json.dumps({"pid": os.getpid(), "child": self.child.pid}).encode())
+
+    def loop(self):
+        while True:
+            reads = [0, self.done_r, self.wake_r] + list(self.outs)
+            writes = [self.req_w] if self.pending else []
+            ready, writable, _ = select.select(reads, writes, [], 0.05 if self.ending else None)
+            if writable:
+                self.flush_request()
+            for fd in ready:
+                if fd == 0:
+                    self.on_input()
+                elif fd == self.done_r:
+                    self.on_done()
+                elif fd == self.wake_r:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                else:
+                    self.pump(fd)
+            if self.ending is not None and self.run is not None and stopped(self.child.pid):
+                (code, interrupted), self.ending = self.ending, None
+                self.finish(code, interrupted)
+
+    def pump(self, fd):
+        """Forwards one chunk of the child's output; False once the pipe is empty."""
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return False
+        if not data:
+            del self.outs[fd]
+            return False
+        run = self.run
+        if run is None:
+            return True  # output between runs, from something left running: dropped
+        kind = self.outs[fd]
+        room = max(run["cap"] - run["sent"][kind], 0)
+        if room:
+            send(kind, data[:room])
+        run["sent"][kind] += min(room, len(data))
+        run["dropped"][kind] += len(data) - min(room, len(data))
+        return True
+
+    def drain(self):
+        """Forwards what the pipes hold; bounded, as a process left running
+        in the background may keep them full."""
+        deadline = time.monotonic() + 0.2
+        for fd in list(self.outs):
+            while fd in self.outs and self.pump(fd) and time.monotonic() < deadline:
+                pass
+
+    def on_input(self):
+        data = os.read(0, CHUNK)
+        if not data:
+            self.kill()
+        self.inbuf += data
+        while len(self.inbuf) >= 5:
+            n = struct.unpack(">I", self.inbuf[1:5])[0]
+            if len(self.inbuf) < 5 + n:
+                return
+            kind, payload = bytes(self.inbuf[:1]), bytes(self.inbuf[5:5 + n])
+            del self.inbuf[:5 + n]
+            self.on_frame(kind, payload)
+
+    def on_frame(self, kind, payload):
+        if kind == b"R":
+            req = json.loads(payload)
+            code = req["code"].encode("utf-8", "surrogatepass")
+            self.run = {"id": req["id"], "cap": req["cap"], "outdir": req["outdir"], "max_image": req["max_image"],
+                        "sent": {b"O": 0, b"E": 0}, "dropped": {b"O": 0, b"E": 0},
+                        "before": snapshot(req["outdir"]), "pids": set(os.listdir("/proc"))}
+            self.ending = None
+            try:
+                os.kill(self.child.pid, signal.SIGCONT)  # stopped since the last run's end
+            except OSError:
+                pass
+            self.pending += ("%s %d\n" % (req["id"], len(code))).encode() + code
+            self.flush_request()
+        elif kind == b"I":
+            self.signal(signal.SIGINT)
+        elif kind == b"K":
+            self.kill()
+
+    def flush_request(self):
+        try:
+            n = os.write(self.req_w, self.pending)
+        except (BlockingIOError, BrokenPipeError):
+            return
+        self.pending = self.pending[n:]
+
+    def on_done(self):
+        data = os.read(self.done_r, 4096)
+        if not data:
+            self.exited()
+        self.donebuf += data
+        while b"\n" in self.donebuf:
+            line, self.donebuf = self.donebuf.split(b"\n", 1)
+            parts = line.decode("ascii", "replace").split(" ")
+            if self.run is None or len(parts) != 3 or parts[0] != self.run["id"]:
+                continue  # not the end of the current run: ignored
+            # A claim: the run ends when the child is stopped (see loop).
+            self.ending = (int(parts[1]) if parts[1].lstrip("-").isdigit() else 1, parts[2] == "i")
+
+    def finish(self, code, interrupted):
+        self.drain()
+        run, self.run = self.run, None
+        if set(os.listdir("/proc")) - run["pids"]:  # only a run that left a process can need a sweep
+            sweep(run["id"], self.child.pid)
+        self.send_images(run)
+        send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
+                               "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
+
+    def send_images(self, run):
+        after = snapshot(run["outdir"])
+        changed = sorted(n for n in after if run["before"].get(n) != after[n])
+        for name in changed[:MAX_IMAGES]:
+            path = os.path.join(run["outdir"], name)
+            meta = {"path": path, "mime": IMAGE_TYPES[os.path.splitext(name)[1].lower()], "size": after[name][1]}
+            data = b""
+            try:
+                data = read_image(path, run["max_image"])
+            except OSError as e:
+                meta["skipped"] = e.strerror or str(e)
+            if len(data) > run["max_image"]:
+                data, meta["skipped"] = b"", "larger than the %d-byte limit" % run["max_image"]
+            send(b"F", json.dumps(meta).encode() + b"\n" + data)
+
+    def signal(self, sig):
+        try:
+            os.killpg(self.child.pid, sig)
+        except OSError:
+            pass
+
+    def exited(self):
+        status = self.child.wait()
+        self.signal(signal.SIGKILL)  # what it left running goes with it
+        if self.run is not None:
+            sweep(self.run["id"], self.child.pid)
+        self.drain()
+        try:
+            send(b"X", json.dumps({"exit": 128 - status if status < 0 else status}).encode())
+        finally:
+            os._exit(0)
+
+    def kill(self):
+        self.signal(signal.SIGKILL)
+        self.exited()
+
+
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+Supervisor().loop()

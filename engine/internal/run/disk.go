@@ -1,0 +1,126 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// How often a running call's sandbox is measured against limits.disk_mb:
+// by walking its writable layer when the engine can read Docker's files
+// (a local daemon, the engine as root), or else by Docker's own size
+// computation, which takes seconds on fuse-overlayfs. The first measurement
+// comes one period after a call starts, so short calls cost nothing.
+const (
+	diskPollLocal  = 500 * time.Millisecond
+	diskPollDocker = 3 * time.Second
+)
+
+// diskSlack is how far over limits.disk_mb a layer may measure before the
+// watchdog stops a call: the layer's own folders and bookkeeping take a few
+// blocks beside the files, and without a margin one file written up to its
+// RLIMIT_FSIZE cap (exactly the limit) would both fail its write and stop
+// the call, depending on which came first.
+const diskSlack = 1 << 20
+
+// Disk is what the watchdog keeps about one sandbox between calls: its
+// writable layer's folder on this host when the engine can read it (known
+// once looked up), and its size when last measured.
+type Disk struct {
+	mu       sync.Mutex
+	upperDir string // guarded by mu
+	known    bool   // guarded by mu
+	seen     int64  // guarded by mu
+}
+
+// WatchDisk measures t's writable layer until ctx ends, and stops the call
+// with cancel and a Stopped cause when it is over limit and grew since the
+// last measurement: a call that only reads in a sandbox already over the
+// limit runs on, and so does one that deletes. Docker 20.10 cannot set a
+// quota on fuse-overlayfs, nor on overlay2 outside xfs with project quotas,
+// so the engine enforces it. It does not return until ctx is done or it
+// stopped the call.
+func (r *Runner) WatchDisk(ctx context.Context, t Target, d *Disk, limit int64, cancel context.CancelCauseFunc) {
+	timer := time.NewTimer(diskPollLocal)
+	defer timer.Stop()
+	var measure func(context.Context) (int64, error)
+	every := diskPollLocal
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		if measure == nil { // chosen at the first tick: most calls end before it
+			measure, every = r.diskMeter(ctx, t, d)
+		}
+		used, err := measure(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("measure sandbox disk use", "sandbox", t.Name(), "err", err)
+			}
+			return
+		}
+		d.mu.Lock()
+		seen := d.seen
+		d.seen = used
+		d.mu.Unlock()
+		if used > limit+diskSlack && used > seen {
+			cancel(&Stopped{Code: -1, Outcome: sandbox.Outcome{End: sandbox.DiskFull, DiskMB: used >> 20, DiskLimitMB: limit >> 20}})
+			return
+		}
+		timer.Reset(every)
+	}
+}
+
+// diskMeter picks how to measure t: a walk of its writable layer when the
+// engine can read it, else Docker's size computation.
+func (r *Runner) diskMeter(ctx context.Context, t Target, d *Disk) (func(context.Context) (int64, error), time.Duration) {
+	d.mu.Lock()
+	upper, known := d.upperDir, d.known
+	d.mu.Unlock()
+	if !known {
+		if info, err := r.docker.Disk(ctx, t.ID()); err == nil {
+			if _, err := os.Stat(info.UpperDir); info.UpperDir != "" && err == nil {
+				upper = info.UpperDir
+			}
+			d.mu.Lock()
+			d.upperDir, d.known = upper, true
+			d.mu.Unlock()
+		}
+	}
+	if upper != "" {
+		return func(ctx context.Context) (int64, error) { return diskUsage(ctx, upper) }, diskPollLocal
+	}
+	return func(ctx context.Context) (int64, error) { return r.docker.SizeRw(ctx, t.ID()) }, diskPollDocker
+}
+
+// diskUsage sums the space the files under dir take on disk (allocated
+// blocks, so a sparse file counts for what it holds).
+func diskUsage(ctx context.Context, dir string) (int64, error) {
+	var total int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // deleted while we walk
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		total += allocated(info)
+		return nil
+	})
+	return total, err
+}

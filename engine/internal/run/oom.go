@@ -1,0 +1,67 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// oomCounters are where a sandbox sees its own cgroup's count of
+// out-of-memory kills: cgroup v1's memory.oom_control, v2's memory.events.
+const oomCounters = "/sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events"
+
+// OOMKills reads the count of out-of-memory kills of t's cgroup, as the
+// sandbox sees it. ok is false when the sandbox has no such count; err is
+// set when it refused the exec (it is stopping, or has stopped).
+func (r *Runner) OOMKills(ctx context.Context, t Target) (n int64, ok bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	var out bytes.Buffer
+	_, err = r.docker.Exec(ctx, t.ID(), docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, Stdout: &out, Stderr: &out})
+	if err != nil {
+		return 0, false, err
+	}
+	n, ok = oomKills(out.Bytes())
+	return n, ok, nil
+}
+
+// DiedOfMemory reports whether Docker recorded t's container as killed for
+// memory, waiting a moment for it to record how the container ended: where
+// the sandbox cannot tell (under gVisor, running out of memory stops the
+// whole sandbox, and its cgroup files are gVisor's own), Docker's record
+// decides.
+func (r *Runner) DiedOfMemory(ctx context.Context, t Target) bool {
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		c, err := r.docker.Inspect(ctx, t.ID())
+		if err != nil {
+			return false
+		}
+		if StatusOf(c.State) != sandbox.StatusRunning || time.Now().After(deadline) {
+			return c.OOMKilled
+		}
+		if sleep(ctx, 100*time.Millisecond) != nil {
+			return false
+		}
+	}
+}
+
+// oomKills reads the "oom_kill N" line of a cgroup memory file.
+func oomKills(text []byte) (int64, bool) {
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "oom_kill "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}

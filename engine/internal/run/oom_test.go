@@ -1,0 +1,52 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+)
+
+// running is a Docker whose container never stops running and whose execs
+// are refused.
+type running struct{}
+
+func (running) Exec(context.Context, string, docker.ExecOptions) (int, error) {
+	return -1, errors.New("refused")
+}
+func (running) Inspect(context.Context, string) (docker.Container, error) {
+	return docker.Container{State: "running"}, nil
+}
+func (running) Kill(context.Context, string) error                    { return nil }
+func (running) Disk(context.Context, string) (docker.DiskInfo, error) { return docker.DiskInfo{}, nil }
+func (running) SizeRw(context.Context, string) (int64, error)         { return 0, nil }
+
+type fakeTarget struct{}
+
+func (fakeTarget) ID() string                          { return "c0ffee" }
+func (fakeTarget) Name() string                        { return "sb-test" }
+func (fakeTarget) EnsureRunning(context.Context) error { return nil }
+func (fakeTarget) MarkStopped()                        {}
+func (fakeTarget) Gone(err error) error                { return err }
+
+// TestDiedOfMemoryEndsWithItsContext: waiting for Docker to record how a
+// sandbox ended gives up when its context does (the engine closing), not
+// only at its own deadline.
+func TestDiedOfMemoryEndsWithItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := New(running{}, Limits{}, slog.New(slog.DiscardHandler))
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		if r.DiedOfMemory(ctx, fakeTarget{}) {
+			t.Error("a running sandbox was named killed for memory")
+		}
+		if took := time.Since(start); took > 400*time.Millisecond {
+			t.Errorf("DiedOfMemory took %s with a context done after 300ms", took)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+// Package run runs one process in a sandbox the way every Sandtray call
+// does: through a wrapper that records its process group, with a timeout
+// that kills that group, a sweep of whatever the process left running when
+// it ends, output capped per stream (and kept for a job, and streamed as
+// progress), the sandbox's out-of-memory count, and the disk watchdog that
+// stops a call whose sandbox outgrows limits.disk_mb.
+//
+// It never sees the engine: the sandbox is a Target the engine implements.
+package run
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Docker is what running a process needs from Docker.
+type Docker interface {
+	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	Inspect(ctx context.Context, id string) (docker.Container, error)
+	Kill(ctx context.Context, id string) error
+	Disk(ctx context.Context, id string) (docker.DiskInfo, error)
+	SizeRw(ctx context.Context, id string) (int64, error)
+}
+
+// Target is the sandbox a process runs in, as the engine keeps it.
+type Target interface {
+	ID() string
+	Name() string
+	// EnsureRunning starts the sandbox when it is stopped, and waits while
+	// it is paused.
+	EnsureRunning(ctx context.Context) error
+	// MarkStopped records that Docker found the sandbox stopped.
+	MarkStopped()
+	// Gone turns a "no such container" into the engine's answer (the
+	// container was removed behind its back); other errors pass.
+	Gone(err error) error
+}
+
+// Limits cap each stream of a run: for the model, and kept for the log.
+type Limits struct {
+	OutputBytes    int
+	LogOutputBytes int
+}
+
+// Runner runs processes in sandboxes. Create it with New.
+type Runner struct {
+	docker Docker
+	limits Limits
+	log    *slog.Logger
+}
+
+// New returns a Runner that talks to d.
+func New(d Docker, limits Limits, log *slog.Logger) *Runner {
+	return &Runner{docker: d, limits: limits, log: log}
+}
+
+// Limits are the runner's caps.
+func (r *Runner) Limits() Limits { return r.limits }
+
+// killTimeout bounds killing a stopped call's processes, and reading the
+// out-of-memory count after a call.
+const killTimeout = 10 * time.Second
+
+// StatusOf maps a Docker container state to a sandbox status.
+func StatusOf(dockerState string) sandbox.Status {
+	switch dockerState {
+	case "running", "restarting":
+		return sandbox.StatusRunning
+	case "paused":
+		return sandbox.StatusPaused
+	default:
+		return sandbox.StatusStopped
+	}
+}
+
+// sleep waits d, or less when ctx is done first, and then says so.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
