@@ -1,0 +1,130 @@
+// Package capture is what Sandtray keeps of a sandbox beyond its life:
+// packages installed with their exact versions (on the network only for the
+// install), commits to images, the diff against the image, and a Dockerfile
+// that rebuilds it.
+//
+// It never sees the engine: a call names its sandbox with a Target value,
+// and runs processes through a Runner the engine binds to that sandbox.
+package capture
+
+import (
+	"cmp"
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Docker is what capture needs from Docker.
+type Docker interface {
+	Inspect(ctx context.Context, id string) (docker.Container, error)
+	InspectImage(ctx context.Context, ref string) (docker.Image, error)
+	Commit(ctx context.Context, id, tag string, cfg docker.ImageConfig) (string, error)
+	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	Diff(ctx context.Context, id string) ([]docker.Change, error)
+	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	ConnectNetwork(ctx context.Context, id, network string) error
+	DisconnectNetwork(ctx context.Context, id, network string) error
+}
+
+// Config is what capture needs of the engine's configuration.
+type Config struct {
+	AllowNetwork bool          // sandbox.allow_network: installs may go online
+	OutputBytes  int           // limits.output_bytes: an install's kept output
+	MaxTimeout   time.Duration // limits.max_exec_timeout, named in errors
+	// Private is a folder of the engine's own inside every sandbox, left
+	// out of diffs.
+	Private string
+	// ExportRecords is a folder in the engine's state dir where each
+	// export records what it wrote (see exportRecord); "" keeps none, so no
+	// folder that holds files is ever written again.
+	ExportRecords string
+	// CopyLimits bound an export's archive (limits.max_copy_bytes and
+	// limits.max_copy_files).
+	CopyLimits hostfs.Limits
+	// Protected are the images the configuration starts sandboxes from
+	// (default, language and pool images): commits never write them.
+	Protected []string
+}
+
+// Capture runs the capture tools. Create it with New.
+type Capture struct {
+	docker Docker
+	cfg    Config
+	log    *slog.Logger
+}
+
+// New returns a Capture that talks to d.
+func New(d Docker, cfg Config, log *slog.Logger) *Capture {
+	return &Capture{docker: d, cfg: cfg, log: log}
+}
+
+// Target is the sandbox a call works on, as the engine knows it.
+type Target struct {
+	ID, Name string
+	Image    string
+	Workdir  string
+	Language string
+	Network  string
+	Env      map[string]string
+	Packages []sandbox.Package // its manifest
+	// Gone turns the error of a Docker call on the sandbox into the
+	// engine's answer when its container was removed behind its back; nil
+	// keeps errors as they are.
+	Gone func(error) error
+}
+
+func (t Target) gone(err error) error {
+	if t.Gone == nil {
+		return err
+	}
+	return t.Gone(err)
+}
+
+// Exec is one process for a Runner: it runs with the engine's caps, sweep
+// and timeout.
+type Exec struct {
+	Cmd, Env      []string
+	User, Workdir string
+	Timeout       time.Duration
+	Stream        io.Writer // also receives stdout and stderr as they come
+}
+
+// Ran is what a process left: its result for the model, and the larger
+// copies of its output kept for the activity log.
+type Ran struct {
+	Result         sandbox.ExecResult
+	LogOut, LogErr string
+}
+
+// Runner runs processes in the target sandbox.
+type Runner interface {
+	Run(ctx context.Context, x Exec) (Ran, error)
+}
+
+// MergePackages returns manifest with each package of add replacing the
+// entry of the same manager and name (a re-install updates the version),
+// sorted by manager and name.
+func MergePackages(manifest, add []sandbox.Package) []sandbox.Package {
+	out := slices.DeleteFunc(slices.Clone(manifest), func(old sandbox.Package) bool {
+		return slices.ContainsFunc(add, func(p sandbox.Package) bool { return p.Manager == old.Manager && p.Name == old.Name })
+	})
+	out = append(out, add...)
+	slices.SortFunc(out, func(a, b sandbox.Package) int {
+		return cmp.Or(strings.Compare(a.Manager, b.Manager), strings.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+func report(progress sandbox.Progress, current, total float64, msg string) {
+	if progress != nil {
+		progress(current, total, msg)
+	}
+}

@@ -1,0 +1,99 @@
+package pool
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// fakeDocker answers the pool's Docker calls at once.
+type fakeDocker struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (f *fakeDocker) Create(context.Context, docker.CreateOptions) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return "c" + string(rune('0'+f.n)), nil
+}
+func (f *fakeDocker) Rename(context.Context, string, string) error { return nil }
+func (f *fakeDocker) List(context.Context, map[string]string, bool) ([]docker.Container, error) {
+	return nil, nil
+}
+func (f *fakeDocker) Remove(context.Context, string) error                     { return nil }
+func (f *fakeDocker) UpdateLimits(context.Context, string, int64, int64) error { return nil }
+func (f *fakeDocker) InspectImage(context.Context, string) (docker.Image, error) {
+	return docker.Image{ID: "sha256:1"}, nil
+}
+func (f *fakeDocker) ImageEvents(ctx context.Context) (<-chan docker.ImageEvent, <-chan error) {
+	out, errs := make(chan docker.ImageEvent), make(chan error, 1)
+	go func() { <-ctx.Done(); close(out); close(errs) }()
+	return out, errs
+}
+func (f *fakeDocker) Stats(context.Context, string) (docker.StatsSample, error) {
+	return docker.StatsSample{MemoryUsage: 20 << 20}, nil
+}
+
+// gatedHost holds every fill's start until the test opens the gate, and
+// counts the starts waiting there.
+type gatedHost struct {
+	gate    chan struct{}
+	waiting chan struct{}
+}
+
+func (h *gatedHost) Spec(image string) (sandbox.Spec, error) { return sandbox.Spec{Image: image}, nil }
+func (h *gatedHost) Labels(sandbox.Spec, time.Time) (map[string]string, error) {
+	return map[string]string{}, nil
+}
+func (h *gatedHost) CreateOptions(string, string, sandbox.Spec, map[string]string) docker.CreateOptions {
+	return docker.CreateOptions{}
+}
+func (h *gatedHost) StartOrRemove(ctx context.Context, _, _ string) error {
+	h.waiting <- struct{}{}
+	<-h.gate
+	return nil
+}
+func (h *gatedHost) WarmKernel(context.Context, string, string, string) error { return nil }
+func (h *gatedHost) Forget(string)                                            {}
+func (h *gatedHost) Changed()                                                 {}
+
+// TestFillsInParallel: a drained pool makes Parallel spares at once, not
+// one after another, and no more than Parallel.
+func TestFillsInParallel(t *testing.T) {
+	h := &gatedHost{gate: make(chan struct{}), waiting: make(chan struct{}, 10)}
+	p := New(Config{Size: 4, Images: []string{"img"}, MaxTotal: 8, MemoryMB: 1024, Idle: time.Minute, Parallel: 2},
+		&fakeDocker{}, h, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { p.Run(ctx, time.Hour); close(done) }()
+	for range 2 {
+		select {
+		case <-h.waiting:
+		case <-time.After(10 * time.Second):
+			t.Fatal("two fills did not start at once")
+		}
+	}
+	select {
+	case <-h.waiting:
+		t.Fatal("a third fill started while two were under way (Parallel is 2)")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(h.gate) // every fill may finish now
+	deadline := time.Now().Add(10 * time.Second)
+	for ready, size := p.Ready(); ready < size; ready, size = p.Ready() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pool holds %d of %d", ready, size)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	p.Drain(context.Background())
+}

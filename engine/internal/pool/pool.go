@@ -1,0 +1,185 @@
+package pool
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Prefix starts the container name of a pooled container. A sandbox is
+// named with the engine's prefix plus a name that begins with a letter or a
+// digit, so no sandbox can ever carry this prefix.
+const Prefix = "sandtray_pool-"
+
+// Kernel is the language whose kernel every pooled container starts ahead
+// of time: execute_code's default. The first result of a sandbox taken from
+// the pool then skips the kernel's start, and the interpreter's first start
+// in a new container, which is the slow one (with the fuse-overlayfs storage
+// driver, for one, each container reads the image's files through a mount
+// of its own, with a cold cache). Kernels are keyed by container id, which
+// the hand-out keeps.
+const Kernel = "python"
+
+// Docker is what the pool needs from Docker.
+type Docker interface {
+	Create(ctx context.Context, o docker.CreateOptions) (string, error)
+	Rename(ctx context.Context, id, name string) error
+	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
+	Remove(ctx context.Context, id string) error
+	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
+	InspectImage(ctx context.Context, ref string) (docker.Image, error)
+	ImageEvents(ctx context.Context) (<-chan docker.ImageEvent, <-chan error)
+	Stats(ctx context.Context, id string) (docker.StatsSample, error)
+}
+
+// Host is what the pool needs from the engine that owns it.
+type Host interface {
+	// Spec is the spec a pooled container of image is made with: the
+	// defaults, with no name. An image the engine cannot pool fails.
+	Spec(image string) (sandbox.Spec, error)
+	// Labels are the immutable labels of a new container of spec.
+	Labels(spec sandbox.Spec, created time.Time) (map[string]string, error)
+	// CreateOptions is the hardened container for spec.
+	CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions
+	// StartOrRemove starts a new container, removing it when it fails to start.
+	StartOrRemove(ctx context.Context, id, image string) error
+	// WarmKernel starts the kernel for lang in container id; an image that
+	// cannot run one reports ok.
+	WarmKernel(ctx context.Context, id, workdir, lang string) error
+	// Forget frees what the engine keeps about container id (its kernels).
+	Forget(id string)
+	// Changed says what the pool holds changed (for the GUI); it must not block.
+	Changed()
+}
+
+// Config is the pool's budget. Every image in Images, and every other image
+// a sandbox was created from within Idle, keeps Size spares, more after a
+// burst (as many as were created within a minute, in the last Idle); all
+// spares together stay within MaxTotal containers and MemoryMB of memory,
+// as measured. Parallel fills run at once. SandboxPrefix starts a
+// handed-out container's name; Scope selects the engine's containers.
+type Config struct {
+	Size          int
+	Images        []string
+	MaxTotal      int
+	MemoryMB      int64
+	Idle          time.Duration
+	Parallel      int
+	SandboxPrefix string
+	Scope         map[string]string
+}
+
+// pooled is one ready container of the pool.
+type pooled struct {
+	id      string
+	name    string // generated at fill time; also its hostname
+	image   string
+	imageID string // the image the reference named when it was made
+	spec    sandbox.Spec
+}
+
+// Pool holds the ready containers and learns which images to keep them
+// for. Its lock is never held across a Docker call: taking is a slice pop,
+// so a create never waits for a fill.
+type Pool struct {
+	instance string // LabelPool value of this engine's containers
+	cfg      Config
+	docker   Docker
+	host     Host
+	log      *slog.Logger
+	now      func() time.Time
+	kick     chan struct{} // buffer of one: a coalesced replan request
+	work     sync.WaitGroup
+
+	// mu guards the fields below; it is a leaf lock (nothing else is taken
+	// while it is held).
+	mu       sync.Mutex
+	images   map[string]*imageState
+	closed   bool
+	lastTake time.Time
+}
+
+// New returns a pool for cfg, or nil when cfg.Size or cfg.MaxTotal is 0.
+func New(cfg Config, d Docker, host Host, log *slog.Logger) *Pool {
+	if cfg.Size <= 0 || cfg.MaxTotal <= 0 {
+		return nil
+	}
+	cfg.Parallel = max(cfg.Parallel, 1)
+	p := &Pool{instance: sandbox.RandomHex(6), cfg: cfg, docker: d, host: host, log: log, now: time.Now,
+		kick: make(chan struct{}, 1), images: map[string]*imageState{}}
+	for _, img := range cfg.Images {
+		p.state(img).configured = true
+	}
+	return p
+}
+
+// state returns the record of image, making it. Callers hold p.mu.
+func (p *Pool) state(image string) *imageState {
+	s, ok := p.images[image]
+	if !ok {
+		s = &imageState{}
+		p.images[image] = s
+	}
+	return s
+}
+
+// Adjustable reports whether a container created with base can serve want,
+// given that the hand-out changes its memory and CPU limits in place and
+// the engine passes env to every process it starts in the sandbox. Name,
+// language and persistence never matter: the name is applied by the rename
+// and the other two live in the engine's state file.
+func Adjustable(base, want sandbox.Spec) bool {
+	want.Name, want.Language, want.Persistent = base.Name, base.Language, base.Persistent
+	want.Env, want.MemoryMB, want.CPUs = base.Env, base.MemoryMB, base.CPUs
+	return reflect.DeepEqual(base, want)
+}
+
+// refill asks the pool loop to replan; it never blocks.
+func (p *Pool) refill() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Ready reports how many warm containers are ready, and how many the pool
+// means to hold now. A nil pool has none.
+func (p *Pool) Ready() (ready, size int) {
+	if p == nil {
+		return 0, 0
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	alloc := p.allocate(p.now())
+	for img, s := range p.images {
+		ready += len(s.ready)
+		size += alloc[img]
+	}
+	return ready, size
+}
+
+// IDs lists the containers ready in the pool now.
+func (p *Pool) IDs() []string {
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var ids []string
+	for _, s := range p.images {
+		for _, c := range s.ready {
+			ids = append(ids, c.id)
+		}
+	}
+	return ids
+}
+
+// IsLeftover reports whether c is a pooled container never handed out.
+func IsLeftover(c docker.Container) bool {
+	return c.Labels[sandbox.LabelPool] != "" && len(c.Name) >= len(Prefix) && c.Name[:len(Prefix)] == Prefix
+}
