@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/safetext"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -15,23 +16,49 @@ func (e *Engine) record(id string, a sandbox.Activity) {
 	if a.Time.IsZero() {
 		a.Time = time.Now().UTC()
 	}
-	a.Input = capString(a.Input, inputKept)
+	a.Input = safetext.CapString(a.Input, inputKept)
 	e.mu.Lock()
 	b, ok := e.boxes[id]
 	if ok {
-		b.activity = append(b.activity, a)
-		if len(b.activity) > activityKept {
-			b.activity = append(b.activity[:0:0], b.activity[len(b.activity)-activityKept:]...)
-		}
+		b.activity = trimActivity(append(b.activity, a))
 	}
 	e.mu.Unlock()
 	if !ok {
 		return
 	}
 	if err := e.store.appendActivity(id, a); err != nil {
-		e.log.Warn("write activity log", "id", short(id), "err", err)
+		e.log.Warn("write activity log", "id", sandbox.ShortID(id), "err", err)
 	}
 	e.publish()
+}
+
+// activityBytesKept caps the output and input kept in memory per sandbox:
+// with limits.log_output_bytes of 1 MiB per stream, activityKept entries
+// alone could hold a gigabyte.
+const activityBytesKept = 16 << 20
+
+// activitySize is what an entry holds in memory, near enough.
+func activitySize(a sandbox.Activity) int {
+	return len(a.Stdout) + len(a.Stderr) + len(a.Input) + len(a.Error) + 256
+}
+
+// trimActivity drops the oldest entries past activityKept or past
+// activityBytesKept (always keeping the newest), into a new slice so the
+// dropped ones can be collected.
+func trimActivity(acts []sandbox.Activity) []sandbox.Activity {
+	size, from := 0, len(acts)
+	for from > 0 && len(acts)-from < activityKept {
+		next := activitySize(acts[from-1])
+		if size+next > activityBytesKept && from < len(acts) {
+			break
+		}
+		size += next
+		from--
+	}
+	if from == 0 {
+		return acts
+	}
+	return append(acts[:0:0], acts[from:]...)
 }
 
 // Logs returns the last tail entries of a sandbox's activity log (all when
@@ -48,15 +75,4 @@ func (e *Engine) Logs(ctx context.Context, ref string, tail int) ([]sandbox.Acti
 		acts = acts[len(acts)-tail:]
 	}
 	return append([]sandbox.Activity(nil), acts...), nil
-}
-
-// capString cuts s to at most n bytes without splitting a UTF-8 sequence.
-func capString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/pool"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -22,26 +24,26 @@ func (e *Engine) adopt(ctx context.Context) error {
 	}
 	var leftovers []string
 	for _, c := range list {
-		if isPoolLeftover(c) {
+		if pool.IsLeftover(c) {
 			leftovers = append(leftovers, c.ID) // a crash left it in a warm pool: never a sandbox
 			continue
 		}
 		b := e.boxFromContainer(c)
 		if st, ok, err := e.store.load(c.ID); err != nil {
-			e.log.Warn("unreadable sandbox state; treating it as new", "id", short(c.ID), "err", err)
+			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
 			b.state = st
-			b.adoptPooled()
+			e.adoptPooled(b)
 		}
 		acts, err := e.store.loadActivity(c.ID, activityKept)
 		if err != nil {
-			e.log.Warn("read activity log", "id", short(c.ID), "err", err)
+			e.log.Warn("read activity log", "id", sandbox.ShortID(c.ID), "err", err)
 		}
 		b.activity = acts
 		e.boxes[c.ID] = b
 	}
 	e.log.Info("adopted sandboxes", "count", len(e.boxes))
-	e.removeAll(ctx, leftovers)
+	e.removePoolLeftovers(ctx, leftovers)
 	e.restoreOfflineNetworks(ctx) // an install cut short by a crash must not leave a sandbox online
 	e.reapOnce(ctx)
 	return nil
@@ -65,47 +67,8 @@ func (e *Engine) boxFromContainer(c docker.Container) *box {
 	}
 	spec.Name = name
 	return &box{
-		id: c.ID, name: name, spec: spec, created: created, status: statusOf(c.State),
+		id: c.ID, name: name, spec: spec, created: created, status: run.StatusOf(c.State),
 		state: boxState{Persistent: spec.Persistent, LastUsed: created},
-	}
-}
-
-func statusOf(dockerState string) sandbox.Status {
-	switch dockerState {
-	case "running", "restarting":
-		return sandbox.StatusRunning
-	case "paused":
-		return sandbox.StatusPaused
-	default:
-		return sandbox.StatusStopped
-	}
-}
-
-// acquire resolves ref, marks the sandbox busy (so the reaper leaves it alone)
-// and records its use. Pair with release.
-func (e *Engine) acquire(ref string) (*box, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, err := e.lookup(ref)
-	if err != nil {
-		return nil, err
-	}
-	b.busy++
-	b.state.LastUsed = time.Now().UTC()
-	return b, nil
-}
-
-// release ends a call started by acquire and saves the last-use time.
-func (e *Engine) release(b *box) {
-	e.mu.Lock()
-	b.busy--
-	st := b.state
-	_, live := e.boxes[b.id]
-	e.mu.Unlock()
-	if live {
-		if err := e.store.save(b.id, st); err != nil {
-			e.log.Warn("save sandbox state", "id", short(b.id), "err", err)
-		}
 	}
 }
 
@@ -123,6 +86,11 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	}
 	if err := e.docker.Start(ctx, b.id); err != nil {
 		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.name, err))
+	}
+	if b.spec.Network != sandbox.NetworkNone && !e.cfg.Sandbox.AllowNetwork {
+		// Docker reconnects a bridged sandbox at every start; the user's
+		// config now forbids the network.
+		e.capture.RestoreOffline(ctx, e.captureTarget(b))
 	}
 	e.mu.Lock()
 	b.status = sandbox.StatusRunning
@@ -142,13 +110,13 @@ func (e *Engine) waitUnpaused(ctx context.Context, b *box) error {
 		if err != nil {
 			return e.gone(b, fmt.Errorf("sandbox %s: %w", b.name, err))
 		}
-		if st := statusOf(c.State); st != sandbox.StatusPaused {
+		if st := run.StatusOf(c.State); st != sandbox.StatusPaused {
 			e.setStatus(b, st)
 			return e.ensureRunning(ctx, b)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sandbox %s stayed paused (was it paused with docker pause? run docker unpause %s): %w", b.name, short(b.id), sandbox.ErrConflict)
+			return fmt.Errorf("sandbox %s stayed paused (was it paused with docker pause? run docker unpause %s): %w", b.name, sandbox.ShortID(b.id), sandbox.ErrConflict)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -160,7 +128,7 @@ func (e *Engine) gone(b *box, err error) error {
 	if !errors.Is(err, sandbox.ErrNotFound) {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.base, 10*time.Second)
 	defer cancel()
 	if _, ierr := e.docker.Inspect(ctx, b.id); !errors.Is(ierr, sandbox.ErrNotFound) {
 		return err // the container is there; something inside it was not found

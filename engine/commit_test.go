@@ -47,8 +47,7 @@ func TestCommit(t *testing.T) {
 			kind error
 		}{
 			{sandbox.CommitRequest{Image: tag}, sandbox.ErrConflict},
-			{sandbox.CommitRequest{Image: baseImage, Overwrite: true}, sandbox.ErrForbidden},
-			{sandbox.CommitRequest{Image: strings.TrimSuffix(baseImage, ":latest"), Overwrite: true}, sandbox.ErrForbidden},
+			{sandbox.CommitRequest{Image: "localhost:5000/" + repo + ":v1"}, sandbox.ErrForbidden},
 			{sandbox.CommitRequest{Image: "Not A Name"}, sandbox.ErrInvalid},
 			{sandbox.CommitRequest{Image: ""}, sandbox.ErrInvalid},
 		} {
@@ -57,6 +56,17 @@ func TestCommit(t *testing.T) {
 		}
 		if id, err := te.docker.ImageID(ctx, baseImage); err != nil || id != baseID {
 			t.Errorf("base image %s is now %s (%v), was %s", baseImage, id, err, baseID)
+		}
+	})
+
+	t.Run("a name outside the namespace goes under it", func(t *testing.T) {
+		name := strings.TrimPrefix(repo, "sandtray-test/") + ":outside" // saved as repo:outside
+		res, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: name, Overwrite: true}, nil)
+		if err != nil || res.Image != "sandtray-test/"+name {
+			t.Fatalf("commit %s = %+v, %v; want it saved as sandtray-test/%s", name, res, err, name)
+		}
+		if _, err := te.docker.ImageID(ctx, name); err == nil {
+			t.Errorf("the commit wrote %s outside the namespace", name)
 		}
 	})
 
@@ -77,7 +87,8 @@ func TestCommit(t *testing.T) {
 		if got := te.command(t, from.ID, "cat app.py /etc/sandtray-note").Stdout; got != "v2\nnote\n" {
 			t.Errorf("files in a sandbox of the committed image = %q", got)
 		}
-		plain := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"}}
+		plain := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"},
+			MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32}
 		if _, err := te.docker.Create(ctx, plain); err != nil {
 			t.Fatal(err)
 		}

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -27,6 +27,12 @@ type Config struct {
 	Sandbox      SandboxDefaults   `toml:"sandbox"`
 	Host         HostAccess        `toml:"host"`
 	Pool         PoolConfig        `toml:"pool"`
+	HTTP         HTTPConfig        `toml:"http"`
+	Ports        PortsConfig       `toml:"ports"`
+	GPU          GPUConfig         `toml:"gpu"`
+	Pull         PullConfig        `toml:"pull"`   // see config_security.go
+	Commit       CommitConfig      `toml:"commit"` // see config_commit.go
+	Docker       DockerConfig      `toml:"docker"`
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
@@ -37,6 +43,7 @@ type Limits struct {
 	MemoryMB        int64    `toml:"memory_mb"`
 	MaxMemoryMB     int64    `toml:"max_memory_mb"`
 	CPUs            float64  `toml:"cpus"`
+	MinCPUs         float64  `toml:"min_cpus"`
 	MaxCPUs         float64  `toml:"max_cpus"`
 	Pids            int64    `toml:"pids"`
 	ExecTimeout     Duration `toml:"exec_timeout"`
@@ -47,6 +54,7 @@ type Limits struct {
 	MaxRequestBytes int      `toml:"max_request_bytes"`
 	MaxImageBytes   int      `toml:"max_image_bytes"` // per image a run writes to its outputs folder
 	DiskMB          int64    `toml:"disk_mb"`         // files a sandbox may add to its image; 0: no limit
+	CopyLimits               // max_copy_bytes, max_copy_files, max_sandboxes: see config_limits.go
 }
 
 // SandboxDefaults shape every new sandbox.
@@ -56,6 +64,8 @@ type SandboxDefaults struct {
 	CapAdd       []string `toml:"cap_add"`       // capabilities added back after dropping all
 	User         string   `toml:"user"`          // "uid:gid" or a name the image has; "" is the image's user
 	Runtime      string   `toml:"runtime"`       // "runsc" for gVisor
+	Profile      string   `toml:"profile"`       // "standard" or "strict", see config_security.go
+	TmpfsMB      int64    `toml:"tmpfs_mb"`      // each strict sandbox's workdir and /tmp
 	Workdir      string   `toml:"workdir"`
 	IdleTTL      Duration `toml:"idle_ttl"`      // ephemeral sandboxes unused this long are removed
 	SessionGrace Duration `toml:"session_grace"` // ephemeral sandboxes outlive their session this long
@@ -65,16 +75,6 @@ type SandboxDefaults struct {
 type HostAccess struct {
 	AllowedRoots []string `toml:"allowed_roots"`
 }
-
-// PoolConfig is the warm pool: started sandboxes kept ready per image, so a
-// new sandbox answers without waiting for Docker to create and start one.
-type PoolConfig struct {
-	Size   int      `toml:"size"`   // per image; 0 disables the pool
-	Images []string `toml:"images"` // empty: just the default image
-}
-
-// maxPoolSize bounds the pool: each pooled sandbox is a running container.
-const maxPoolSize = 16
 
 // Duration is a time.Duration written as "30s" or "10m" in TOML.
 type Duration struct{ time.Duration }
@@ -103,19 +103,23 @@ func DefaultConfig() Config {
 		Images:       map[string]string{},
 		Limits: Limits{
 			MemoryMB: 1024, MaxMemoryMB: 8192,
-			CPUs: 1, MaxCPUs: float64(runtime.NumCPU()),
+			CPUs: 1, MinCPUs: minCPUsFloor, MaxCPUs: float64(runtime.NumCPU()),
 			Pids:        512,
 			ExecTimeout: Duration{30 * time.Second}, MaxExecTimeout: Duration{10 * time.Minute},
 			OutputBytes: 32 << 10, LogOutputBytes: 1 << 20,
 			ReadFileBytes: 1 << 20, MaxRequestBytes: 16 << 20,
-			MaxImageBytes: 1 << 20, DiskMB: 10 << 10,
+			MaxImageBytes: 1 << 20, DiskMB: 10 << 10, CopyLimits: defaultCopyLimits(),
 		},
 		Sandbox: SandboxDefaults{
 			Network: sandbox.NetworkNone, AllowNetwork: true, Workdir: "/workspace",
 			IdleTTL: Duration{30 * time.Minute}, SessionGrace: Duration{2 * time.Minute},
+			Profile: ProfileStandard, TmpfsMB: defaultTmpfsMB,
 		},
-		Host: HostAccess{AllowedRoots: []string{filepath.Join(home, "Sandtray")}},
-		Pool: PoolConfig{Size: 2},
+		Host:  HostAccess{AllowedRoots: []string{filepath.Join(home, "Sandtray")}},
+		Pool:  defaultPoolConfig(),
+		HTTP:  HTTPConfig{},
+		Ports: defaultPortsConfig(), GPU: defaultGPUConfig(),
+		Pull: defaultPull(), Commit: CommitConfig{Namespace: defaultCommitNamespace},
 	}
 }
 
@@ -142,8 +146,6 @@ func LoadConfig(path string) (Config, error) {
 // maxImageBytes bounds limits.max_image_bytes: images travel in one frame
 // from the kernel and base64-encoded in one MCP message.
 const maxImageBytes = 16 << 20
-
-var capName = regexp.MustCompile(`^(CAP_)?[A-Z_]+$`)
 
 // Validate checks every value and names the first bad key.
 func (c *Config) Validate() error {
@@ -172,21 +174,35 @@ func (c *Config) Validate() error {
 		{!validUser(s.User), "sandbox.user", fmt.Sprintf(`%q is not a user: use numeric ids such as "1000:1000", a name the image has such as "nobody", or "" for the image's own user`, s.User)},
 		{s.IdleTTL.Duration <= 0, "sandbox.idle_ttl", "must be above 0"},
 		{s.SessionGrace.Duration < 0, "sandbox.session_grace", "must not be negative"},
-		{c.Pool.Size < 0 || c.Pool.Size > maxPoolSize, "pool.size", fmt.Sprintf("must be 0 (no pool) to %d", maxPoolSize)},
-		{slices.Contains(c.Pool.Images, ""), "pool.images", "must name images"},
 	}
 	for _, ch := range checks {
 		if ch.bad {
 			return fmt.Errorf("%s %s: %w", ch.key, ch.why, sandbox.ErrInvalid)
 		}
 	}
-	for _, cp := range s.CapAdd {
-		if !capName.MatchString(cp) || strings.TrimPrefix(cp, "CAP_") == "SYS_ADMIN" || strings.TrimPrefix(cp, "CAP_") == "ALL" {
-			return fmt.Errorf("sandbox.cap_add %q is not allowed (SYS_ADMIN and ALL never are): %w", cp, sandbox.ErrInvalid)
-		}
+	if err := c.Commit.check(); err != nil {
+		return err
+	}
+	if err := l.CopyLimits.check(); err != nil {
+		return err
+	}
+	if err := c.Pool.validate(); err != nil {
+		return err
+	}
+	if err := c.HTTP.Check(); err != nil {
+		return err
+	}
+	if err := c.validateSecurity(); err != nil {
+		return err
+	}
+	if err := c.validatePortsAndGPU(); err != nil {
+		return err
+	}
+	if err := c.Docker.check(); err != nil {
+		return err
 	}
 	for i, r := range c.Host.AllowedRoots {
-		if !filepath.IsAbs(expandHome(r)) {
+		if !filepath.IsAbs(hostfs.ExpandHome(r)) {
 			return fmt.Errorf("host.allowed_roots[%d] %q must be an absolute path: %w", i, r, sandbox.ErrInvalid)
 		}
 	}
@@ -215,16 +231,6 @@ func validUser(u string) bool {
 		}
 	}
 	return true
-}
-
-// expandHome turns a leading "~/" into the user's home directory.
-func expandHome(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, rest)
-		}
-	}
-	return p
 }
 
 // imageFor picks the image for a language: its own entry, else the default.

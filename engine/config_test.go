@@ -54,38 +54,6 @@ allowed_roots = ["~/work"]
 	}
 }
 
-func TestCapBuffer(t *testing.T) {
-	c := &capBuffer{max: 8}
-	c.Write([]byte("hello "))
-	c.Write([]byte("wörld and more"))
-	got, cut := c.head(8)
-	if got != "hello w" || !cut || c.total != 21 {
-		t.Errorf("head = %q cut %v total %d; want the split ö dropped, cut, 21 counted", got, cut, c.total)
-	}
-	if got, cut := (&capBuffer{max: 10}).head(10); got != "" || cut {
-		t.Errorf("empty: %q %v", got, cut)
-	}
-}
-
-func TestHostPathWithin(t *testing.T) {
-	tests := []struct {
-		root, p string
-		want    bool
-	}{
-		{"/a/b", "/a/b", true},
-		{"/a/b", "/a/b/c", true},
-		{"/a/b", "/a/bc", false},
-		{"/a/b", "/a", false},
-		{"/a/b", "/a/b/../c", false},
-		{"/a/b", "/a/b/..c", true},
-	}
-	for _, tt := range tests {
-		if got := within(tt.root, filepath.Clean(tt.p)); got != tt.want {
-			t.Errorf("within(%q, %q) = %v, want %v", tt.root, tt.p, got, tt.want)
-		}
-	}
-}
-
 func TestLanguageFor(t *testing.T) {
 	for _, name := range []string{"", "Python", "py", "node", "js", "C", "c++", "bash"} {
 		if _, err := languageFor(name); err != nil {
@@ -106,7 +74,10 @@ func TestConfigSandboxUser(t *testing.T) {
 		{"", true}, // the image's own user
 		{"1000", true},
 		{"1000:1000", true},
-		{"0", true},
+		{"0", false}, // root: sandbox.user is there to not be root
+		{"root", false},
+		{"root:staff", false},
+		{"000:1000", false},
 		{"nobody", true},
 		{"sandbox:staff", true},
 		{"_apt", true},
@@ -146,5 +117,48 @@ func TestConfigSandboxUser(t *testing.T) {
 	}
 	if DefaultConfig().Sandbox.User != "" {
 		t.Errorf("default sandbox.user = %q, want \"\" (the image's user)", DefaultConfig().Sandbox.User)
+	}
+}
+
+func TestHTTPConfigCheck(t *testing.T) {
+	cases := []struct {
+		name string
+		http HTTPConfig
+		want string // "" means valid
+	}{
+		{"off", HTTPConfig{}, ""},
+		{"loopback", HTTPConfig{Listen: "127.0.0.1:8765"}, ""},
+		{"localhost any port", HTTPConfig{Listen: "localhost:0"}, ""},
+		{"ipv6 loopback", HTTPConfig{Listen: "[::1]:9000"}, ""},
+		{"all interfaces without TLS", HTTPConfig{Listen: ":8765"}, "not a loopback address"},
+		{"lan address without TLS", HTTPConfig{Listen: "192.168.1.5:8765"}, "http.tls_cert"},
+		{"lan address with TLS", HTTPConfig{Listen: "0.0.0.0:8443", TLSCert: "/etc/c.pem", TLSKey: "/etc/k.pem"}, ""},
+		{"cert without key", HTTPConfig{Listen: "127.0.0.1:1", TLSCert: "/etc/c.pem"}, "set together"},
+		{"relative cert", HTTPConfig{TLSCert: "c.pem", TLSKey: "/k.pem"}, "http.tls_cert"},
+		{"no port", HTTPConfig{Listen: "127.0.0.1"}, "http.listen"},
+		{"bad port", HTTPConfig{Listen: "127.0.0.1:99999"}, "port must be"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.HTTP = c.http
+			err := cfg.Validate()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("Validate() = %v, want nil", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("Validate() = %v, want an error mentioning %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestConfigMaxImageBytes(t *testing.T) {
+	for _, v := range []int{0, 1023, maxImageBytes + 1} {
+		cfg := DefaultConfig()
+		cfg.Limits.MaxImageBytes = v
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "limits.max_image_bytes") {
+			t.Errorf("max_image_bytes %d: %v, want refused", v, err)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -14,7 +13,7 @@ import (
 )
 
 // createContainer creates and starts a sandbox from spec on demand (the cold
-// path; pool.go has the warm one).
+// path; engine/internal/pool has the warm one).
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.sandboxLabels(spec, now)
@@ -61,15 +60,15 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 // createOptions is the hardened container for spec; Create adds the fixed
 // hardening (see docker.Client.Create), and makes the workdir owned by
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
-// engine bounds the total, see disk.go, but only as often as it measures).
+// engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
 func (e *Engine) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return docker.CreateOptions{
-		Name: containerName, Image: spec.Image, Labels: labels, Env: envList(spec.Env),
+	return e.cfg.harden(docker.CreateOptions{
+		Name: containerName, Image: spec.Image, Labels: labels, Env: sandbox.EnvList(spec.Env),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
-		FileSizeMB: e.cfg.Limits.DiskMB,
-	}
+		FileSizeMB: e.cfg.Limits.DiskMB, GPUs: gpuCount(spec),
+	})
 }
 
 // startOrRemove starts a new container, removing it when it fails to start
@@ -82,7 +81,7 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 	rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if rmErr := e.docker.Remove(rmCtx, id); rmErr != nil {
-		e.log.Error("remove sandbox that failed to start", "id", short(id), "err", rmErr)
+		e.log.Error("remove sandbox that failed to start", "id", sandbox.ShortID(id), "err", rmErr)
 	}
 	return fmt.Errorf("start sandbox from image %s: %w", image, err)
 }
@@ -92,7 +91,7 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
 	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
 	if err := e.store.save(id, b.state); err != nil {
-		e.log.Error("save sandbox state", "id", short(id), "err", err)
+		e.log.Error("save sandbox state", "id", sandbox.ShortID(id), "err", err)
 	}
 	e.mu.Lock()
 	e.boxes[id] = b
@@ -101,12 +100,4 @@ func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, cre
 	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
 	e.publish()
 	return info
-}
-
-func envList(env map[string]string) []string {
-	out := make([]string, 0, len(env))
-	for _, k := range slices.Sorted(maps.Keys(env)) {
-		out = append(out, k+"="+env[k])
-	}
-	return out
 }

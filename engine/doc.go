@@ -1,10 +1,32 @@
 // Package engine manages Sandtray's sandboxes: hardened Docker containers
 // that AI assistants create, run code and commands in, and move files in and
-// out of. It owns the container lifecycle (create, adopt on start, stop,
-// delete, reap), execution with timeouts that kill the whole process group,
-// capped output, the per-sandbox activity log, background jobs, host copies
-// confined to the allowed roots, and the snapshots the GUI watches.
+// out of.
 //
-// The engine speaks to Docker only through engine/internal/docker and reports
-// failures classified with the kinds of engine/sandbox.
+// The engine package keeps the registry of sandboxes and MCP sessions (with
+// explicit states, see registry.go), background jobs, the reaper and the
+// other loops, the snapshots the GUI watches, the state dir and the activity
+// log, and composes the packages under engine/internal that each own one
+// job:
+//
+//   - run: one process in a sandbox (wrapper, sweep, timeout, output caps,
+//     progress, out-of-memory count, disk watchdog);
+//   - kernel: the persistent interpreters and their framed protocol;
+//   - capture: installs, commits, diffs and Dockerfile export;
+//   - files: single files and listings inside a sandbox;
+//   - hostfs: host paths under the allowed roots, tar to and from the host;
+//   - pool: the warm pool;
+//   - docker: the only importer of the Docker SDK.
+//
+// They never import the engine: each defines the small interface or value
+// it needs (a Target sandbox, a Runner, a Host) and the engine implements
+// it. One execute_code call goes execute.go (validate, target, dispatch) →
+// guard.go (calls registry, disk watchdog) → internal/kernel (or
+// internal/run for the exec path) → internal/run's Output, and back to
+// execute.go, which decides the call's one sandbox.Outcome and renders it.
+//
+// One lifetime: the engine's base context, made in New and cancelled by
+// Close, is the root of the loops, the calls' and jobs' runs and the
+// kernels; acquire and Create refuse work once Close has begun, and Close
+// waits for one group that counts them. Failures are classified with the
+// kinds of engine/sandbox.
 package engine

@@ -22,6 +22,8 @@ type dockerAPI interface {
 	Inspect(ctx context.Context, id string) (docker.Container, error)
 	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
 	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error) // port forwards' relays
+	GPUSupport(ctx context.Context) (docker.GPUSupport, error)
 	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
 	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
@@ -35,4 +37,9 @@ type dockerAPI interface {
 	DisconnectNetwork(ctx context.Context, id, network string) error
 	InspectImage(ctx context.Context, ref string) (docker.Image, error)
 	Commit(ctx context.Context, id, tag string, cfg docker.ImageConfig) (string, error)
+	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
+	ImageEvents(ctx context.Context) (<-chan docker.ImageEvent, <-chan error)
+	StreamStats(ctx context.Context, id string, fn func(docker.StatsSample)) error
+	TagImage(ctx context.Context, src, ref string) error
+	RemoveImage(ctx context.Context, ref string) error
 }

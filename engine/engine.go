@@ -6,11 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/files"
+	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/pool"
+	"github.com/sandtray/sandtray/engine/internal/portfwd"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -27,53 +32,50 @@ type Engine struct {
 	start  time.Time
 	labels map[string]string // added to every container (tests tag theirs)
 
-	kernelSet *kernelSet // the sandboxes' kernels (kernelset.go)
+	kernels *kernel.Set // the sandboxes' persistent interpreters
 
-	mu       sync.Mutex
-	boxes    map[string]*box // by container id
-	sessions map[string]*session
-	jobs     map[string]*job
-	callSeq  uint64 // numbers the calls in boxes' calls
-	watchers map[*Watcher]struct{}
-	paused   bool
+	ports *portfwd.Set // the sandboxes' port forwards (ports.go)
 
-	defaultMu sync.Mutex // serialises creating sessions' default sandboxes
-	jobsWG    sync.WaitGroup
-
+	// mu guards the registry: boxes and every field of each box (but its
+	// disk, which has its own lock), sessions, callSeq, watchers, paused,
+	// closing, dockerStatus, notices, noticeSeq. Jobs have their own lock
+	// (jobTable). Lock order: mu is never held while taking another lock of
+	// the engine or of its packages (kernel.Set, lastUse, pool, run.Disk),
+	// nor across a Docker call or a disk write; those take their own locks
+	// first and mu after, if at all.
+	mu           sync.Mutex
+	boxes        map[string]*box // by container id
+	creating     int             // creates under way, counted against limits.max_sandboxes (sandboxcap.go)
+	sessions     map[string]*session
+	callSeq      uint64 // numbers the calls in boxes' calls
+	watchers     map[*Watcher]struct{}
+	paused       bool
+	closing      bool // Close has begun: acquire and Create refuse
 	dockerStatus sandbox.DockerStatus
 	notices      []sandbox.Notice
 	noticeSeq    uint64
+	reap         chan struct{} // buffer of one: a coalesced request for a reaper pass
 
-	cancel context.CancelFunc // stops the background loops
-	loops  sync.WaitGroup
-	pool   *pool // the warm pool; nil when disabled
-}
+	jobs *jobTable // background jobs; their own lock
 
-// box is the engine's record of one sandbox; guarded by Engine.mu.
-type box struct {
-	id, name string
-	spec     sandbox.Spec
-	created  time.Time
-	status   sandbox.Status
-	state    boxState
-	stats    sandbox.Stats
-	prev     docker.StatsSample // last raw sample, for CPU %
-	activity []sandbox.Activity
-	busy     int   // calls in flight; a busy sandbox is never reaped
-	oomKills int64 // the cgroup's OOM-kill count when last read
-	// The writable layer's folder on this host when the engine can read it
-	// (upperKnown once looked up), and its size when last measured.
-	upperDir   string
-	upperKnown bool
-	diskSeen   int64
-	calls      map[uint64]context.CancelCauseFunc // the calls running in it, to stop them (see guarded)
-}
+	base   context.Context    // the engine's lifetime (see newEngine)
+	cancel context.CancelFunc // ends base: stops the loops, kernels and jobs
+	// cancelLoops stops the background loops alone (a child of base), as a
+	// crash would stop them, for tests.
+	cancelLoops context.CancelFunc
+	saves       *lastUse // coalesced saves of last-use times
+	// wg is the engine's one wait group: it counts the background loops,
+	// and every call from acquire to release, jobs included (a job holds
+	// its sandbox until it ends). Add only under mu while !closing.
+	wg      sync.WaitGroup
+	loops   sync.WaitGroup   // the loops alone, for stopLoops in tests
+	pool    *pool.Pool       // the warm pool; nil when disabled
+	capture *capture.Capture // installs, commits, diffs, exports
+	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	files   *files.Files     // write_file, read_file, make_directory, list_files
 
-// session is one MCP session (one client connection).
-type session struct {
-	owner      sandbox.Owner
-	ended      time.Time // zero while live
-	defaultBox string    // container id of the session's default sandbox
+	execEnv *execEnv      // wraps docker: env of sandboxes taken from the pool (execenv.go)
+	stats   *statsStreams // what is sampled, for whom (stats.go)
 }
 
 // Options are what New needs besides the config.
@@ -95,10 +97,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
 	if cfg.StateDir == "" {
 		return nil, fmt.Errorf("engine: no state dir: %w", sandbox.ErrInvalid)
 	}
-	cli, err := docker.New(ctx)
+	cli, err := docker.Connect(ctx, cfg.Docker.Host)
 	if err != nil {
 		return nil, err
 	}
+	if ep := cli.Endpoint(); opts.Logger != nil {
+		opts.Logger.Info("docker endpoint chosen", "host", ep.Host, "source", ep.Source, "why", ep.Why, "passed_over", ep.Skipped)
+	}
+	cli.SetPullLimit(cfg.Pull.MaxMB << 20)
 	e, err := newEngine(ctx, cfg, cli, opts)
 	if err != nil {
 		cli.Close()
@@ -116,32 +122,46 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	x := withExecEnv(d)
 	e := &Engine{
-		cfg: cfg, docker: d, log: log, store: store, start: time.Now(), labels: opts.Labels,
-		boxes: map[string]*box{}, sessions: map[string]*session{},
-		jobs: map[string]*job{}, watchers: map[*Watcher]struct{}{}, kernelSet: newKernelSet(),
+		cfg: cfg, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
+		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
+		jobs: newJobTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
+		ports: portfwd.NewSet(),
 	}
+	// The engine's lifetime: everything it starts derives from base, and
+	// Close cancels it. It outlives the ctx New was called with, which only
+	// bounds the start-up, so it is the one root context of the engine.
+	e.base, e.cancel = context.WithCancel(context.Background())
+	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
+		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
+	e.capture = e.newCapture()
+	e.files = files.New(x)
+	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.checkDocker(ctx)
 	if err := e.adopt(ctx); err != nil {
 		return nil, err
 	}
+	e.restorePorts(ctx)
 	tick := opts.Tick
 	if tick <= 0 {
 		tick = 2 * time.Second
 	}
-	loopCtx, cancel := context.WithCancel(context.Background())
-	e.cancel = cancel
+	loopCtx, cancelLoops := context.WithCancel(e.base)
+	e.cancelLoops = cancelLoops
 	loops := []func(){
 		func() { e.eventLoop(loopCtx, tick) },
-		func() { every(loopCtx, tick, e.sampleStats) },
-		func() { every(loopCtx, tick, e.reapOnce) },
+		func() { e.statsLoop(loopCtx) },
+		func() { e.reaper(loopCtx, tick) },
 	}
 	if e.pool = e.newPool(); e.pool != nil {
-		loops = append(loops, func() { e.poolLoop(loopCtx, tick) })
+		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
 	}
 	for _, loop := range loops {
+		e.wg.Add(1)
 		e.loops.Add(1)
 		go func() {
+			defer e.wg.Done()
 			defer e.loops.Done()
 			loop()
 		}()
@@ -149,22 +169,27 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	return e, nil
 }
 
-// Close stops the background loops and running jobs, removes the warm pool's
-// containers and releases Docker. Sandboxes stay as they are: call
-// RemoveEphemeral first to remove the ephemeral ones (what `sandtray serve`
-// does on exit); those left behind are reaped after their grace period on
-// the next start.
+// Close stops the background loops, running calls and jobs and the kernels,
+// removes the warm pool's containers and releases Docker. Sandboxes stay as
+// they are: call RemoveEphemeral first to remove the ephemeral ones (what
+// `sandtray serve` does on exit); those left behind are reaped after their
+// grace period on the next start.
+//
+// It is the engine's one lifetime ending: the closing gate refuses new
+// work, cancelling base stops everything that derives from it (loops, the
+// calls' and jobs' runs, the kernels' execs), and one wait group holds Close
+// until they have ended.
 func (e *Engine) Close(ctx context.Context) error {
-	e.cancel()
-	e.loops.Wait()
-	e.drainPool(ctx) // pooled containers are not sandboxes: none outlives the engine
 	e.mu.Lock()
-	for _, j := range e.jobs {
-		j.cancel()
-	}
+	e.closing = true
 	e.mu.Unlock()
-	e.waitJobs()
-	e.closeKernels("")
+	e.cancel()
+	e.wg.Wait()
+	e.kernels.CloseAll() // their execs ended with base; this waits for their goroutines
+	e.saves.flush(e)
+	// Forwards end with the engine; persistent sandboxes' come back at the next start.
+	e.ports.Close()
+	e.pool.Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()
 	}
@@ -176,7 +201,7 @@ func (e *Engine) Close(ctx context.Context) error {
 func (e *Engine) RemoveEphemeral(ctx context.Context) error {
 	var errs []error
 	for _, b := range e.ephemeral() {
-		e.stopJobsOf(b.id)
+		e.jobs.stopIn(b.id)
 		if err := e.docker.Remove(ctx, b.id); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", b.name, err))
 			continue
@@ -226,7 +251,7 @@ func (e *Engine) SessionStarted(owner sandbox.Owner) {
 }
 
 // SessionEnded marks a session closed; its ephemeral sandboxes are removed
-// after the session grace period.
+// after the session grace period, by the reaper. It never blocks on Docker.
 func (e *Engine) SessionEnded(id string) {
 	e.mu.Lock()
 	if s, ok := e.sessions[id]; ok {
@@ -234,7 +259,7 @@ func (e *Engine) SessionEnded(id string) {
 	}
 	e.mu.Unlock()
 	e.publish()
-	e.reapOnce(context.Background())
+	e.reapSoon() // the reaper's own goroutine: never on the caller's (a connection's teardown)
 }
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.
@@ -245,30 +270,15 @@ func (e *Engine) SetPaused(paused bool) {
 	e.publish()
 }
 
-// lookup resolves a sandbox reference: a full id, a unique id prefix of at
-// least 4 characters, or a name. It never resolves containers Sandtray does
-// not manage. Callers hold e.mu.
-func (e *Engine) lookup(ref string) (*box, error) {
-	ref = strings.TrimSpace(ref)
-	if ref == "" {
-		return nil, fmt.Errorf("no sandbox_id given: %w", sandbox.ErrInvalid)
-	}
-	if b, ok := e.boxes[ref]; ok {
-		return b, nil
-	}
-	var found *box
-	for id, b := range e.boxes {
-		if b.name == ref || (len(ref) >= 4 && strings.HasPrefix(id, ref)) {
-			if found != nil && found != b {
-				return nil, fmt.Errorf("sandbox %q is ambiguous; give more of the id or the name: %w", ref, sandbox.ErrInvalid)
-			}
-			found = b
-		}
-	}
-	if found == nil {
-		return nil, fmt.Errorf("no sandbox %q; list_sandboxes shows the ones that exist: %w", ref, sandbox.ErrNotFound)
-	}
-	return found, nil
+// errClosing refuses work that arrives while the engine closes.
+var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs again: %w", sandbox.ErrUnavailable)
+
+// bound returns ctx, cancelled also when the engine closes: what a call
+// runs with.
+func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(e.base, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // infoLocked builds the public view of a box. Callers hold e.mu.
@@ -277,11 +287,14 @@ func (e *Engine) infoLocked(b *box) sandbox.Info {
 		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
 		Persistent: b.state.Persistent, Owner: b.state.Owner,
 		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
+		Ports: e.portsOf(b.id),
 	}
 }
 
-// List returns every sandbox, oldest first.
+// List returns every sandbox, oldest first, with its resource use read now
+// (see freshenStats).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
+	e.freshenStats(ctx)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.listLocked(), nil
@@ -312,24 +325,8 @@ func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
 	return e.infoLocked(b), nil
 }
 
-// forget drops a sandbox from memory and the state dir.
-func (e *Engine) forget(id string) {
-	e.closeKernels(id)
-	e.mu.Lock()
-	delete(e.boxes, id)
-	for _, s := range e.sessions {
-		if s.defaultBox == id {
-			s.defaultBox = ""
-		}
-	}
-	e.mu.Unlock()
-	e.store.remove(id)
-	e.publish()
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
-}
+// short, randomHex and envList are the engine's names for the helpers in
+// engine/sandbox, kept for the code that grew up with them.
+func short(id string) string                 { return sandbox.ShortID(id) }
+func randomHex(n int) string                 { return sandbox.RandomHex(n) }
+func envList(env map[string]string) []string { return sandbox.EnvList(env) }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -29,16 +31,16 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 		return sandbox.ExecOutcome{}, err
 	}
 	cmd := req.Command
-	env := envList(req.Env)
+	env := sandbox.EnvList(req.Env)
 	if req.Workdir != "" {
-		env = append(env, "SANDTRAY_CWD="+sandboxPath(b, req.Workdir))
+		env = append(env, "SANDTRAY_CWD="+e.fileTarget(b).Path(req.Workdir))
 		cmd = "cd -- \"$SANDTRAY_CWD\" || exit 1\n" + cmd
 	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}
-	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *callOutput) (runOutput, error) {
-		r := run{cmd: []string{"/bin/sh", "-c", cmd}, env: env, workdir: b.spec.Workdir, timeout: o.timeout, out: out}
+	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
+		r := run.Process{Cmd: []string{"/bin/sh", "-c", cmd}, Env: env, Workdir: b.spec.Workdir, Timeout: o.timeout, Out: out}
 		if req.Stdin != "" {
-			r.stdin = strings.NewReader(req.Stdin)
+			r.Stdin = strings.NewReader(req.Stdin)
 		}
 		return e.execute(ctx, b, r)
 	})
@@ -70,9 +72,9 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 		return sandbox.ExecOutcome{}, err
 	}
 	act := sandbox.Activity{Tool: "execute_code", Client: owner.Client, Language: lang.name, Input: req.Code}
-	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *callOutput) (runOutput, error) {
+	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
 		if kernels && lang.kernel {
-			if res, ok, err := e.runKernel(ctx, b, lang, req, o.timeout, out); ok {
+			if res, ok, err := e.kernels.Run(ctx, boxTarget{e, b}, lang.name, req.Code, req.Reset, o.timeout, out); ok {
 				return res, err
 			}
 		}
@@ -82,10 +84,10 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 
 // runScript runs code as a fresh process: saved to a file, run by the first
 // runtime the image has.
-func (e *Engine) runScript(ctx context.Context, b *box, lang language, code string, timeout time.Duration, out *callOutput) (runOutput, error) {
-	res, err := e.execute(ctx, b, run{cmd: []string{"/bin/sh", "-c", lang.codeScript()}, workdir: b.spec.Workdir,
-		stdin: strings.NewReader(code), timeout: timeout, out: out})
-	if err == nil && res.result.ExitCode == missingRuntime {
+func (e *Engine) runScript(ctx context.Context, b *box, lang language, code string, timeout time.Duration, out *run.Output) (run.Result, error) {
+	res, err := e.execute(ctx, b, run.Process{Cmd: []string{"/bin/sh", "-c", lang.codeScript()}, Workdir: b.spec.Workdir,
+		Stdin: strings.NewReader(code), Timeout: timeout, Out: out})
+	if err == nil && res.Result.ExitCode == missingRuntime {
 		err = fmt.Errorf("image %s has no %s runtime (looked for %s); create a sandbox with an image that has it (create_sandbox image=...), or install it with execute_command: %w",
 			b.spec.Image, lang.name, strings.Join(lang.runtimes, ", "), sandbox.ErrUnsupported)
 	}
@@ -118,15 +120,15 @@ func (e *Engine) callOptions(timeout, wait time.Duration, background bool, progr
 }
 
 // runFunc does a call's work, writing output to out as it comes.
-type runFunc func(ctx context.Context, out *callOutput) (runOutput, error)
+type runFunc func(ctx context.Context, out *run.Output) (run.Result, error)
 
 // execution is a run on its own goroutine: a job, or a call that may become one.
 type execution struct {
-	out     *callOutput
+	out     *run.Output
 	cancel  context.CancelFunc
 	started time.Time
 	done    chan struct{} // closed when res and err are set
-	res     runOutput
+	res     run.Result
 	err     error
 }
 
@@ -138,14 +140,18 @@ type execution struct {
 func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o callOpts, work runFunc) (sandbox.ExecOutcome, error) {
 	keep := e.cfg.Limits.LogOutputBytes
 	work = e.guarded(b, work)
-	if o.wait > o.timeout+2*kernelGrace {
-		out := newCallOutput(keep, false, o.progress)
-		res, err := work(ctx, out)
-		out.stopProgress()
-		return e.finishCall(b, act, res, err, o.timeout)
+	if o.wait > o.timeout+2*kernel.Grace {
+		out := run.NewOutput(keep, false, o.progress)
+		runCtx, cancel := e.bound(ctx)
+		res, err := work(runCtx, out)
+		cancel()
+		out.StopProgress()
+		return e.finishCall(ctx, b, act, res, err, o.timeout)
 	}
-	runCtx, cancel := context.WithCancel(context.Background())
-	x := &execution{out: newCallOutput(keep, true, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	// The run may outlive the caller as a job: it derives from the engine's
+	// lifetime, and the caller's ctx cancels it only until then.
+	runCtx, cancel := context.WithCancel(e.base)
+	x := &execution{out: run.NewOutput(keep, true, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	go func() {
 		defer close(x.done)
 		x.res, x.err = work(runCtx, x.out)
@@ -164,75 +170,37 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 		return e.startJob(b, act, x), nil
 	}
 	cancel()
-	x.out.stopProgress()
-	return e.finishCall(b, act, x.res, x.err, o.timeout)
+	x.out.StopProgress()
+	return e.finishCall(ctx, b, act, x.res, x.err, o.timeout)
 }
 
 // finishCall ends a call that ran to its end while the caller waited.
-func (e *Engine) finishCall(b *box, act sandbox.Activity, res runOutput, err error, timeout time.Duration) (sandbox.ExecOutcome, error) {
+func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, res run.Result, err error, timeout time.Duration) (sandbox.ExecOutcome, error) {
 	e.releaseSoon(b)
-	if err == nil && !res.result.TimedOut && (res.result.ExitCode == 137 || res.result.ExitCode == -1 || res.result.KernelRestarted) &&
-		!strings.Contains(res.result.Stderr, "killed for memory") && e.killedForMemory(b) {
-		note := memoryNote(b.spec.MemoryMB)
-		res.result.Stderr += note
-		res.logErr += note // the desktop notice comes from Docker's oom event
+	if err == nil && !res.Result.TimedOut && (res.Result.ExitCode == 137 || res.Result.ExitCode == -1 || res.Result.KernelRestarted) &&
+		res.Result.Outcome.End != sandbox.KilledForMemory && e.killedForMemory(context.WithoutCancel(ctx), b) {
+		// The one outcome: named for memory. The desktop notice comes from Docker's oom event.
+		res.Result.Outcome.End, res.Result.Outcome.MemoryMB = sandbox.KilledForMemory, b.spec.MemoryMB
 	}
+	res.Render()
 	e.logRun(b.id, act, res, err)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	if res.result.TimedOut {
+	if res.Result.TimedOut {
 		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was stopped.", act.Tool, b.name, timeout))
 	}
-	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.result}, nil
+	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.Result}, nil
 }
 
-func (e *Engine) logRun(id string, act sandbox.Activity, out runOutput, err error) {
+func (e *Engine) logRun(id string, act sandbox.Activity, out run.Result, err error) {
 	if err != nil {
 		act.Error = err.Error()
 	} else {
-		code := out.result.ExitCode
+		code := out.Result.ExitCode
 		act.ExitCode = &code
-		act.Duration = out.result.Duration.Milliseconds()
-		act.Stdout, act.Stderr, act.TimedOut = out.logOut, out.logErr, out.result.TimedOut
+		act.Duration = out.Result.Duration.Milliseconds()
+		act.Stdout, act.Stderr, act.TimedOut = out.LogOut, out.LogErr, out.Result.TimedOut
 	}
 	e.record(id, act)
-}
-
-// defaultOf returns the id of a session's default sandbox, "" if it has none.
-func (e *Engine) defaultOf(session string) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if s := e.sessions[session]; s != nil {
-		if _, ok := e.boxes[s.defaultBox]; ok {
-			return s.defaultBox
-		}
-	}
-	return ""
-}
-
-// target acquires ref (see acquire), or the session's default sandbox when
-// ref is "", creating that on first use with the image for language.
-func (e *Engine) target(ctx context.Context, owner sandbox.Owner, ref, language string) (*box, error) {
-	if ref != "" {
-		return e.acquire(ref)
-	}
-	if id := e.defaultOf(owner.Session); id != "" {
-		return e.acquire(id) // the warm path: never waits for another session's create
-	}
-	e.defaultMu.Lock() // one default sandbox per session, even for concurrent first calls
-	defer e.defaultMu.Unlock()
-	if id := e.defaultOf(owner.Session); id != "" {
-		return e.acquire(id) // made by a concurrent first call while this one waited
-	}
-	info, err := e.Create(ctx, owner, sandbox.CreateRequest{Language: language}, nil)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	if s := e.sessions[owner.Session]; s != nil {
-		s.defaultBox = info.ID
-	}
-	e.mu.Unlock()
-	return e.acquire(info.ID)
 }

@@ -107,7 +107,8 @@ func buildExport(t *testing.T, te *testEngine, dir, tag string) string {
 	if _, err := te.docker.BuildImage(context.Background(), &ctxTar, tag, &out); err != nil {
 		t.Fatalf("build the export: %v\n%s", err, out.String())
 	}
-	o := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "infinity"}, Network: "none"}
+	o := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "infinity"}, Network: "none",
+		MemoryMB: 128, NanoCPUs: 1e9, PidsLimit: 64}
 	id, err := te.docker.Create(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -192,19 +193,27 @@ func TestExportFolders(t *testing.T) {
 	if _, err := te.ExportDockerfile(ctx, te.owner, info.ID, dir); err != nil {
 		t.Fatalf("first export: %v", err)
 	}
-	// A link planted where the archive goes must be replaced, not followed.
+	// A link planted where the archive goes: the folder no longer holds
+	// exactly Sandtray's export, so it is refused, and the link never followed.
 	victim := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(victim, []byte("keep"), 0o644)
 	os.Remove(filepath.Join(dir, "rootfs.tar"))
 	if err := os.Symlink(victim, filepath.Join(dir, "rootfs.tar")); err != nil {
 		t.Fatal(err)
 	}
+	_, err = te.ExportDockerfile(ctx, te.owner, info.ID, dir)
+	wantKind(t, err, sandbox.ErrConflict)
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("export wrote through a symlink: victim now %q", b)
+	}
+	// Its own untouched export is written again.
+	dir = filepath.Join(allowed, "env2")
+	if _, err := te.ExportDockerfile(ctx, te.owner, info.ID, dir); err != nil {
+		t.Fatalf("export: %v", err)
+	}
 	te.command(t, info.ID, "echo v2 > app.py")
 	if _, err := te.ExportDockerfile(ctx, te.owner, info.ID, dir); err != nil {
 		t.Fatalf("export over an earlier export: %v", err)
-	}
-	if b, _ := os.ReadFile(victim); string(b) != "keep" {
-		t.Errorf("export wrote through a symlink: victim now %q", b)
 	}
 	if st, err := os.Lstat(filepath.Join(dir, "rootfs.tar")); err != nil || !st.Mode().IsRegular() {
 		t.Errorf("rootfs.tar after re-export: %v, %v", st, err)

@@ -1,18 +1,22 @@
 package engine
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"path"
-	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// The file tools (write_file, read_file, make_directory, list_files) are
+// engine/internal/files'; the engine resolves the sandbox, keeps it busy and
+// records the activity.
+
+// fileTarget is b as the file tools see it.
+func (e *Engine) fileTarget(b *box) files.Target {
+	return files.Target{ID: b.id, Name: b.name, Workdir: b.spec.Workdir, User: b.spec.User,
+		Gone: func(err error) error { return e.gone(b, err) }}
+}
 
 // WriteFile writes one file into a sandbox, creating missing parent folders.
 func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error) {
@@ -24,7 +28,8 @@ func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string,
 		return sandbox.FileContent{}, err
 	}
 	defer e.release(b)
-	p := sandboxPath(b, req.Path)
+	t := e.fileTarget(b)
+	p := t.Path(req.Path)
 	if p == "/" || isDirPath(req.Path) {
 		return sandbox.FileContent{}, fmt.Errorf("path %q names a folder; give a file name: %w", req.Path, sandbox.ErrInvalid)
 	}
@@ -32,73 +37,12 @@ func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string,
 	if mode == 0 {
 		mode = 0o644
 	}
-	err = e.writeFile(ctx, b, p, req.Data, mode)
+	err = e.files.Write(ctx, t, p, req.Data, mode)
 	e.record(b.id, activityFor("write_file", owner, p, err, fmt.Sprintf("%d bytes", len(req.Data))))
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}
 	return sandbox.FileContent{Path: p, Size: int64(len(req.Data))}, nil
-}
-
-func (e *Engine) writeFile(ctx context.Context, b *box, p string, data []byte, mode fs.FileMode) error {
-	dir := path.Dir(p)
-	if st, err := e.docker.StatPath(ctx, b.id, dir); errors.Is(err, sandbox.ErrNotFound) {
-		if err := e.mkdirAll(ctx, b, dir); err != nil {
-			return err
-		}
-	} else if err != nil {
-		return e.gone(b, fmt.Errorf("write %s: %w", p, err))
-	} else if !fs.FileMode(st.Mode).IsDir() {
-		return fmt.Errorf("cannot write %s: %s is not a folder: %w", p, dir, sandbox.ErrConflict)
-	}
-	uid, gid, err := e.fileOwner(ctx, b)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	hdr := &tar.Header{Name: path.Base(p), Mode: int64(mode), Size: int64(len(data)), ModTime: time.Now(), Typeflag: tar.TypeReg,
-		Uid: uid, Gid: gid}
-	if err := tw.WriteHeader(hdr); err != nil {
-		return err
-	}
-	tw.Write(data)
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	if err := e.docker.CopyTo(ctx, b.id, dir, &buf); err != nil {
-		return fmt.Errorf("write %s: %w", p, err)
-	}
-	return nil
-}
-
-// fileOwner returns the ids that own what write_file and copy_to_sandbox put
-// in b. Docker extracts those archives as root and applies the owner in each
-// header, so without this a sandbox whose sandbox.user is not root could not
-// change its own files. A sandbox with no sandbox.user runs as its image's
-// user and gets root's files, as it always has.
-func (e *Engine) fileOwner(ctx context.Context, b *box) (uid, gid int, err error) {
-	if b.spec.User == "" {
-		return 0, 0, nil
-	}
-	uid, gid, err = e.docker.UserIDs(ctx, b.id, b.spec.User)
-	if err != nil {
-		return 0, 0, e.gone(b, fmt.Errorf("find the ids of user %q in sandbox %s: %w", b.spec.User, b.name, err))
-	}
-	return uid, gid, nil
-}
-
-// mkdirAll creates a folder and its parents inside the sandbox.
-func (e *Engine) mkdirAll(ctx context.Context, b *box, dir string) error {
-	var out bytes.Buffer
-	code, err := e.docker.Exec(ctx, b.id, dockerExec([]string{"mkdir", "-p", "--", dir}, &out))
-	if err != nil {
-		return e.gone(b, fmt.Errorf("create folder %s: %w", dir, err))
-	}
-	if code != 0 {
-		return fmt.Errorf("cannot create folder %s: %s: %w", dir, bytes.TrimSpace(out.Bytes()), sandbox.ErrConflict)
-	}
-	return nil
 }
 
 // MakeDirectory creates a folder (and its parents) inside a sandbox.
@@ -111,8 +55,9 @@ func (e *Engine) MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, p 
 		return "", err
 	}
 	defer e.release(b)
-	abs := sandboxPath(b, p)
-	err = e.mkdirAll(ctx, b, abs)
+	t := e.fileTarget(b)
+	abs := t.Path(p)
+	err = e.files.Mkdir(ctx, t, abs)
 	e.record(b.id, activityFor("make_directory", owner, abs, err, ""))
 	return abs, err
 }
@@ -132,58 +77,26 @@ func (e *Engine) ReadFile(ctx context.Context, owner sandbox.Owner, ref, p strin
 		return sandbox.FileContent{}, err
 	}
 	defer e.release(b)
-	abs, err := e.resolveFile(ctx, b, sandboxPath(b, p))
-	if err != nil {
-		return sandbox.FileContent{}, err
-	}
-	rc, _, err := e.docker.CopyFrom(ctx, b.id, abs)
-	if err != nil {
-		return sandbox.FileContent{}, e.gone(b, fmt.Errorf("read %s: %w", abs, err))
-	}
-	defer rc.Close()
-	tr := tar.NewReader(rc)
-	hdr, err := tr.Next()
-	if err != nil {
-		return sandbox.FileContent{}, fmt.Errorf("read %s: %w", abs, err)
-	}
-	if _, err := io.CopyN(io.Discard, tr, offset); err != nil && !errors.Is(err, io.EOF) {
-		return sandbox.FileContent{}, fmt.Errorf("read %s: %w", abs, err)
-	}
-	data, err := io.ReadAll(io.LimitReader(tr, limit))
-	if err != nil {
-		return sandbox.FileContent{}, fmt.Errorf("read %s: %w", abs, err)
-	}
-	return sandbox.FileContent{Path: abs, Data: data, Size: hdr.Size, Truncated: offset+int64(len(data)) < hdr.Size}, nil
+	t := e.fileTarget(b)
+	return e.files.Read(ctx, t, t.Path(p), offset, limit)
 }
 
-// resolveFile follows symlinks (inside the sandbox) and refuses folders and
-// special files with a message saying what to use instead.
-func (e *Engine) resolveFile(ctx context.Context, b *box, p string) (string, error) {
-	for range 16 {
-		st, err := e.docker.StatPath(ctx, b.id, p)
-		if errors.Is(err, sandbox.ErrNotFound) {
-			return "", fmt.Errorf("no file %s in sandbox %s; list_files shows what is there: %w", p, b.name, sandbox.ErrNotFound)
-		}
-		if err != nil {
-			return "", e.gone(b, fmt.Errorf("stat %s: %w", p, err))
-		}
-		mode := fs.FileMode(st.Mode)
-		switch {
-		case mode&fs.ModeSymlink != 0:
-			target := st.LinkTarget
-			if !path.IsAbs(target) {
-				target = path.Join(path.Dir(p), target)
-			}
-			p = target
-		case mode.IsDir():
-			return "", fmt.Errorf("%s is a folder; use list_files to see inside it: %w", p, sandbox.ErrInvalid)
-		case !mode.IsRegular():
-			return "", fmt.Errorf("%s is not a regular file (%s): %w", p, mode.Type(), sandbox.ErrInvalid)
-		default:
-			return p, nil
-		}
+// ListFiles lists a folder inside a sandbox to depth levels (1: just its
+// entries). Hidden entries are skipped unless all is set.
+func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p string, depth int, all bool) (sandbox.Listing, error) {
+	if depth > files.MaxListDepth {
+		return sandbox.Listing{}, fmt.Errorf("depth %d is too deep; use at most %d: %w", depth, files.MaxListDepth, sandbox.ErrInvalid)
 	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links: %w", p, sandbox.ErrInvalid)
+	b, err := e.ready(ctx, ref)
+	if err != nil {
+		return sandbox.Listing{}, err
+	}
+	defer e.release(b)
+	if p == "" {
+		p = "."
+	}
+	t := e.fileTarget(b)
+	return e.files.List(ctx, t, t.Path(p), depth, all)
 }
 
 // ready acquires a sandbox and makes sure its container runs.

@@ -3,27 +3,19 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// stopped is why something outside a call stopped it: the call's result
-// ends with text, and its exit code is code.
-type stopped struct {
-	text string
-	code int
-}
-
-func (s *stopped) Error() string { return s.text }
-
 // guarded wraps a call's work with what may stop it from outside: the disk
-// watchdog (disk.go), and its sandbox dying under it (sandboxDied). The
-// call then returns the output it had, and a note of why it stopped,
+// watchdog (run.Runner.WatchDisk), and its sandbox dying under it (sandboxDied). The
+// call then returns the output it had, and the outcome saying why it stopped,
 // instead of an error.
 func (e *Engine) guarded(b *box, work runFunc) runFunc {
-	return func(ctx context.Context, out *callOutput) (runOutput, error) {
+	return func(ctx context.Context, out *run.Output) (run.Result, error) {
 		started := time.Now()
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
@@ -45,15 +37,14 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 			watched = make(chan struct{})
 			go func() {
 				defer close(watched)
-				e.watchDisk(ctx, b, limit, cancel)
+				e.runner.WatchDisk(ctx, boxTarget{e, b}, &b.disk, limit, cancel)
 			}()
 		}
 		res, err := work(ctx, out)
-		var stop *stopped
+		var stop *run.Stopped
 		if err != nil && errors.As(context.Cause(ctx), &stop) {
-			res = out.result(sandbox.ExecResult{ExitCode: stop.code, Duration: time.Since(started)},
+			res = out.Result(sandbox.ExecResult{ExitCode: stop.Code, Duration: time.Since(started), Outcome: stop.Outcome},
 				e.cfg.Limits.OutputBytes, e.cfg.Limits.LogOutputBytes)
-			res.note(stop.text)
 			err = nil
 		}
 		cancel(nil)
@@ -70,10 +61,9 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 // call gets a grace to end on its own first. The kernels' execs are
 // aborted likewise.
 func (e *Engine) sandboxDied(b *box, oomKilled bool) {
-	why := &stopped{code: -1, text: "the sandbox stopped while this ran (killed or stopped from outside the call); it starts again on next use, with its files"}
+	why := &run.Stopped{Code: -1, Outcome: sandbox.Outcome{End: sandbox.SandboxStopped}}
 	if oomKilled {
-		why = &stopped{code: 137, text: fmt.Sprintf("killed for memory: the sandbox's %d MB limit was reached and the whole sandbox was stopped; "+
-			"it starts again on next use, with its files; use less memory, or create a sandbox with a larger memory_mb", b.spec.MemoryMB)}
+		why = &run.Stopped{Code: 137, Outcome: sandbox.Outcome{End: sandbox.KilledForMemory, MemoryMB: b.spec.MemoryMB, WholeSandbox: true}}
 	}
 	e.mu.Lock()
 	calls := make([]context.CancelCauseFunc, 0, len(b.calls))
@@ -81,10 +71,10 @@ func (e *Engine) sandboxDied(b *box, oomKilled bool) {
 		calls = append(calls, cancel)
 	}
 	e.mu.Unlock()
-	time.AfterFunc(kernelGrace, func() {
+	time.AfterFunc(kernel.Grace, func() {
 		for _, cancel := range calls {
 			cancel(why)
 		}
 	})
-	e.abortKernelsSoon(b.id)
+	e.kernels.AbortSoon(b.id)
 }

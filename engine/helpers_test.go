@@ -9,6 +9,7 @@ import (
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // testEngine is a real engine on the real daemon, with its own state dir and
@@ -33,7 +34,8 @@ func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Host.AllowedRoots = []string{t.TempDir()}
-	cfg.Pool.Size = 0 // no background fills unless a test asks (the pool tests do)
+	cfg.Pool.Size = 0                       // no background fills unless a test asks (the pool tests do)
+	cfg.Commit.Namespace = "sandtray-test/" // dockertest.ImageRepo's, so commits are cleaned up
 	for _, c := range configure {
 		c(&cfg)
 	}
@@ -47,14 +49,14 @@ func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...
 		t.Fatalf("new engine: %v", err)
 	}
 	t.Cleanup(func() { e.stopLoops() })
-	owner := sandbox.Owner{Session: "s-" + randomHex(4), Client: "engine-test 1.0"}
+	owner := sandbox.Owner{Session: "s-" + sandbox.RandomHex(4), Client: "engine-test 1.0"}
 	e.SessionStarted(owner)
 	return &testEngine{Engine: e, docker: cli, owner: owner}
 }
 
 // stopLoops stops the background loops as a crash would: nothing is removed.
 func (e *Engine) stopLoops() {
-	e.cancel()
+	e.cancelLoops()
 	e.loops.Wait()
 }
 
@@ -86,11 +88,5 @@ func wantKind(t *testing.T, err, kind error) {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Eventually(t, within, what, cond)
 }

@@ -62,7 +62,7 @@ func newKernelBenchEngine(b *testing.B) *Engine {
 	}
 	b.Cleanup(func() {
 		e.stopLoops()
-		e.closeKernels("")
+		e.kernels.CloseAll()
 	})
 	return e
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/safetext"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -79,7 +81,7 @@ func TestKernelKilledWhenInterruptIgnored(t *testing.T) {
 	if !r.TimedOut || !strings.Contains(r.Stderr, "kernel was killed") {
 		t.Errorf("stubborn run: %+v", r)
 	}
-	if d := time.Since(started); d > time.Second+2*kernelGrace+2*time.Second {
+	if d := time.Since(started); d > time.Second+2*kernel.Grace+2*time.Second {
 		t.Errorf("killing took %s", d)
 	}
 	r = te.code(t, id, sandbox.CodeRequest{Code: "print('kept' in globals())"})
@@ -132,7 +134,7 @@ func TestKernelFramingCannotBeForged(t *testing.T) {
 	r := out.Result
 	// The forged frames come back as output (made terminal-safe like any
 	// output) and the run goes on to its own end.
-	wantOut := terminalSafe("D\x00\x00\x00\x1b{\"id\":\"x\",\"exit\":7}X\x00\x00\x00\x02{}\nsupervisor fd: PermissionError\nstill running\n")
+	wantOut := safetext.Terminal("D\x00\x00\x00\x1b{\"id\":\"x\",\"exit\":7}X\x00\x00\x00\x02{}\nsupervisor fd: PermissionError\nstill running\n")
 	if r.Stdout != wantOut || r.ExitCode != 0 || r.KernelRestarted {
 		t.Errorf("forgery run: stdout %q exit %d stderr %q; want %q and exit 0", r.Stdout, r.ExitCode, r.Stderr, wantOut)
 	}
@@ -229,7 +231,7 @@ func TestKernelCancelAndJobStopInterrupt(t *testing.T) {
 func TestWarmKernel(t *testing.T) {
 	te := newTestEngine(t)
 	id := te.create(t, sandbox.CreateRequest{}).ID
-	if err := te.warmKernel(context.Background(), id, "/workspace", "python"); err != nil {
+	if err := (poolHost{te.Engine}).WarmKernel(context.Background(), id, "/workspace", "python"); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()
@@ -246,17 +248,12 @@ func TestWarmKernel(t *testing.T) {
 func TestNoKernelStartsWhileClosing(t *testing.T) {
 	te := newTestEngine(t)
 	id := te.create(t, sandbox.CreateRequest{}).ID
-	te.closeKernels("")
+	te.kernels.CloseAll()
 	_, err := te.ExecCode(context.Background(), te.owner, id, sandbox.CodeRequest{Code: "print(1)"})
 	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "shutting down") {
 		t.Fatalf("a call after the kernels closed: %v, want the engine's shutting down", err)
 	}
-	ks := te.kernels()
-	ks.mu.Lock()
-	defer ks.mu.Unlock()
-	for key, s := range ks.slots {
-		if s.k != nil {
-			t.Errorf("a kernel started after close: %v", key)
-		}
+	if started := te.kernels.Started(); len(started) != 0 {
+		t.Errorf("kernels started after close: %v", started)
 	}
 }

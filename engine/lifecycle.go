@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -50,8 +48,17 @@ func (e *Engine) listOwned(ctx context.Context) ([]docker.Container, error) {
 // A container that fails to start is removed, never left behind.
 func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error) {
 	e.mu.Lock()
-	paused := e.paused
+	paused, closing := e.paused, e.closing
+	if !closing {
+		e.wg.Add(1) // a create is a call: Close waits for it
+		defer e.wg.Done()
+	}
 	e.mu.Unlock()
+	if closing {
+		return sandbox.Info{}, errClosing
+	}
+	ctx, cancel := e.bound(ctx)
+	defer cancel()
 	if paused {
 		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
 	}
@@ -59,13 +66,34 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
-		return info, err
-	}
-	if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
+	done, err := e.reserveSandbox()
+	if err != nil {
 		return sandbox.Info{}, err
 	}
-	return e.createContainer(ctx, owner, spec)
+	defer done()
+	if err := e.checkGPUs(ctx, spec); err != nil {
+		return sandbox.Info{}, err
+	}
+	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+		if err == nil {
+			e.noteUse(spec)
+		}
+		return info, err
+	}
+	// Create first and look for the image only when Docker has none: one
+	// round trip less on the cold path for the image that is there.
+	info, err := e.createContainer(ctx, owner, spec)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
+			return sandbox.Info{}, err
+		}
+		info, err = e.createContainer(ctx, owner, spec)
+	}
+	if err == nil {
+		e.warmSoon(info.ID, spec) // see warm.go
+		e.noteUse(spec)
+	}
+	return info, err
 }
 
 // specFor fills a request's gaps from the config and checks it against the limits.
@@ -84,12 +112,13 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		Network: cmpOr(req.Network, c.Sandbox.Network), MemoryMB: cmpOr(req.MemoryMB, c.Limits.MemoryMB),
 		CPUs: cmpOr(req.CPUs, c.Limits.CPUs), PidsLimit: c.Limits.Pids, Env: req.Env,
 		Workdir: c.Sandbox.Workdir, Runtime: c.Sandbox.Runtime, CapAdd: c.Sandbox.CapAdd, User: c.Sandbox.User,
+		GPUs: cmpOr(req.GPUs, c.GPU.Default),
 	}
 	if spec.Image == "" {
 		spec.Image = c.imageFor(lang)
 	}
 	if spec.Name == "" {
-		spec.Name = "sb-" + randomHex(3)
+		spec.Name = "sb-" + sandbox.RandomHex(3)
 	}
 	switch {
 	case !validName.MatchString(spec.Name):
@@ -98,10 +127,9 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		return spec, fmt.Errorf("network %q is not valid: use \"none\" or \"bridge\": %w", spec.Network, sandbox.ErrInvalid)
 	case spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork:
 		return spec, fmt.Errorf("network access is disabled by the user's config (sandbox.allow_network = false); work offline: %w", sandbox.ErrForbidden)
-	case spec.MemoryMB < 16 || spec.MemoryMB > c.Limits.MaxMemoryMB:
-		return spec, fmt.Errorf("memory_mb %d is out of range: use 16 to %d: %w", spec.MemoryMB, c.Limits.MaxMemoryMB, sandbox.ErrInvalid)
-	case spec.CPUs <= 0 || spec.CPUs > c.Limits.MaxCPUs:
-		return spec, fmt.Errorf("cpus %g is out of range: use more than 0 and at most %g: %w", spec.CPUs, c.Limits.MaxCPUs, sandbox.ErrInvalid)
+	}
+	if err := c.secureSpec(&spec); err != nil {
+		return spec, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		if !validEnvKey.MatchString(k) {
@@ -127,6 +155,9 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	if ok {
 		return nil
 	}
+	if err := e.cfg.checkPull(ref); err != nil {
+		return err
+	}
 	err = e.docker.PullImage(ctx, ref, func(p docker.PullProgress) {
 		if progress != nil {
 			progress(float64(p.Current), float64(p.Total), strings.TrimSpace(p.Status+" "+p.ID))
@@ -139,12 +170,6 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	return nil
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // Stop stops a sandbox's container; its files stay, and the next call that
 // needs it starts it again.
 func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error) {
@@ -153,13 +178,16 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 		return sandbox.Info{}, err
 	}
 	defer e.release(b)
-	e.closeKernels(b.id)
+	e.kernels.Close(b.id)
 	if err := e.docker.Stop(ctx, b.id, 5*time.Second); err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
 	e.mu.Lock()
 	b.status = sandbox.StatusStopped
 	b.stats = sandbox.Stats{}
+	e.mu.Unlock()
+	e.endPorts(b)
+	e.mu.Lock()
 	info := e.infoLocked(b)
 	e.mu.Unlock()
 	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
@@ -175,8 +203,8 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 		return err
 	}
 	defer e.release(b)
-	e.stopJobsOf(b.id)
-	e.closeKernels(b.id)
+	e.jobs.stopIn(b.id)
+	e.kernels.Close(b.id)
 	if err := e.docker.Kill(ctx, b.id); err != nil && !errors.Is(err, sandbox.ErrConflict) {
 		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.name, err))
 	}
@@ -189,12 +217,16 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
 	e.mu.Lock()
 	b, err := e.lookup(ref)
+	if err == nil && b.stage == live {
+		b.stage = reaping // no new call starts in it; running ones are stopped below
+	}
 	e.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	e.stopJobsOf(b.id)
+	e.jobs.stopIn(b.id)
 	if err := e.docker.Remove(ctx, b.id); err != nil {
+		e.unpick(b)
 		return fmt.Errorf("delete sandbox %s: %w", b.name, err)
 	}
 	e.forget(b.id)

@@ -251,7 +251,7 @@ func TestSnapshotStatusAndNotices(t *testing.T) {
 	ctx := context.Background()
 	w := te.Watch(ctx)
 	waitSnapshot(t, w, "docker connected and one session", func(s sandbox.Snapshot) bool {
-		return s.Docker.Connected && s.Docker.Version != "" && s.Docker.Host != "" && s.Sessions == 1
+		return s.Docker.Connected && s.Docker.Version != "" && s.Docker.Host != "" && s.Docker.HostSource != "" && s.Sessions == 1
 	})
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "sleep 30", Timeout: 500 * time.Millisecond})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -36,6 +37,9 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	b, ok := e.boxes[id]
 	e.mu.Unlock()
 	if !ok {
+		if action == "die" || action == "destroy" {
+			e.pool.Gone(ctx, id) // a spare died or was removed outside Sandtray
+		}
 		return
 	}
 	switch action {
@@ -45,7 +49,7 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 		e.setStatus(b, sandbox.StatusRunning)
 	case "die", "stop", "kill":
 		if c, err := e.docker.Inspect(ctx, id); err == nil {
-			e.setStatus(b, statusOf(c.State))
+			e.setStatus(b, run.StatusOf(c.State))
 			if action == "die" {
 				e.sandboxDied(b, c.OOMKilled)
 			}
@@ -65,6 +69,9 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 		b.stats = sandbox.Stats{}
 	}
 	e.mu.Unlock()
+	if s == sandbox.StatusStopped {
+		e.endPorts(b)
+	}
 	if changed {
 		e.publish()
 	}
@@ -83,7 +90,7 @@ func (e *Engine) resync(ctx context.Context) {
 		b, ok := e.boxes[c.ID]
 		e.mu.Unlock()
 		if ok {
-			e.setStatus(b, statusOf(c.State))
+			e.setStatus(b, run.StatusOf(c.State))
 		}
 	}
 	e.mu.Lock()
@@ -99,8 +106,9 @@ func (e *Engine) resync(ctx context.Context) {
 	}
 }
 
-// every calls fn each tick until ctx is done; it does not return before then.
-func every(ctx context.Context, tick time.Duration, fn func(context.Context)) {
+// reaper runs reapOnce every tick, and at once when asked (reapSoon). It
+// does not return until ctx is done.
+func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -108,43 +116,18 @@ func every(ctx context.Context, tick time.Duration, fn func(context.Context)) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			fn(ctx)
+		case <-e.reap:
 		}
+		e.reapOnce(ctx)
 	}
 }
 
-// sampleStats samples CPU, memory and pids of the running sandboxes.
-func (e *Engine) sampleStats(ctx context.Context) {
-	e.mu.Lock()
-	var running []*box
-	for _, b := range e.boxes {
-		if b.status == sandbox.StatusRunning {
-			running = append(running, b)
-		}
+// reapSoon asks the reaper for a pass; it never blocks.
+func (e *Engine) reapSoon() {
+	select {
+	case e.reap <- struct{}{}:
+	default:
 	}
-	e.mu.Unlock()
-	if len(running) == 0 {
-		return
-	}
-	for _, b := range running {
-		s, err := e.docker.Stats(ctx, b.id)
-		if err != nil {
-			continue
-		}
-		e.mu.Lock()
-		b.stats = sandbox.Stats{
-			CPUPercent:  sandbox.CPUPercent(b.prev.CPUTotal, s.CPUTotal, b.prev.SystemCPU, s.SystemCPU, s.OnlineCPUs),
-			MemoryBytes: sandbox.MemoryUsage(s.MemoryUsage, s.MemoryStats),
-			MemoryLimit: s.MemoryLimit,
-			Pids:        s.Pids,
-		}
-		if b.prev.SystemCPU == 0 {
-			b.stats.CPUPercent = 0 // one sample gives no rate yet
-		}
-		b.prev = s
-		e.mu.Unlock()
-	}
-	e.publish()
 }
 
 // reapOnce removes every ephemeral sandbox that is idle past the idle TTL, or
@@ -156,7 +139,7 @@ func (e *Engine) reapOnce(ctx context.Context) {
 	e.mu.Lock()
 	var expired []*box
 	for _, b := range e.boxes {
-		if b.state.Persistent || b.busy > 0 {
+		if b.state.Persistent {
 			continue
 		}
 		ended := e.start
@@ -164,18 +147,20 @@ func (e *Engine) reapOnce(ctx context.Context) {
 			ended = s.ended
 		}
 		sessionOver := !ended.IsZero() && now.Sub(ended) >= grace
-		if sessionOver || now.Sub(b.state.LastUsed) >= ttl {
-			expired = append(expired, b)
+		if (sessionOver || now.Sub(b.state.LastUsed) >= ttl) && b.pick() {
+			expired = append(expired, b) // reaping: no call can acquire it now
 		}
 	}
+	e.pruneSessionsLocked(now, grace)
 	e.mu.Unlock()
 	for _, b := range expired {
 		err := e.docker.Remove(ctx, b.id)
 		if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
-			e.log.Warn("reap ephemeral sandbox", "id", short(b.id), "err", err)
+			e.log.Warn("reap ephemeral sandbox", "id", sandbox.ShortID(b.id), "err", err)
+			e.unpick(b)
 			continue
 		}
-		e.log.Info("reaped ephemeral sandbox", "name", b.name, "id", short(b.id))
+		e.log.Info("reaped ephemeral sandbox", "name", b.name, "id", sandbox.ShortID(b.id))
 		e.forget(b.id)
 	}
 }

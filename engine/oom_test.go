@@ -9,23 +9,6 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-func TestOOMKills(t *testing.T) {
-	tests := []struct {
-		text string
-		want int64
-		ok   bool
-	}{
-		{"oom_kill_disable 0\nunder_oom 0\noom_kill 3\n", 3, true}, // cgroup v1
-		{"low 0\nhigh 0\nmax 2\noom 2\noom_kill 2\n", 2, true},     // cgroup v2
-		{"nothing here\n", 0, false},
-	}
-	for _, tt := range tests {
-		if n, ok := oomKills([]byte(tt.text)); n != tt.want || ok != tt.ok {
-			t.Errorf("oomKills(%q) = %d, %v; want %d, %v", tt.text, n, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 // TestMemoryBombIsNamed: code killed by the OOM killer gets a result that
 // says so, whether it ran in a kernel (python) or as a command; a plain
 // kill -9 does not.

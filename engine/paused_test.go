@@ -14,6 +14,11 @@ import (
 func TestCallWaitsWhilePaused(t *testing.T) {
 	te := newTestEngine(t)
 	id := te.create(t, sandbox.CreateRequest{}).ID
+	// A new sandbox starts its python kernel in the background (warmSoon); a
+	// pause that freezes an exec while runc is still joining it wedges the
+	// container in Docker (rm -f and inspect hang). Let the kernel come up
+	// first: the test is about calls that arrive while paused.
+	te.code(t, id, sandbox.CodeRequest{Code: "print(1)"})
 	if out, err := exec.Command("docker", "pause", id).CombinedOutput(); err != nil {
 		t.Skipf("docker pause: %v %s", err, out)
 	}

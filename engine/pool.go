@@ -1,209 +1,137 @@
 package engine
 
-// The warm pool keeps, per configured image, a few sandboxes created and
-// started ahead of time with the default spec, so that create_sandbox (and
-// the first execute_code of a session) skips Docker's create and start.
-//
-// Naming and labels. Docker labels are immutable, so a pooled container is
-// created with the labels it keeps for life: managed, image, created (the
-// fill time), spec (the default spec, without a name or language), the
-// engine's own labels, and io.sandtray.pool=<engine instance>. It has no name
-// label. It is named poolPrefix+<generated name>, and its hostname is that
-// generated name. Handing it out renames it to containerPrefix+<name>: the
-// generated name, or the name the request asked for (the hostname stays the
-// generated one). That rename is the commit point: a container whose name
-// still starts with poolPrefix is in a pool and never a sandbox, whatever its
-// labels say, so a restart removes it as a crash leftover instead of adopting
-// it. A handed-out container is adopted like any other; its name comes from
-// the container name, and its creation time and language, which its labels
-// cannot know, from the state file (boxState.Created, boxState.Language).
-//
-// Matching. A request takes from the pool when its spec equals the pool's
-// for that image in everything the container was created with: network,
-// limits, empty env, workdir, runtime and capabilities. Name, language and
-// persistence do not matter: the name is applied by the rename and the other
-// two live in the state file.
-
 import (
 	"context"
 	"errors"
-	"fmt"
-	"reflect"
+	"runtime"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// poolPrefix starts the container name of a pooled container. A sandbox is
-// named containerPrefix plus a name that begins with a letter or a digit, so
-// no sandbox can ever carry this prefix.
-const poolPrefix = "sandtray_pool-"
-
-// pooled is one ready container of the pool.
-type pooled struct {
-	id    string
-	name  string // generated at fill time; also its hostname
-	image string
-}
-
-// pool holds the ready containers. It has its own lock, never held across a
-// Docker call: taking is a slice pop, so Create never waits for a fill.
-type pool struct {
-	instance string                  // LabelPool value of this engine's containers
-	size     int                     // per image
-	images   []string                // in fill order
-	specs    map[string]sandbox.Spec // by image: the spec pooled containers have
-	kick     chan struct{}           // buffer of one: a coalesced refill request
-
-	mu     sync.Mutex
-	ready  map[string][]pooled // by image, oldest first
-	closed bool
-}
-
-// newPool returns the pool the config asks for, or nil when it is disabled.
-func (e *Engine) newPool() *pool {
-	if e.cfg.Pool.Size <= 0 {
-		return nil
-	}
-	images := e.cfg.Pool.Images
+// newPool returns the warm pool the config asks for, or nil when it is
+// disabled (see engine/internal/pool).
+func (e *Engine) newPool() *pool.Pool {
+	c := e.cfg.Pool
+	images := c.Images
 	if len(images) == 0 {
 		images = []string{e.cfg.DefaultImage}
 	}
-	p := &pool{instance: randomHex(6), size: e.cfg.Pool.Size, specs: map[string]sandbox.Spec{},
-		kick: make(chan struct{}, 1), ready: map[string][]pooled{}}
-	for _, img := range images {
-		spec, err := e.specFor(sandbox.CreateRequest{Image: img})
-		if err != nil || slices.Contains(p.images, img) {
-			continue
-		}
-		spec.Name = ""
-		p.images = append(p.images, img)
-		p.specs[img] = spec
+	cfg := pool.Config{
+		Size: c.Size, Images: slices.Compact(slices.Sorted(slices.Values(images))), MaxTotal: c.MaxTotal,
+		MemoryMB: c.MemoryMB, Idle: c.Idle.Duration, Parallel: max(2, runtime.NumCPU()),
+		SandboxPrefix: containerPrefix, Scope: e.scope(),
 	}
-	return p
-}
-
-// matches reports whether a container created with base can serve want.
-func matches(base, want sandbox.Spec) bool {
-	want.Name, want.Language, want.Persistent = base.Name, base.Language, base.Persistent
-	if len(want.Env) == 0 {
-		want.Env = base.Env
-	}
-	return reflect.DeepEqual(base, want)
-}
-
-// take removes and returns a ready container that can serve spec. A
-// container leaves the pool here, under the lock, before anyone uses it, so
-// no two callers ever get the same one.
-func (p *pool) take(spec sandbox.Spec) (pooled, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	base, ok := p.specs[spec.Image]
-	list := p.ready[spec.Image]
-	if p.closed || !ok || len(list) == 0 || !matches(base, spec) {
-		return pooled{}, false
-	}
-	c := list[0]
-	p.ready[spec.Image] = slices.Delete(list, 0, 1)
-	return c, true
-}
-
-// add puts a container into the pool: a fresh one, or one whose hand-out
-// failed. It reports false when the pool is closed or full, and the caller
-// must then remove the container.
-func (p *pool) add(c pooled) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || len(p.ready[c.image]) >= p.size {
-		return false
-	}
-	p.ready[c.image] = append(p.ready[c.image], c)
-	return true
-}
-
-// refill asks the pool loop to top the pool up; it never blocks.
-func (p *pool) refill() {
-	select {
-	case p.kick <- struct{}{}:
-	default:
-	}
+	return pool.New(cfg, e.docker, poolHost{e}, e.log)
 }
 
 // PoolReady reports how many warm containers are ready, and how many the
-// pool holds when full (0 when the pool is disabled).
-func (e *Engine) PoolReady() (ready, size int) {
-	if e.pool == nil {
-		return 0, 0
-	}
-	e.pool.mu.Lock()
-	defer e.pool.mu.Unlock()
-	for _, img := range e.pool.images {
-		ready += len(e.pool.ready[img])
-	}
-	return ready, e.pool.size * len(e.pool.images)
-}
+// pool means to hold now (0 when the pool is disabled).
+func (e *Engine) PoolReady() (ready, size int) { return e.pool.Ready() }
 
-// renameTimeout bounds handing out a pooled container.
-const renameTimeout = 10 * time.Second
+// PoolStatus reports what the warm pool holds and wants, image by image.
+func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool.Status() }
 
 // createFromPool makes a sandbox of spec from a pooled container when one
-// matches. ok is false when the pool had none (or a Docker failure makes
-// the cold path the better bet); err is set only for a name conflict, which
-// the cold path would hit as well.
-func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, named bool) (info sandbox.Info, ok bool, err error) {
-	if e.pool == nil {
-		return sandbox.Info{}, false, nil
+// can serve it; see pool.Take for ok and err. Limits are changed in place
+// by the pool; env, which Docker cannot change in a running container, is
+// passed to every process the engine starts in it (see execenv.go), and
+// the spare's kernel, started without it, is restarted with it.
+func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, named bool) (sandbox.Info, bool, error) {
+	id, name, ok, err := e.pool.Take(ctx, spec, named)
+	if !ok || err != nil {
+		return sandbox.Info{}, ok, err
 	}
-	for {
-		c, found := e.pool.take(spec)
-		if !found {
-			return sandbox.Info{}, false, nil
-		}
-		e.pool.refill()
-		if !named {
-			spec.Name = c.name
-		}
-		// The rename runs to its end even when the caller gives up, so its
-		// outcome is known: either a sandbox or still a pooled container.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), renameTimeout)
-		err := e.docker.Rename(rctx, c.id, containerPrefix+spec.Name)
-		cancel()
-		switch {
-		case err == nil:
-			now := time.Now().UTC()
-			st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language}
-			return e.register(owner, c.id, spec, now, st), true, nil
-		case errors.Is(err, sandbox.ErrNotFound):
-			e.closeKernels(c.id) // its warm kernel went with it
-			continue             // removed behind the engine's back; try the next
-		case errors.Is(err, sandbox.ErrConflict) && named:
-			e.keepPooled(c)
-			return sandbox.Info{}, true, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
-		default:
-			e.log.Warn("hand out a pooled sandbox; creating one instead", "id", short(c.id), "err", err)
-			e.removePooled(c.id)
-			return sandbox.Info{}, false, nil
-		}
+	spec.Name = name
+	now := time.Now().UTC()
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language,
+		Adjusted: adjustedFrom(spec)}
+	if len(spec.Env) > 0 {
+		e.execEnv.set(id, spec.Env)
+		e.kernels.Close(id)
+		e.warmSoon(id, spec)
+	}
+	return e.register(owner, id, spec, now, st), true, nil
+}
+
+// noteUse tells the pool a sandbox of spec's image was made, when a spare
+// could have served it: the pool learns the images in use and their bursts.
+func (e *Engine) noteUse(spec sandbox.Spec) {
+	if e.pool == nil {
+		return
+	}
+	if base, err := (poolHost{e}).Spec(spec.Image); err == nil && pool.Adjustable(base, spec) {
+		e.pool.Note(spec.Image)
 	}
 }
 
-// keepPooled returns a container to the pool, or removes it when the pool
-// no longer wants it.
-func (e *Engine) keepPooled(c pooled) {
-	if !e.pool.add(c) {
-		e.removePooled(c.id)
-	}
+// adjustedFrom is what a pooled sandbox's labels do not say about spec.
+func adjustedFrom(spec sandbox.Spec) *adjusted {
+	return &adjusted{MemoryMB: spec.MemoryMB, CPUs: spec.CPUs, Env: spec.Env}
 }
+
+// adjusted is what the hand-out changed of a pooled container: its limits
+// and env, which its spec label (written when it was pooled) cannot know.
+type adjusted struct {
+	MemoryMB int64             `json:"memory_mb"`
+	CPUs     float64           `json:"cpus"`
+	Env      map[string]string `json:"env,omitempty"`
+}
+
+// removePoolLeftovers removes the pooled containers a crashed engine left.
+func (e *Engine) removePoolLeftovers(ctx context.Context, ids []string) {
+	pool.RemoveAll(ctx, e.docker, e.kernels.Close, e.log, ids)
+}
+
+// poolHost is what the warm pool needs of the engine.
+type poolHost struct{ e *Engine }
+
+func (h poolHost) Spec(image string) (sandbox.Spec, error) {
+	spec, err := h.e.specFor(sandbox.CreateRequest{Image: image})
+	spec.Name = ""
+	return spec, err
+}
+
+func (h poolHost) Labels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
+	return h.e.sandboxLabels(spec, created)
+}
+
+func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
+	return h.e.createOptions(containerName, hostname, spec, labels)
+}
+
+func (h poolHost) StartOrRemove(ctx context.Context, id, image string) error {
+	return h.e.startOrRemove(ctx, id, image)
+}
+
+func (h poolHost) WarmKernel(ctx context.Context, id, workdir, lang string) error {
+	if err := h.e.kernels.Warm(ctx, h.e.containerTarget(id, workdir), lang); !errors.Is(err, kernel.ErrUnavailable) {
+		return err
+	}
+	return nil
+}
+
+func (h poolHost) Forget(id string) { h.e.kernels.Close(id) }
+
+func (h poolHost) Changed() { h.e.publish() }
 
 // adoptPooled restores what a handed-out pooled container's labels cannot
-// know (see the top of this file) from its saved state.
-func (b *box) adoptPooled() {
+// know (see engine/internal/pool) from its saved state.
+func (e *Engine) adoptPooled(b *box) {
 	if !b.state.Created.IsZero() {
 		b.created = b.state.Created
 	}
 	if b.state.Language != "" {
 		b.spec.Language = b.state.Language
+	}
+	if a := b.state.Adjusted; a != nil {
+		b.spec.MemoryMB, b.spec.CPUs, b.spec.Env = a.MemoryMB, a.CPUs, a.Env
+		if len(a.Env) > 0 {
+			e.execEnv.set(b.id, a.Env)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -21,7 +22,7 @@ func (te *testEngine) poolLeft(t *testing.T) []string {
 	}
 	var names []string
 	for _, c := range list {
-		if strings.HasPrefix(c.Name, poolPrefix) {
+		if strings.HasPrefix(c.Name, pool.Prefix) {
 			names = append(names, c.Name)
 		}
 	}
@@ -71,7 +72,7 @@ func TestPoolLeftoversRemovedAtStart(t *testing.T) {
 	}
 	for id := range leftovers {
 		if _, err := te.docker.Inspect(ctx, id); err == nil {
-			t.Errorf("leftover pooled container %s survived the restart", short(id))
+			t.Errorf("leftover pooled container %s survived the restart", sandbox.ShortID(id))
 		}
 	}
 	if left := te.poolLeft(t); len(left) != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -29,13 +30,9 @@ func (te *testEngine) waitPoolFull(t *testing.T) {
 
 // readyIDs are the containers in the pool now.
 func (te *testEngine) readyIDs() map[string]bool {
-	te.pool.mu.Lock()
-	defer te.pool.mu.Unlock()
 	ids := map[string]bool{}
-	for _, cs := range te.pool.ready {
-		for _, c := range cs {
-			ids[c.id] = true
-		}
+	for _, id := range te.pool.IDs() {
+		ids[id] = true
 	}
 	return ids
 }
@@ -75,7 +72,7 @@ func TestPoolNeverHandsOutTwice(t *testing.T) {
 			t.Fatalf("create %d: %v", i, errs[i])
 		}
 		if seen[info.ID] || ready[info.ID] {
-			t.Fatalf("container %s handed out twice (or still in the pool)", short(info.ID))
+			t.Fatalf("container %s handed out twice (or still in the pool)", sandbox.ShortID(info.ID))
 		}
 		seen[info.ID] = true
 		if te.fromPool(t, info.ID) {
@@ -102,7 +99,7 @@ func TestPoolRefillsAndNames(t *testing.T) {
 	before := te.readyIDs()
 	info := te.create(t, sandbox.CreateRequest{Name: "warm", Language: "python"})
 	if !before[info.ID] || te.readyIDs()[info.ID] {
-		t.Fatalf("sandbox %s did not come out of the pool %v", short(info.ID), before)
+		t.Fatalf("sandbox %s did not come out of the pool %v", sandbox.ShortID(info.ID), before)
 	}
 	if info.Name != "warm" || info.Spec.Language != "python" || info.Owner != te.owner {
 		t.Errorf("pooled sandbox %+v, want name warm, language python, our owner", info)
@@ -136,19 +133,12 @@ func TestPoolInvisible(t *testing.T) {
 	}
 }
 
-// TestPoolBypass: a request the pooled containers cannot serve is created
-// cold, and the pool keeps what it has.
+// TestPoolBypass: a request the pooled containers cannot serve (another
+// network) is created cold, and the pool keeps what it has.
 func TestPoolBypass(t *testing.T) {
 	te := newPoolEngine(t, 1)
-	img, err := te.docker.InspectImage(context.Background(), te.cfg.DefaultImage)
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := te.readyIDs()
-	for _, req := range []sandbox.CreateRequest{
-		{Image: img.ID}, {MemoryMB: 256}, {CPUs: 0.5}, {Network: sandbox.NetworkBridge},
-		{Env: map[string]string{"A": "1"}},
-	} {
+	for _, req := range []sandbox.CreateRequest{{Network: sandbox.NetworkBridge}} {
 		if info := te.create(t, req); te.fromPool(t, info.ID) {
 			t.Errorf("request %+v was served from the pool", req)
 		}
@@ -174,19 +164,28 @@ func TestPoolMatchesAndConfig(t *testing.T) {
 	}{
 		{with(func(s *sandbox.Spec) { s.Name, s.Language, s.Persistent = "x", "python", true }), true},
 		{with(func(s *sandbox.Spec) { s.Env = map[string]string{} }), true},
-		{with(func(s *sandbox.Spec) { s.Env = map[string]string{"A": "1"} }), false},
+		{with(func(s *sandbox.Spec) { s.Env = map[string]string{"A": "1"} }), true},
+		{with(func(s *sandbox.Spec) { s.MemoryMB, s.CPUs = 256, 0.5 }), true},
 		{with(func(s *sandbox.Spec) { s.Image = "other" }), false},
-		{with(func(s *sandbox.Spec) { s.MemoryMB = 256 }), false},
+		{with(func(s *sandbox.Spec) { s.PidsLimit = 64 }), false},
 		{with(func(s *sandbox.Spec) { s.Network = "bridge" }), false},
 		{with(func(s *sandbox.Spec) { s.CapAdd = []string{"CHOWN"} }), false},
 		{with(func(s *sandbox.Spec) { s.Runtime = "runsc" }), false},
 	}
 	for _, c := range cases {
-		if got := matches(base, c.want); got != c.ok {
-			t.Errorf("matches(%+v) = %v, want %v", c.want, got, c.ok)
+		if got := pool.Adjustable(base, c.want); got != c.ok {
+			t.Errorf("Adjustable(%+v) = %v, want %v", c.want, got, c.ok)
 		}
 	}
-	for _, bad := range []PoolConfig{{Size: -1}, {Size: maxPoolSize + 1}, {Size: 1, Images: []string{""}}} {
+	ok := defaultPoolConfig()
+	for _, change := range []func(*PoolConfig){
+		func(p *PoolConfig) { p.Size = -1 }, func(p *PoolConfig) { p.Size = maxPoolSize + 1 },
+		func(p *PoolConfig) { p.Images = []string{""} }, func(p *PoolConfig) { p.MaxTotal = -1 },
+		func(p *PoolConfig) { p.MaxTotal = maxPoolTotal + 1 }, func(p *PoolConfig) { p.MemoryMB = 8 },
+		func(p *PoolConfig) { p.Idle = Duration{} },
+	} {
+		bad := ok
+		change(&bad)
 		cfg := DefaultConfig()
 		cfg.Pool = bad
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "pool.") {
@@ -220,16 +219,7 @@ func TestPoolDropsDeadContainers(t *testing.T) {
 func TestPoolWarmsPythonKernel(t *testing.T) {
 	te := newPoolEngine(t, 1)
 	info := te.create(t, sandbox.CreateRequest{})
-	running := func() bool {
-		ks := te.kernels()
-		ks.mu.Lock()
-		var k *kernel
-		if s := ks.slots[kernelKey{info.ID, poolKernel}]; s != nil {
-			k = s.k
-		}
-		ks.mu.Unlock()
-		return k != nil && !k.isDead()
-	}
+	running := func() bool { return te.kernels.Running(info.ID, pool.Kernel) }
 	if !running() {
 		t.Fatal("the pooled sandbox has no running python kernel")
 	}

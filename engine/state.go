@@ -2,14 +2,11 @@ package engine
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -28,6 +25,9 @@ type boxState struct {
 	// whose labels were written when it entered the pool (see pool.go).
 	Created  time.Time `json:"created,omitzero"`
 	Language string    `json:"language,omitempty"`
+	Adjusted *adjusted `json:"adjusted,omitempty"` // limits and env set at the hand-out (pool.go)
+	// Ports are the sandbox's port forwards, restored at start-up when it is persistent.
+	Ports []sandbox.PortForward `json:"ports,omitempty"`
 }
 
 // stateStore reads and writes boxState files and activity logs atomically
@@ -96,11 +96,23 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return os.Rename(f.Name(), path)
 }
 
-// appendActivity adds one entry to the sandbox's JSON-lines activity log.
+// activityFileMax is the size at which a sandbox's activity log is rotated:
+// the full file becomes the one older file kept (.1), so a sandbox's logs
+// take at most twice this on disk.
+const activityFileMax = 16 << 20
+
+// appendActivity adds one entry to the sandbox's JSON-lines activity log,
+// rotating it first when it has reached activityFileMax.
 func (s *stateStore) appendActivity(id string, a sandbox.Activity) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
+	}
+	path := s.activityPath(id)
+	if st, err := os.Stat(path); err == nil && st.Size()+int64(len(b)) > activityFileMax {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return err
+		}
 	}
 	f, err := os.OpenFile(s.activityPath(id), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -116,15 +128,30 @@ func (s *stateStore) appendActivity(id string, a sandbox.Activity) error {
 // loadActivity returns the last max entries of the activity log; a torn last
 // line (a crash mid-write) is skipped.
 func (s *stateStore) loadActivity(id string, max int) ([]sandbox.Activity, error) {
-	f, err := os.Open(s.activityPath(id))
+	var out []sandbox.Activity
+	for _, p := range []string{s.activityPath(id) + ".1", s.activityPath(id)} { // oldest first
+		var err error
+		if out, err = readActivity(p, out, max); err != nil {
+			return out, err
+		}
+	}
+	if len(out) > max {
+		out = out[len(out)-max:]
+	}
+	return trimActivity(out), nil
+}
+
+// readActivity appends the entries of one JSON-lines file to out, keeping
+// the last max or so.
+func readActivity(path string, out []sandbox.Activity, max int) ([]sandbox.Activity, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return out, nil
 	}
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer f.Close()
-	var out []sandbox.Activity
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
@@ -137,9 +164,6 @@ func (s *stateStore) loadActivity(id string, max int) ([]sandbox.Activity, error
 			out = append(out[:0], out[len(out)-max:]...)
 		}
 	}
-	if len(out) > max {
-		out = out[len(out)-max:]
-	}
 	return out, sc.Err()
 }
 
@@ -147,18 +171,5 @@ func (s *stateStore) loadActivity(id string, max int) ([]sandbox.Activity, error
 func (s *stateStore) remove(id string) {
 	os.Remove(s.statePath(id))
 	os.Remove(s.activityPath(id))
-}
-
-// mergePackages returns manifest with each package of add replacing the
-// entry of the same manager and name (a re-install updates the version),
-// sorted by manager and name.
-func mergePackages(manifest, add []sandbox.Package) []sandbox.Package {
-	out := slices.DeleteFunc(slices.Clone(manifest), func(old sandbox.Package) bool {
-		return slices.ContainsFunc(add, func(p sandbox.Package) bool { return p.Manager == old.Manager && p.Name == old.Name })
-	})
-	out = append(out, add...)
-	slices.SortFunc(out, func(a, b sandbox.Package) int {
-		return cmp.Or(strings.Compare(a.Manager, b.Manager), strings.Compare(a.Name, b.Name))
-	})
-	return out
+	os.Remove(s.activityPath(id) + ".1")
 }

@@ -17,6 +17,10 @@ type daemonInfo interface {
 	Host() string
 }
 
+// hostSourcer says where the daemon's address came from and why it was
+// chosen (docker.Client does; fakes need not).
+type hostSourcer interface{ HostSource() string }
+
 // notify records a notice for people watching (the GUI shows it as a
 // desktop notification) and publishes it.
 func (e *Engine) notify(sandboxID, title, body string) {
@@ -42,6 +46,9 @@ func (e *Engine) checkDocker(ctx context.Context) bool {
 	defer cancel()
 	version, err := d.ServerVersion(callCtx)
 	st := sandbox.DockerStatus{Connected: err == nil, Version: version, Host: d.Host()}
+	if hs, ok := d.(hostSourcer); ok {
+		st.HostSource = hs.HostSource()
+	}
 	if err != nil {
 		st.Error = fmt.Sprintf("%v; start Docker (sudo systemctl start docker) and Sandtray reconnects by itself", err)
 	}

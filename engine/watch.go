@@ -54,6 +54,7 @@ func (e *Engine) snapshotLocked() sandbox.Snapshot {
 	return sandbox.Snapshot{
 		Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked(), Docker: e.dockerStatus,
 		Sessions: e.liveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
+		Pool: e.pool.Status(), // the pool's lock is a leaf: safe under e.mu
 	}
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package socket
 
 import (
@@ -11,32 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
 )
-
-// ErrAlreadyRunning is returned (wrapped) by Listen when another engine holds
-// or answers on the socket.
-var ErrAlreadyRunning = errors.New("another Sandtray is running")
-
-// socketMode is the socket file's mode: only the owner may connect.
-const socketMode fs.FileMode = 0o600
-
-// staleDialTimeout bounds the dial that decides whether an existing socket is
-// alive. A live engine answers at once; a dead socket refuses at once.
-const staleDialTimeout = 2 * time.Second
-
-// Option configures Listen.
-type Option func(*Listener)
-
-// WithLogger sets the logger that records refused connections. Without it
-// Listen logs to slog.Default(), so a refusal is never silent.
-func WithLogger(l *slog.Logger) Option {
-	return func(ln *Listener) {
-		if l != nil {
-			ln.log = l
-		}
-	}
-}
 
 // Listener is the engine's socket listener. Its Accept only returns
 // connections from peers running as the engine's own uid; others are closed
@@ -134,26 +111,6 @@ func bindPrivate(path string) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("chmod socket: %w", err)
 	}
 	return ln, nil
-}
-
-// acquireLock takes an exclusive, non-blocking flock on the lock file next to
-// the socket and keeps it for the listener's life. Without it two engines
-// started at once (two shims launching together) could each decide the socket
-// is stale, and the second would unlink the first one's fresh socket. The file
-// itself stays: deleting a lock file races with the next locker.
-func acquireLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, socketMode)
-	if err != nil {
-		return nil, fmt.Errorf("socket lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is locked by another engine", ErrAlreadyRunning, path)
-		}
-		return nil, fmt.Errorf("socket lock %s: %w", path, err)
-	}
-	return f, nil
 }
 
 // Accept waits for the next connection from a peer of the engine's uid.

@@ -1,9 +1,12 @@
-// Package socket owns the engine's private unix socket: where it lives, how it
-// is created (0700 directory, 0600 socket, stale-socket detection, one engine
-// per socket) and who may connect (only peers of the engine's own uid).
+// Package socket owns the engine's private endpoint: where it lives, how it
+// is created and who may connect. On Linux and macOS it is a unix socket
+// (0700 directory, 0600 socket, stale-socket detection, one engine per
+// socket, only peers of the engine's own uid); on Windows a named pipe,
+// \\.\pipe\sandtray-<user>, whose security descriptor admits only the
+// user (see listen_windows.go).
 //
 // The engine calls Listen; the sandtray-mcp shim calls Dial. Both find the
-// socket with Path, so they agree as long as they share an environment.
+// endpoint with Path, so they agree as long as they share an environment.
 package socket
 
 import (
@@ -13,9 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
-
-	"github.com/adrg/xdg"
 )
 
 // EnvSocket names the environment variable that overrides the socket path.
@@ -41,13 +41,16 @@ const maxPathLen = 103
 // creates nothing; Listen creates and verifies the directory.
 func Path() (string, error) {
 	if p := os.Getenv(EnvSocket); p != "" {
+		if isPipePath(p) {
+			return p, nil
+		}
 		abs, err := filepath.Abs(p)
 		if err != nil {
 			return "", fmt.Errorf("socket path from %s: %w", EnvSocket, err)
 		}
 		return abs, nil
 	}
-	return resolve(xdg.RuntimeDir, os.UserCacheDir, os.Getuid())
+	return defaultPath()
 }
 
 // resolve picks the socket path given the runtime dir, a source for the
@@ -153,13 +156,4 @@ func verifyPrivateDir(dir string, uid int) error {
 			ErrInsecureDir, dir, perm, dir)
 	}
 	return nil
-}
-
-// ownerOf returns the uid that owns the file described by fi.
-func ownerOf(fi fs.FileInfo) (int, bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return -1, false
-	}
-	return int(st.Uid), true
 }

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+func TestTrimActivity(t *testing.T) {
+	big := sandbox.Activity{Stdout: strings.Repeat("a", 5<<20)}
+	acts := []sandbox.Activity{{Input: "first"}, big, big, big, big, {Input: "last"}}
+	got := trimActivity(acts)
+	size := 0
+	for _, a := range got {
+		size += activitySize(a)
+	}
+	if size > activityBytesKept || got[len(got)-1].Input != "last" || len(got) != 4 {
+		t.Errorf("kept %d entries, %d bytes, last %q; want the newest 4 within %d bytes", len(got), size, got[len(got)-1].Input, activityBytesKept)
+	}
+	huge := sandbox.Activity{Stdout: strings.Repeat("b", activityBytesKept+1)}
+	if got := trimActivity([]sandbox.Activity{big, huge}); len(got) != 1 || got[0].Stdout != huge.Stdout {
+		t.Errorf("the newest entry alone over the cap: kept %d entries, want just it", len(got))
+	}
+	many := make([]sandbox.Activity, activityKept+10)
+	if got := trimActivity(many); len(got) != activityKept {
+		t.Errorf("kept %d small entries, want %d", len(got), activityKept)
+	}
+}
+
+func TestActivityFileRotates(t *testing.T) {
+	s := &stateStore{dir: t.TempDir()}
+	entry := sandbox.Activity{Tool: "execute_command", Stdout: strings.Repeat("x", 1<<20)}
+	for range 40 {
+		if err := s.appendActivity("abc", entry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.appendActivity("abc", sandbox.Activity{Tool: "last"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.loadActivity("abc", activityKept)
+	if err != nil || len(got) == 0 || got[len(got)-1].Tool != "last" {
+		t.Fatalf("loadActivity after rotation: %d entries, %v", len(got), err)
+	}
+	s.remove("abc")
+	if got, _ := s.loadActivity("abc", activityKept); len(got) != 0 {
+		t.Errorf("remove left %d entries", len(got))
+	}
+}

@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPortsAndGPUConfig(t *testing.T) {
+	dir := t.TempDir()
+	load := func(text string) (Config, error) {
+		p := filepath.Join(dir, "config.toml")
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return LoadConfig(p)
+	}
+	cfg, err := load("[ports]\nforbidden = [22, 5432]\nmax_per_sandbox = 3\n[gpu]\nallow = false\ndefault = \"1\"\nmax = 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, g := cfg.Ports, cfg.GPU; len(p.Forbidden) != 2 || p.MaxPerSandbox != 3 || p.MaxConnections != 64 || g.Allow || g.Default != "1" || g.Max != 2 {
+		t.Errorf("loaded ports %+v, gpu %+v", p, g)
+	}
+	for _, b := range []struct{ text, key string }{
+		{"[ports]\nforbidden = [0]\n", "ports.forbidden[0]"},
+		{"[ports]\nforbidden = [22, 70000]\n", "ports.forbidden[1]"},
+		{"[ports]\nmax_per_sandbox = -1\n", "ports.max_per_sandbox"},
+		{"[ports]\nmax_connections = 0\n", "ports.max_connections"},
+		{"[gpu]\ndefault = \"some\"\n", "gpu.default"},
+		{"[gpu]\nmax = -2\n", "gpu.max"},
+	} {
+		if _, err := load(b.text); err == nil || !strings.Contains(err.Error(), b.key) {
+			t.Errorf("config %q: error %v, want one naming %s", b.text, err, b.key)
+		}
+	}
+}

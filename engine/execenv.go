@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+)
+
+// execEnv passes a sandbox's env to every process the engine starts in it,
+// for sandboxes taken from the warm pool with an env: Docker has no way to
+// change a running container's env (ContainerUpdate changes resources
+// only), and it would reach nothing anyway. The container's own main process
+// is an init and a sleep that never read it; every process that runs code
+// (commands, kernels, scripts, installs, file tools) is an exec the engine
+// starts, and an exec's env is added to the container's by Docker exactly
+// as Config.Env would be, with a call's own env after it (so it wins). The
+// env also lives in the sandbox's spec, so commit and Dockerfile export
+// carry it as for any other sandbox; only `docker inspect` does not show it.
+type execEnv struct {
+	dockerAPI
+
+	mu  sync.RWMutex
+	env map[string][]string // guarded by mu: container id → KEY=value list
+}
+
+func withExecEnv(d dockerAPI) *execEnv {
+	return &execEnv{dockerAPI: d, env: map[string][]string{}}
+}
+
+// set makes env part of every exec in container id from now on.
+func (x *execEnv) set(id string, env map[string]string) {
+	x.mu.Lock()
+	x.env[id] = envList(env)
+	x.mu.Unlock()
+}
+
+// Exec runs o with the container's env first.
+func (x *execEnv) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+	x.mu.RLock()
+	env := x.env[id]
+	x.mu.RUnlock()
+	if len(env) > 0 {
+		o.Env = append(slices.Clone(env), o.Env...)
+	}
+	return x.dockerAPI.Exec(ctx, id, o)
+}
+
+// Remove forgets the container's env with the container.
+func (x *execEnv) Remove(ctx context.Context, id string) error {
+	err := x.dockerAPI.Remove(ctx, id)
+	if err == nil {
+		x.mu.Lock()
+		delete(x.env, id)
+		x.mu.Unlock()
+	}
+	return err
+}
+
+// Close and daemonInfo pass through to the client underneath.
+func (x *execEnv) Close() error {
+	if c, ok := x.dockerAPI.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (x *execEnv) ServerVersion(ctx context.Context) (string, error) {
+	if d, ok := x.dockerAPI.(daemonInfo); ok {
+		return d.ServerVersion(ctx)
+	}
+	return "", nil
+}
+
+func (x *execEnv) Host() string {
+	if d, ok := x.dockerAPI.(daemonInfo); ok {
+		return d.Host()
+	}
+	return ""
+}
+
+func (x *execEnv) HostSource() string {
+	if d, ok := x.dockerAPI.(hostSourcer); ok {
+		return d.HostSource()
+	}
+	return ""
+}

@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// statsPublishDelay coalesces the snapshots stats changes cause: streams
+// send a sample a second per sandbox, the GUI redraws at most once a delay.
+const statsPublishDelay = time.Second
+
+// statsStreams samples resource use only for what someone looks at: one
+// Docker stats stream per sandbox the GUI shows (ShowStats), none when the
+// window is closed; list_sandboxes samples what it lists once, on demand
+// (freshenStats). Nothing polls every sandbox in the background.
+type statsStreams struct {
+	kick chan struct{} // buffer of one: a coalesced reconcile request
+
+	// mu guards the fields below; it is taken before Engine.mu, never after.
+	mu      sync.Mutex
+	wanted  map[string]bool
+	open    map[string]*statsStream
+	sampled map[string]time.Time // when each sandbox's stats were last read
+	pending bool                 // a coalesced publish is due
+}
+
+type statsStream struct{ cancel context.CancelFunc }
+
+func newStatsStreams() *statsStreams {
+	return &statsStreams{kick: make(chan struct{}, 1), wanted: map[string]bool{},
+		open: map[string]*statsStream{}, sampled: map[string]time.Time{}}
+}
+
+// ShowStats says which sandboxes' CPU and memory someone shows now (the
+// GUI: the rows in view and the one selected; none while its window is
+// closed). Their stats are streamed from Docker and published as they
+// change; every other sandbox's are left as last read. It never blocks.
+func (e *Engine) ShowStats(ids []string) {
+	s := e.stats
+	s.mu.Lock()
+	clear(s.wanted)
+	for _, id := range ids {
+		s.wanted[id] = true
+	}
+	s.mu.Unlock()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// statsLoop keeps a stream open for each running sandbox ShowStats asked
+// for. It does not return until ctx is done and every stream has closed.
+func (e *Engine) statsLoop(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		e.reconcileStats(ctx, &wg)
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.stats.kick:
+		}
+	}
+}
+
+// reconcileStats opens the streams wanted and closes the others.
+func (e *Engine) reconcileStats(ctx context.Context, wg *sync.WaitGroup) {
+	s := e.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, st := range s.open {
+		if !s.wanted[id] {
+			st.cancel()
+			delete(s.open, id)
+		}
+	}
+	for id := range s.wanted {
+		if s.open[id] != nil || !e.isRunning(id) {
+			continue
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		st := &statsStream{cancel: cancel}
+		s.open[id] = st
+		wg.Go(func() {
+			defer cancel()
+			err := e.docker.StreamStats(sctx, id, func(smp docker.StatsSample) { e.onStats(id, smp) })
+			if err != nil && sctx.Err() == nil {
+				e.log.Debug("stats stream ended", "id", short(id), "err", err)
+			}
+			s.mu.Lock()
+			if s.open[id] == st { // it ended by itself (the sandbox stopped)
+				delete(s.open, id)
+			}
+			s.mu.Unlock()
+		})
+	}
+}
+
+func (e *Engine) isRunning(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, ok := e.boxes[id]
+	return ok && b.status == sandbox.StatusRunning
+}
+
+// onStats takes a sample into the sandbox's stats and publishes, soon and
+// coalesced, when what the GUI shows of them changed.
+func (e *Engine) onStats(id string, smp docker.StatsSample) {
+	e.stats.mu.Lock()
+	e.stats.sampled[id] = time.Now()
+	e.stats.mu.Unlock()
+	e.mu.Lock()
+	b, ok := e.boxes[id]
+	if !ok || b.status != sandbox.StatusRunning {
+		e.mu.Unlock()
+		return
+	}
+	next := sandbox.Stats{
+		CPUPercent:  sandbox.CPUPercent(b.prev.CPUTotal, smp.CPUTotal, b.prev.SystemCPU, smp.SystemCPU, smp.OnlineCPUs),
+		MemoryBytes: sandbox.MemoryUsage(smp.MemoryUsage, smp.MemoryStats),
+		MemoryLimit: smp.MemoryLimit,
+		Pids:        smp.Pids,
+	}
+	if b.prev.SystemCPU == 0 {
+		next.CPUPercent = 0 // one sample gives no rate yet
+	}
+	changed := visiblyDifferent(b.stats, next)
+	b.stats, b.prev = next, smp
+	e.mu.Unlock()
+	if changed {
+		e.publishSoon()
+	}
+}
+
+// visiblyDifferent reports whether the GUI would show b differently from a:
+// CPU to a tenth of a percent, memory to a tenth of a megabyte, pids.
+func visiblyDifferent(a, b sandbox.Stats) bool {
+	return math.Abs(a.CPUPercent-b.CPUPercent) >= 0.05 || a.Pids != b.Pids || a.MemoryLimit != b.MemoryLimit ||
+		max(a.MemoryBytes, b.MemoryBytes)-min(a.MemoryBytes, b.MemoryBytes) >= 100_000
+}
+
+// publishSoon publishes once statsPublishDelay has passed, however many
+// changes ask for it meanwhile.
+func (e *Engine) publishSoon() {
+	s := e.stats
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending {
+		return
+	}
+	s.pending = true
+	time.AfterFunc(statsPublishDelay, func() {
+		s.mu.Lock()
+		s.pending = false
+		s.mu.Unlock()
+		e.publish()
+	})
+}
+
+// statsFresh is how old a sandbox's stats may be before list_sandboxes
+// reads them again.
+const statsFresh = time.Second
+
+// statsWait bounds how long list_sandboxes waits for fresh stats.
+const statsWait = time.Second
+
+// freshenStats reads the stats of the running sandboxes whose stats are
+// older than statsFresh, a few at a time, once: what list_sandboxes
+// reports. CPU is the average since the previous read (0 the first time).
+func (e *Engine) freshenStats(ctx context.Context) {
+	e.mu.Lock()
+	var ids []string
+	for id, b := range e.boxes {
+		if b.status == sandbox.StatusRunning {
+			ids = append(ids, id)
+		}
+	}
+	e.mu.Unlock()
+	now := time.Now()
+	e.stats.mu.Lock()
+	stale := ids[:0]
+	for _, id := range ids {
+		if now.Sub(e.stats.sampled[id]) >= statsFresh {
+			stale = append(stale, id)
+		}
+	}
+	e.stats.mu.Unlock()
+	// One-shot stats answer in milliseconds; a daemon that does not answer
+	// within statsWait leaves the last figures in the list rather than
+	// holding list_sandboxes (a frozen daemon must not stall it).
+	ctx, cancel := context.WithTimeout(ctx, statsWait)
+	defer cancel()
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, id := range stale {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if smp, err := e.docker.Stats(ctx, id); err == nil {
+				e.onStats(id, smp)
+			}
+		})
+	}
+	wg.Wait()
+}
