@@ -13,16 +13,18 @@ import (
 
 // committedImage is commit_sandbox's result.
 type committedImage struct {
-	Image   string `json:"image" jsonschema:"The new image's repo:tag; pass it as image to create_sandbox."`
+	Image   string `json:"image" jsonschema:"The real reference the image was saved as (under Sandtray's namespace, e.g. sandtray-local/my-env:v1); pass it as image to create_sandbox."`
 	ImageID string `json:"image_id" jsonschema:"The new image's id."`
 }
 
 func commitSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("commit_sandbox",
 		mcp.WithToolTitle("Save sandbox as image"),
-		mcp.WithDescription("Save a sandbox's current files as a new Docker image on this machine, tagged repo:tag (e.g. \"my-env:v1\"), "+
+		mcp.WithDescription("Save a sandbox's current files as a new Docker image on this machine, "+
 			"to start new sandboxes from with create_sandbox image. Only files are saved, not running processes. "+
-			"An existing tag is refused unless overwrite is true; the sandbox's own base image is never replaced. "+
+			"Images are saved only under Sandtray's own namespace (commit.namespace, default sandtray-local/): image \"my-env:v1\" is saved as sandtray-local/my-env:v1, and the result names the real reference. "+
+			"A registry host is refused. An existing tag is refused unless overwrite is true, and overwrite moves only a tag of an image Sandtray committed; "+
+			"the sandbox's base image and the images Sandtray's configuration starts sandboxes from are never replaced. "+
 			"Progress is reported when the request has a progress token."),
 		// Destructive: with overwrite it re-points an existing tag, and
 		// hints describe the tool, not one call. Without overwrite it only
@@ -30,9 +32,9 @@ func commitSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		hints(false, true, false, false),
 		sandboxArg(),
 		mcp.WithString("image", mcp.Required(),
-			mcp.Description("The new image's name and tag, repo:tag, lowercase: e.g. \"my-env:v1\" or \"localhost:5000/team/env:2025-03\".")),
+			mcp.Description("The new image's name and tag, repo:tag, lowercase, e.g. \"my-env:v1\"; it is saved under Sandtray's namespace (sandtray-local/my-env:v1 by default).")),
 		mcp.WithBoolean("overwrite", mcp.DefaultBool(false),
-			mcp.Description("Replace the tag if an image already has it. Default false: an existing tag is refused.")),
+			mcp.Description("Move the tag if an image Sandtray committed already has it. Default false: an existing tag is refused. Images Sandtray did not commit are never replaced.")),
 		mcp.WithOutputSchema[committedImage](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
@@ -110,7 +112,9 @@ func exportDockerfile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithDescription("Produce a Dockerfile that rebuilds a sandbox: FROM its base image, its environment, workdir and user, "+
 			"RUN lines installing the packages install_packages recorded, at their exact versions, an ADD of rootfs.tar holding the files added or changed in it, and RUN rm for files it deleted from the image. "+
 			"Returns the Dockerfile as text. With host_path it also writes it, rootfs.tar and a .dockerignore "+
-			"to that folder on the user's machine, ready for docker build; host_path must lie under a directory the user allowed in Sandtray's settings."),
+			"to that folder on the user's machine, ready for docker build; host_path must lie under a directory the user allowed in Sandtray's settings, "+
+			"and be a new or empty folder, or one holding exactly Sandtray's own earlier export to it (anything else is refused, never overwritten). "+
+			"rootfs.tar is bounded like a copy: limits.max_copy_bytes (default 1 GiB) and limits.max_copy_files (default 100000)."),
 		// Destructive: with host_path it writes, and may overwrite, files on
 		// the user's machine (hints describe the tool, not one call).
 		// Idempotent: the same sandbox exports the same files.

@@ -9,18 +9,14 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // eventually polls cond until it holds or testTimeout passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.Eventually(t, testTimeout, "waiting until "+what, cond)
 }
 
 // awaitNote waits for the next notification on ch.

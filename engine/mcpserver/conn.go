@@ -52,6 +52,7 @@ func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser) error {
 func (s *Server) readLoop(ctx context.Context, r io.Reader, out *connWriter, requests *sync.WaitGroup) error {
 	lines := newLineReader(r, s.opts.MaxRequestBytes+envelopeSlack)
 	slots := make(chan struct{}, maxInFlight)
+	budget := newRequestBytes(s.opts.MaxRequestBytes)
 	running := newInflight()
 	for {
 		line, err := lines.next()
@@ -80,7 +81,13 @@ func (s *Server) readLoop(ctx context.Context, r io.Reader, out *connWriter, req
 			case <-ctx.Done():
 				return nil
 			}
-			s.start(ctx, env, line, out, running, requests, func() { <-slots })
+			// Stop reading until the request's bytes fit the budget.
+			giveBack, err := budget.acquire(ctx, len(line))
+			if err != nil {
+				<-slots
+				return nil
+			}
+			s.start(ctx, env, line, out, running, requests, func() { giveBack(); <-slots })
 		default:
 			if env.Method == string(mcp.MethodNotificationCancelled) {
 				running.cancelled(line)
@@ -120,7 +127,7 @@ func (s *Server) handle(ctx context.Context, env envelope, line []byte) (reply a
 			}
 		}
 	}()
-	if msg := s.mcp.HandleMessage(ctx, line); msg != nil {
+	if msg := s.mcp.HandleMessage(withTaskSlot(ctx), line); msg != nil {
 		return msg
 	}
 	return nil

@@ -62,7 +62,7 @@ func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		// sandbox, and marking it destructive would make clients ask before
 		// every run, which is the one thing this tool exists to do. Open
 		// world: with network "bridge" the code can reach the internet.
-		hints(false, false, false, true),
+		hints(false, false, false, true), taskable, iconRun,
 		mcp.WithString("code", mcp.Required(), mcp.Description("The source code to run.")),
 		mcp.WithString("language", mcp.Enum(k.languages...), mcp.DefaultString("python"),
 			mcp.Description("The language of code. Default python.")),
@@ -81,7 +81,7 @@ func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Code:       c.required("code"),
 			Language:   c.language(),
 			Timeout:    c.seconds("timeout_s"),
-			Background: c.boolean("background", false),
+			Background: c.boolean("background", false) || c.isTask(),
 			Reset:      c.boolean("reset", false),
 			Wait:       c.seconds("wait_s"),
 		}
@@ -103,7 +103,7 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			"Output arrives as progress notifications while it runs when the request has a progress token."),
 		// Not destructive, for the same reason as execute_code: its effects
 		// stay inside a disposable sandbox.
-		hints(false, false, false, true),
+		hints(false, false, false, true), taskable, iconRun,
 		mcp.WithString("command", mcp.Required(), mcp.Description("The shell command line, e.g. \"ls -la && python3 main.py\".")),
 		mcp.WithString("sandbox_id", mcp.Description(execSandboxDesc)),
 		mcp.WithString("workdir", mcp.Description("Directory to run in, relative to /workspace unless absolute. Default /workspace.")),
@@ -122,7 +122,7 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Env:        c.stringMap("env"),
 			Stdin:      c.string("stdin"),
 			Timeout:    c.seconds("timeout_s"),
-			Background: c.boolean("background", false),
+			Background: c.boolean("background", false) || c.isTask(),
 			Wait:       c.seconds("wait_s"),
 		}
 		ref := c.string("sandbox_id")
@@ -138,6 +138,9 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 func runExec(c *call, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
 	if err := c.problem(); err != nil {
 		return nil, err
+	}
+	if c.isTask() {
+		return followTask(c, run) // see tasks_exec.go
 	}
 	progress, done := outputProgress(c)
 	defer done()
@@ -169,6 +172,9 @@ func execReply(o sandbox.ExecOutcome) *mcp.CallToolResult {
 	}
 	res := structured(out, execText(r))
 	res.Content = append(res.Content, imageContents(r.Images)...)
+	if r.Truncated && o.SandboxID != "" {
+		res.Content = append(res.Content, logsLink(o.SandboxID))
+	}
 	return res
 }
 

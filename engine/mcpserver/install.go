@@ -44,7 +44,7 @@ func installPackages(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		// Not destructive: it only adds to a disposable sandbox. Open world:
 		// it downloads from package mirrors. Not idempotent: a later call
 		// can pick up newer versions.
-		hints(false, false, false, true),
+		hints(false, false, false, true), taskable, iconPackage,
 		sandboxArg(),
 		mcp.WithArray("packages", mcp.Required(), mcp.WithStringItems(), mcp.MinItems(1),
 			mcp.Description("Package names, each its own item, optionally pinned the package manager's way: "+

@@ -108,10 +108,12 @@ type activityEntry struct {
 	Stderr     string `json:"stderr,omitempty" jsonschema:"Standard error, capped."`
 	TimedOut   bool   `json:"timed_out,omitempty" jsonschema:"True when it was killed at its timeout."`
 	Error      string `json:"error,omitempty" jsonschema:"Why the call failed, if it did."`
+	Cut        bool   `json:"cut,omitempty" jsonschema:"True when this entry alone was too big for a reply and its input and output were cut (output keeps its end)."`
 }
 
 type activityLog struct {
-	Entries []activityEntry `json:"entries" jsonschema:"Activity entries, oldest first."`
+	Entries  []activityEntry `json:"entries" jsonschema:"Activity entries, oldest first."`
+	NextSkip int             `json:"next_skip,omitempty" jsonschema:"Set when older entries were left out (by tail or by the reply's size limit): pass as skip to get the entries before these."`
 }
 
 func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
@@ -121,7 +123,8 @@ func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			"exit code, duration and output. Output there is kept longer than in execute results, so use it to recover truncated output."),
 		readOnly,
 		sandboxArg(),
-		mcp.WithInteger("tail", mcp.Min(1), mcp.DefaultNumber(20), mcp.Description("How many of the latest entries to return. Default 20.")),
+		mcp.WithInteger("tail", mcp.Min(1), mcp.DefaultNumber(20), mcp.Description("How many of the latest entries to return. Default 20. A reply holds at most about 512 KiB; next_skip then pages back.")),
+		mcp.WithInteger("skip", mcp.Min(0), mcp.DefaultNumber(0), mcp.Description("Leave out this many of the latest entries: pass the next_skip of the previous reply to page back. Default 0.")),
 		mcp.WithOutputSchema[activityLog](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
@@ -130,19 +133,32 @@ func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if tail == 0 {
 			c.fail("Argument \"tail\" must be at least 1.")
 		}
+		skip := c.integer("skip", 0)
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		entries, err := k.backend.Logs(c.ctx, ref, int(tail))
+		// One entry more than asked for tells whether older ones exist.
+		entries, err := k.backend.Logs(c.ctx, ref, int(skip+tail+1))
 		if err != nil {
 			return nil, err
 		}
-		out := activityOf(entries)
-		return structured(out, activityText(out.Entries)), nil
+		out := activityPage(entries, int(skip), int(tail))
+		text := activityText(out.Entries)
+		if out.NextSkip > 0 {
+			text += fmt.Sprintf("\n[older entries left out; call sandbox_logs with skip=%d for the ones before these]", out.NextSkip)
+		}
+		return structured(out, text), nil
 	})
 }
 
-// activityOf is sandbox_logs' result, and a sandbox's logs resource.
+// activityPage is sandbox_logs' result, and a sandbox's logs resource: the
+// entries that fit in one reply (see pageEntries).
+func activityPage(entries []sandbox.Activity, skip, tail int) activityLog {
+	page, next := pageEntries(activityOf(entries).Entries, skip, tail)
+	return activityLog{Entries: append(make([]activityEntry, 0, len(page)), page...), NextSkip: next}
+}
+
+// activityOf is every entry, oldest first.
 func activityOf(entries []sandbox.Activity) activityLog {
 	out := activityLog{Entries: make([]activityEntry, 0, len(entries))}
 	for _, a := range entries {

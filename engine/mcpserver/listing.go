@@ -32,6 +32,8 @@ type fileListing struct {
 	Path    string      `json:"path" jsonschema:"The absolute path of the listed directory."`
 	Entries []fileEntry `json:"entries" jsonschema:"The entries, sorted by path, depth first."`
 	Tree    string      `json:"tree,omitempty" jsonschema:"The listing drawn as a tree, when depth is more than 1."`
+	// NextOffset pages a listing too big for one reply.
+	NextOffset int `json:"next_offset,omitempty" jsonschema:"Set when entries were left out because the reply holds at most about 512 KiB: pass as offset to get the next ones."`
 }
 
 func listFiles(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
@@ -46,6 +48,8 @@ func listFiles(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithInteger("depth", mcp.Min(1), mcp.Max(maxListDepth), mcp.DefaultNumber(1),
 			mcp.Description(fmt.Sprintf("How many levels to descend: 1 (default) for the directory's own entries, up to %d.", maxListDepth))),
 		mcp.WithBoolean("all", mcp.DefaultBool(false), mcp.Description("Include hidden entries (names starting with a dot). Default false.")),
+		mcp.WithInteger("offset", mcp.Min(0), mcp.DefaultNumber(0),
+			mcp.Description("Skip this many entries: pass the next_offset of the previous reply to get the rest of a long listing. Default 0.")),
 		mcp.WithOutputSchema[fileListing](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
@@ -56,6 +60,7 @@ func listFiles(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			c.fail("Argument \"depth\" must be between 1 and %d (got %d).", maxListDepth, depth)
 		}
 		all := c.boolean("all", false)
+		offset := c.integer("offset", 0)
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
@@ -63,19 +68,42 @@ func listFiles(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err != nil {
 			return nil, err
 		}
-		out := fileListing{Path: listing.Path, Entries: make([]fileEntry, 0, len(listing.Entries))}
+		var next int
+		listing.Entries, next = pageListing(listing.Entries, int(offset))
+		out := fileListing{Path: listing.Path, Entries: make([]fileEntry, 0, len(listing.Entries)), NextOffset: next}
 		for _, e := range listing.Entries {
 			out.Entries = append(out.Entries, fileEntry{
 				Path: e.Path, Type: e.Type, Size: e.Size, Mode: e.Mode,
 				ModTime: e.ModTime.UTC().Format(time.RFC3339), Target: e.Target,
 			})
 		}
-		if depth > 1 {
-			out.Tree = renderTree(listing)
-			return structured(out, out.Tree), nil
+		more := ""
+		if out.NextOffset > 0 {
+			more = fmt.Sprintf("\n[more entries left out; call list_files with offset=%d for the next ones]", out.NextOffset)
 		}
-		return structured(out, renderList(listing)), nil
+		if depth > 1 {
+			out.Tree = withNote(renderTree(listing), "")
+			return structured(out, withNote(out.Tree, more)), nil
+		}
+		return structured(out, withNote(renderList(listing), more)), nil
 	})
+}
+
+// pageListing is the entries from offset on that fit in one reply (at least
+// one), and the offset of the first one left out (0 when none is).
+func pageListing(entries []sandbox.FileEntry, offset int) ([]sandbox.FileEntry, int) {
+	if offset >= len(entries) {
+		return nil, 0
+	}
+	used := 0
+	for i := offset; i < len(entries); i++ {
+		e := entries[i]
+		used += max(jsonSize(e), len(e.Path)+len(e.Target)) + itemOverhead
+		if used > replyBudget && i > offset {
+			return entries[offset:i], i
+		}
+	}
+	return entries[offset:], 0
 }
 
 // renderList renders one directory level like `ls -l`.

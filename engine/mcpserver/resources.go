@@ -27,6 +27,10 @@ const (
 // pending notification for any number of calls made before it got to it.
 func (s *Server) SandboxesChanged() {
 	s.live.each(func(c *connSession) { c.markChanged() })
+	select {
+	case s.remoteChanged <- struct{}{}: // for HTTP sessions; see announceChanges
+	default:
+	}
 }
 
 // liveSessions is the set of sessions being served, for SandboxesChanged.
@@ -86,7 +90,8 @@ func logsResource(k *toolkit) (mcp.ResourceTemplate, server.ResourceTemplateHand
 		mcp.WithTemplateTitle("Sandbox activity log"),
 		mcp.WithTemplateDescription("The activity log of one sandbox, oldest first: every tool call that touched it, "+
 			"by any client, with the command or code, exit code, duration and output, as sandbox_logs reports them. "+
-			"{id} is the sandbox's id, a unique prefix of it, or its name."),
+			"{id} is the sandbox's id, a unique prefix of it, or its name. It holds the newest entries that fit in about 512 KiB; "+
+			"next_skip, when set, is the skip to pass to sandbox_logs for the older ones."),
 		mcp.WithTemplateMIMEType(jsonMIME),
 	)
 	return template, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
@@ -94,12 +99,13 @@ func logsResource(k *toolkit) (mcp.ResourceTemplate, server.ResourceTemplateHand
 		if ref == "" {
 			return nil, fmt.Errorf("%s names no sandbox; use %s with a sandbox id or name", req.Params.URI, logsURITemplate)
 		}
-		// tail 0: the whole log the engine keeps, which it already bounds.
+		// The newest entries that fit in one reply; next_skip says where
+		// sandbox_logs takes over.
 		entries, err := k.backend.Logs(ctx, ref, 0)
 		if err != nil {
 			return nil, fmt.Errorf("activity log of sandbox %q: %w", ref, err)
 		}
-		return jsonContents(req.Params.URI, activityOf(entries))
+		return jsonContents(req.Params.URI, activityPage(entries, 0, 0))
 	}
 }
 

@@ -43,6 +43,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithNumber("cpus", mcp.Min(0), mcp.Description("CPU limit in cores, e.g. 1.5. Default: the configured limit.")),
 		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
 			mcp.Description("Environment variables set for everything run in the sandbox, e.g. {\"LANG\": \"C.UTF-8\"}.")),
+		gpusArg(),
 		mcp.WithOutputSchema[sandboxCreated](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
@@ -55,6 +56,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			MemoryMB:   c.integer("memory_mb", 0),
 			CPUs:       c.number("cpus", 0),
 			Env:        c.stringMap("env"),
+			GPUs:       c.gpus(),
 		}
 		if err := c.problem(); err != nil {
 			return nil, err
@@ -81,15 +83,17 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 
 // sandboxSummary is one entry of list_sandboxes.
 type sandboxSummary struct {
-	ID          string  `json:"id" jsonschema:"The sandbox id."`
-	Name        string  `json:"name" jsonschema:"The unique name."`
-	Image       string  `json:"image" jsonschema:"The image it was created from."`
-	Status      string  `json:"status" jsonschema:"running, stopped, paused or missing."`
-	Persistent  bool    `json:"persistent" jsonschema:"Whether it survives the end of its session."`
-	Owner       string  `json:"owner" jsonschema:"The client that created it, as \"name version\"."`
-	CreatedAt   string  `json:"created_at" jsonschema:"Creation time, RFC 3339."`
-	CPUPercent  float64 `json:"cpu_percent" jsonschema:"CPU use; 100 is one full core."`
-	MemoryBytes uint64  `json:"memory_bytes" jsonschema:"Memory in use, in bytes."`
+	ID          string        `json:"id" jsonschema:"The sandbox id."`
+	Name        string        `json:"name" jsonschema:"The unique name."`
+	Image       string        `json:"image" jsonschema:"The image it was created from."`
+	Status      string        `json:"status" jsonschema:"running, stopped, paused or missing."`
+	Persistent  bool          `json:"persistent" jsonschema:"Whether it survives the end of its session."`
+	Owner       string        `json:"owner" jsonschema:"The client that created it, as \"name version\"."`
+	CreatedAt   string        `json:"created_at" jsonschema:"Creation time, RFC 3339."`
+	CPUPercent  float64       `json:"cpu_percent" jsonschema:"CPU use; 100 is one full core."`
+	MemoryBytes uint64        `json:"memory_bytes" jsonschema:"Memory in use, in bytes."`
+	Ports       []portSummary `json:"ports" jsonschema:"Ports forwarded to the host by expose_port: open url on this machine."`
+	GPUs        string        `json:"gpus,omitempty" jsonschema:"The GPUs it was given: all or a count; absent for none."`
 }
 
 type sandboxList struct {
@@ -123,6 +127,7 @@ func summarize(infos []sandbox.Info) sandboxList {
 			Persistent: info.Persistent, Owner: info.Owner.Client,
 			CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
 			CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
+			Ports: portSummaries(info.Ports), GPUs: info.Spec.GPUs,
 		})
 	}
 	return out
@@ -135,14 +140,14 @@ func sandboxTable(list []sandboxSummary) string {
 	}
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tIMAGE\tSTATUS\tPERSISTENT\tOWNER\tCPU\tMEMORY")
+	fmt.Fprintln(w, "ID\tNAME\tIMAGE\tSTATUS\tPERSISTENT\tOWNER\tCPU\tMEMORY\tPORTS")
 	for _, s := range list {
 		persistent := "no"
 		if s.Persistent {
 			persistent = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\n", shortID(s.ID), s.Name, s.Image, s.Status,
-			persistent, orDash(s.Owner), s.CPUPercent, formatBytes(int64(s.MemoryBytes)))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\n", shortID(s.ID), s.Name, s.Image, s.Status,
+			persistent, orDash(s.Owner), s.CPUPercent, formatBytes(int64(s.MemoryBytes)), portsText(s.Ports))
 	}
 	w.Flush()
 	return strings.TrimRight(b.String(), "\n")

@@ -160,7 +160,7 @@ func TestToolsListHasEveryToolWithSchemasAndHints(t *testing.T) {
 	}
 	readOnly := []string{"list_sandboxes", "read_file", "list_files", "diff_sandbox", "job_status", "sandbox_logs"}
 	destructive := []string{"delete_sandbox", "stop_sandbox", "job_stop", "write_file", "copy_to_sandbox", "copy_from_sandbox",
-		"commit_sandbox", "export_dockerfile"}
+		"commit_sandbox", "export_dockerfile", "unexpose_port"}
 	for name, tool := range tools {
 		if tool.Description == "" || tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
 			t.Errorf("%s: want a description and an object output schema, got %+v", name, tool)

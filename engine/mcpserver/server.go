@@ -132,6 +132,10 @@ type Server struct {
 	log      *slog.Logger
 	sessions *sessionRegistry
 	live     liveSessions
+	tasks    *taskRuns
+	// remoteChanged holds one pending "sandboxes changed" for the HTTP
+	// endpoint's sessions, which have no writer of their own.
+	remoteChanged chan struct{}
 }
 
 // toolConstructors lists every tool the server offers, in the order of
@@ -143,6 +147,7 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	copyToSandbox, copyFromSandbox,
 	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
 	jobStatus, jobStop, sandboxLogs,
+	exposePort, unexposePort,
 	stopSandbox, deleteSandbox,
 }
 
@@ -150,7 +155,8 @@ const instructions = `Sandtray runs code in isolated Docker sandboxes on the use
 execute_code and execute_command work without any setup: with no sandbox_id they use this session's default sandbox, created on first use.
 Paths inside a sandbox are relative to /workspace unless absolute. Sandboxes have no network unless created with network "bridge".
 Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.
-To keep an environment, install_packages records exact versions, commit_sandbox saves a sandbox as an image, and export_dockerfile writes a Dockerfile that rebuilds it.`
+To keep an environment, install_packages records exact versions, commit_sandbox saves a sandbox as an image, and export_dockerfile writes a Dockerfile that rebuilds it.
+` + servingHowTo
 
 // New returns a Server whose tools call b.
 func New(b Backend, opts Options) *Server {
@@ -164,7 +170,9 @@ func New(b Backend, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{opts: opts, log: log, sessions: newSessionRegistry(b, log)}
+	tasks := newTaskRuns()
+	s := &Server{opts: opts, log: log, sessions: newSessionRegistry(b, log, tasks), tasks: tasks,
+		remoteChanged: make(chan struct{}, 1)}
 
 	hooks := &server.Hooks{}
 	hooks.AddOnRegisterSession(s.sessions.registered)
@@ -178,6 +186,10 @@ func New(b Backend, opts Options) *Server {
 		server.WithHooks(hooks),
 		server.WithRecovery(),
 		server.WithInstructions(instructions),
+		// execute_code, execute_command and install_packages may run as
+		// tasks; see tasks.go.
+		server.WithTaskCapabilities(true, true, true),
+		server.WithTaskHooks(tasks.hooks()),
 	)
 
 	k := &toolkit{
@@ -185,7 +197,7 @@ func New(b Backend, opts Options) *Server {
 		maxBytes:  opts.MaxRequestBytes,
 		languages: opts.Languages, languageAliases: opts.LanguageAliases,
 		owner: s.sessions.owner,
-		log:   log,
+		log:   log, tasks: tasks,
 	}
 	for _, build := range toolConstructors {
 		s.mcp.AddTool(build(k))

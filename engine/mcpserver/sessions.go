@@ -20,6 +20,7 @@ import (
 type sessionRegistry struct {
 	backend Backend
 	log     *slog.Logger
+	tasks   *taskRuns // stopped when their session ends
 
 	mu       sync.Mutex
 	sessions map[string]*sessionState
@@ -29,28 +30,62 @@ type sessionRegistry struct {
 // that SessionEnded cannot overtake SessionStarted.
 type sessionState struct {
 	id      string
+	remote  bool // an HTTP session, whose notifications mcp-go delivers
 	mu      sync.Mutex
 	client  string // clientInfo "name version"
 	started bool
 	ended   bool
 }
 
-func newSessionRegistry(b Backend, log *slog.Logger) *sessionRegistry {
-	return &sessionRegistry{backend: b, log: log, sessions: make(map[string]*sessionState)}
+func newSessionRegistry(b Backend, log *slog.Logger, tasks *taskRuns) *sessionRegistry {
+	return &sessionRegistry{backend: b, log: log, tasks: tasks, sessions: make(map[string]*sessionState)}
 }
 
 // registered is the OnRegisterSession hook.
 func (r *sessionRegistry) registered(_ context.Context, session server.ClientSession) {
 	id := session.SessionID()
+	_, onSocket := session.(*connSession)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.sessions[id] = &sessionState{id: id}
+	r.sessions[id] = &sessionState{id: id, remote: !onSocket}
 	r.log.Debug("mcp session registered", "session", id)
+}
+
+// remoteIDs lists the registered HTTP sessions.
+func (r *sessionRegistry) remoteIDs() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id, st := range r.sessions {
+		if st.remote {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// ensure returns the live session id, registering it if it is new: the
+// sessions of stateless HTTP clients, which no transport registers.
+func (r *sessionRegistry) ensure(id string) *sessionState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	st := r.sessions[id]
+	if st == nil {
+		st = &sessionState{id: id}
+		r.sessions[id] = st
+	}
+	return st
 }
 
 // unregistered is the OnUnregisterSession hook.
 func (r *sessionRegistry) unregistered(_ context.Context, session server.ClientSession) {
-	id := session.SessionID()
+	r.end(session.SessionID())
+}
+
+// end ends a session: its tasks stop, and the Backend hears of it if it
+// had started.
+func (r *sessionRegistry) end(id string) {
+	r.tasks.endSession(id)
 	r.mu.Lock()
 	st := r.sessions[id]
 	delete(r.sessions, id)
@@ -90,6 +125,9 @@ func (r *sessionRegistry) owner(ctx context.Context) sandbox.Owner {
 		client = clientName(withInfo.GetClientInfo())
 	}
 	st := r.lookup(ctx)
+	if stateless := statelessFrom(ctx); st == nil && stateless != nil && session.SessionID() == "" {
+		st = stateless.sessionFor(client)
+	}
 	if st == nil {
 		return sandbox.Owner{Session: session.SessionID(), Client: client}
 	}

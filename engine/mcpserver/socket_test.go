@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // socketServer is a Server on fake, serving the real engine socket.
@@ -150,7 +150,8 @@ func TestConcurrentClientsOverTheSocketEachGetTheirOwnMessages(t *testing.T) {
 	for _, n := range []int{2, 20} {
 		t.Run(fmt.Sprintf("%d clients", n), func(t *testing.T) {
 			ss := serveSocket(t)
-			goroutines, fds := runtime.NumGoroutine(), openFDs()
+			base := testwait.Now()
+			goroutines, fds := base.Goroutines, base.Files
 
 			// A client that disconnects mid-call, as a killed shim does.
 			quitterConn := ss.dial(t)
@@ -198,20 +199,5 @@ func TestConcurrentClientsOverTheSocketEachGetTheirOwnMessages(t *testing.T) {
 // runtime or the test framework start meanwhile.
 func settles(t *testing.T, goroutines, fds int) {
 	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for runtime.NumGoroutine() > goroutines+2 || openFDs() > fds {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines and %d open files remain, up from %d and %d:\n%s",
-				runtime.NumGoroutine(), openFDs(), goroutines, fds, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// openFDs counts the process's open file descriptors, or returns 0 where
-// /proc is missing.
-func openFDs() int {
-	entries, _ := os.ReadDir("/proc/self/fd")
-	return len(entries)
+	testwait.Baseline{Goroutines: goroutines, Files: fds}.Settle(t, testTimeout, 2)
 }

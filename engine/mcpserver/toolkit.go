@@ -23,6 +23,7 @@ type toolkit struct {
 	languageAliases map[string]string
 	owner           func(context.Context) sandbox.Owner
 	log             *slog.Logger
+	tasks           *taskRuns
 }
 
 // call is one tool invocation being handled: its context, owner and
@@ -56,6 +57,11 @@ func (k *toolkit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, e
 			}
 		}
 		c := &call{ctx: ctx, owner: k.owner(ctx), req: req, args: args, k: k}
+		if id := taskIDOf(ctx); c.isTask() && id != "" {
+			var done func()
+			c.ctx, done = k.tasks.start(ctx, id, c.owner.Session) // see tasks.go
+			defer done()
+		}
 		result, err := body(c)
 		switch {
 		case err == nil:

@@ -12,9 +12,9 @@ import (
 
 var allTools = []string{
 	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
-	"execute_code", "execute_command", "export_dockerfile", "install_packages", "job_status", "job_stop",
+	"execute_code", "execute_command", "export_dockerfile", "expose_port", "install_packages", "job_status", "job_stop",
 	"list_files", "list_sandboxes", "make_directory", "persist_sandbox", "read_file", "sandbox_logs",
-	"stop_sandbox", "write_file",
+	"stop_sandbox", "unexpose_port", "write_file",
 }
 
 // toolCase is one tool call through mcp-go's client and what it must do.
@@ -84,7 +84,7 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			want: map[string]any{"sandboxes": []any{map[string]any{
 				"id": "0123456789abcdef0123", "name": "calm-otter", "image": "python:3.12-slim", "status": "running",
 				"persistent": false, "owner": "claude-ai 0.1.0", "created_at": "2025-03-01T12:00:00Z",
-				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20)}}},
+				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20), "ports": []any{}}}},
 			wantText: []string{"ID", "calm-otter", "claude-ai 0.1.0", "12.5%", "42 MiB"},
 		},
 		{
@@ -209,13 +209,13 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			wantText: []string{"[job job-7 stopped after 1s]"},
 		},
 		{
-			name: "sandbox_logs defaults to the last 20",
+			name: "sandbox_logs defaults to the last 20 (and asks for one more, to know whether older ones exist)",
 			tool: "sandbox_logs", args: map[string]any{"sandbox_id": "web"},
 			setup: func(f *fakeBackend) {
 				f.activity = []sandbox.Activity{{Time: time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), Tool: "execute_command",
 					Client: "claude-ai 0.1.0", Input: "ls", ExitCode: &exit0, Duration: 20, Stdout: "a\n"}}
 			},
-			wantCall: fakeCall{Method: "Logs", Ref: "web", Req: 20},
+			wantCall: fakeCall{Method: "Logs", Ref: "web", Req: 21},
 			want: map[string]any{"entries": []any{map[string]any{"time": "2025-03-01T12:00:00Z", "tool": "execute_command",
 				"client": "claude-ai 0.1.0", "input": "ls", "exit_code": 0.0, "duration_ms": 20.0, "stdout": "a\n"}}},
 			wantText: []string{"2025-03-01T12:00:00Z execute_command by claude-ai 0.1.0: exit code 0 (0.02s)\n[input]\nls\n[stdout]\na"},

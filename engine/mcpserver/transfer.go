@@ -23,7 +23,8 @@ func copyToSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithToolTitle("Copy from host into sandbox"),
 		mcp.WithDescription("Copy a file or directory from the user's machine into a sandbox. "+
 			"host_path must lie under a directory the user allowed in Sandtray's settings; others are refused. "+
-			"The destination path is relative to /workspace unless absolute; default /workspace. Existing files there are overwritten."),
+			"The destination path is relative to /workspace unless absolute; default /workspace. Existing files there are overwritten. "+
+			"A copy may hold at most limits.max_copy_bytes (default 1 GiB) and limits.max_copy_files (default 100000) files and folders; a larger one is refused before anything is copied."),
 		// Destructive: it overwrites files in the sandbox.
 		hints(false, true, true, false),
 		sandboxArg(),
@@ -50,9 +51,12 @@ func copyFromSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("copy_from_sandbox",
 		mcp.WithToolTitle("Copy from sandbox to host"),
 		mcp.WithDescription("Copy a file or directory out of a sandbox onto the user's machine. "+
-			"path is relative to /workspace unless absolute. host_path must lie under a directory the user allowed in Sandtray's settings; "+
-			"files there are overwritten. Symlinks from the sandbox are never followed or written."),
-		// Destructive: it writes, and may overwrite, files on the user's machine.
+			"path is relative to /workspace unless absolute. host_path must lie under a directory the user allowed in Sandtray's settings. "+
+			"Nothing on the host is ever overwritten: host_path must not exist yet, or be an existing folder, which receives the copy under its own name. "+
+			"Symlinks from the sandbox are never followed or written; sparse files stay sparse. "+
+			"A copy may hold at most limits.max_copy_bytes (default 1 GiB) and limits.max_copy_files (default 100000) files and folders, and must leave 256 MiB free on the host; a larger one is refused and leaves nothing behind."),
+		// Destructive: it writes to the user's machine (new files only, never
+		// over one), so clients should still ask before it runs.
 		hints(false, true, true, false),
 		sandboxArg(),
 		mcp.WithString("path", mcp.Required(), mcp.Description("File or directory in the sandbox, relative to /workspace unless absolute.")),
