@@ -162,6 +162,17 @@ func TestCISContainerRuntime(t *testing.T) {
 			t.Errorf("CIS 5.22/5.26/5.4 from inside the sandbox: want %q in\n%s", want, out.stdout)
 		}
 	}
+	t.Run("5.13 and 4.1 strict profile", func(t *testing.T) {
+		// The strict profile makes the root read-only and never runs as root.
+		strict := strictEnv(t)
+		doc := cisDoc{strict.inspect(t, strict.client.sandbox(t, nil))}
+		if doc.get("HostConfig.ReadonlyRootfs") != true {
+			t.Errorf(`CIS 5.13 "Ensure that the container's root filesystem is mounted as read only": ReadonlyRootfs = %v`, doc.get("HostConfig.ReadonlyRootfs"))
+		}
+		if user := doc.str("Config.User"); isRootUser(user) {
+			t.Errorf(`CIS 4.1 in the strict profile: Config.User = %q, want a user that is not root`, user)
+		}
+	})
 	t.Run("4.1 non-root profile", func(t *testing.T) {
 		// 4.1 "Ensure that a user for the container has been created": with
 		// sandbox.user set, the container's Config.User is that user, and

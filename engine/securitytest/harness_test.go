@@ -19,8 +19,9 @@ import (
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/mcpserver"
-	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // callTimeout bounds one tool call; the longest attack (a timed-out exec
@@ -104,6 +105,13 @@ type client struct {
 // connect serves one more connection of e's server and connects a client.
 func (e *env) connect(t *testing.T) *client {
 	t.Helper()
+	return e.connectWith(t, nil)
+}
+
+// connectWith is connect with the client's options (handlers for
+// notifications, say).
+func (e *env) connectWith(t *testing.T, opts *sdk.ClientOptions) *client {
+	t.Helper()
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
 	served := make(chan error, 1)
@@ -112,7 +120,7 @@ func (e *env) connect(t *testing.T) *client {
 	c := &client{conn: pipeEnd{toClient, fromClient}, tap: tp, served: served}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mc := sdk.NewClient(&sdk.Implementation{Name: "securitytest", Version: "1.0"}, nil)
+	mc := sdk.NewClient(&sdk.Implementation{Name: "securitytest", Version: "1.0"}, opts)
 	cs, err := mc.Connect(ctx, &sdk.IOTransport{Reader: readCloser{tp, toClient}, Writer: fromClient}, nil)
 	if err != nil {
 		t.Fatalf("connect MCP client: %v", err)
@@ -354,13 +362,7 @@ func jsonValid(b []byte) bool { return json.Valid(b) }
 // eventually polls cond until it holds or within passes.
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testwait.Eventually(t, within, what, cond)
 }
 
 // containersOf counts the sandboxes carrying the test's labels (not the
@@ -380,7 +382,9 @@ func containersOf(t *testing.T, labels map[string]string) int {
 	}
 	n := 0
 	for _, ctr := range list {
-		if ctr.Labels[sandbox.LabelPool] == "" { // the warm pool's spares are not sandboxes
+		// The warm pool's spares are not sandboxes; a spare handed out keeps
+		// its pool label (labels are immutable) but loses the pool's name.
+		if !pool.IsLeftover(ctr) {
 			n++
 		}
 	}
