@@ -1,0 +1,186 @@
+// Package settings reads and writes the settings a person changes from the
+// tray app's Settings window. It validates a change with the engine's own
+// config loader (engine.LoadConfig on the edited file, before it replaces
+// config.toml) and edits config.toml line by line, so comments, key order
+// and every key the window does not show stay as the user wrote them.
+package settings
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine"
+)
+
+// Kind is how a setting is typed and written.
+type Kind int
+
+// The kinds of setting.
+const (
+	Text     Kind = iota // a TOML string
+	Int                  // a whole number
+	Number               // a TOML float
+	Duration             // a Go duration such as "30s", written as a string
+	Bool                 // true or false
+	Choice               // one of Field.Choices, written as a string
+	Folders              // an array of absolute paths
+)
+
+// Applies says when a change takes effect.
+type Applies int
+
+// When changes take effect. The engine reads config.toml when it starts.
+const (
+	NewSandboxes Applies = iota // sandboxes created after Sandtray restarts; running ones keep theirs
+	Restart                     // the whole app, when Sandtray restarts
+)
+
+// Field is one setting as the window shows it.
+type Field struct {
+	Key     string // the TOML key, e.g. "limits.memory_mb"
+	Label   string
+	Group   string
+	Kind    Kind
+	Value   string   // the current value as text (not Folders)
+	List    []string // the current value of a Folders field
+	Choices []string // for Choice
+	Help    string
+	Applies Applies
+}
+
+// field describes one setting: how to read it from a Config.
+type field struct {
+	Field
+	get func(c engine.Config) any // string, int64, int, float64, bool, engine.Duration or []string
+}
+
+// table is every setting the window edits, in the order it shows them.
+// Other config keys (added by other features) go here as one row each.
+var table = []field{
+	{Field{Key: "default_image", Label: "Default image", Group: "Sandboxes", Kind: Text,
+		Help: "The image a sandbox uses when the assistant names none."},
+		func(c engine.Config) any { return c.DefaultImage }},
+	{Field{Key: "limits.memory_mb", Label: "Memory (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "Memory of a new sandbox unless the assistant asks for more."},
+		func(c engine.Config) any { return c.Limits.MemoryMB }},
+	{Field{Key: "limits.max_memory_mb", Label: "Most memory (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "The most memory an assistant may ask for."},
+		func(c engine.Config) any { return c.Limits.MaxMemoryMB }},
+	{Field{Key: "limits.cpus", Label: "CPUs", Group: "Sandboxes", Kind: Number,
+		Help: "CPU cores of a new sandbox, e.g. 1 or 0.5."},
+		func(c engine.Config) any { return c.Limits.CPUs }},
+	{Field{Key: "limits.max_cpus", Label: "Most CPUs", Group: "Sandboxes", Kind: Number,
+		Help: "The most cores an assistant may ask for."},
+		func(c engine.Config) any { return c.Limits.MaxCPUs }},
+	{Field{Key: "limits.exec_timeout", Label: "Command timeout", Group: "Sandboxes", Kind: Duration,
+		Help: `A command's time limit unless the assistant asks for longer, e.g. "30s", "2m".`},
+		func(c engine.Config) any { return c.Limits.ExecTimeout }},
+	{Field{Key: "limits.disk_mb", Label: "Disk (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "Files a sandbox may add to its image; 0 means no limit."},
+		func(c engine.Config) any { return c.Limits.DiskMB }},
+	{Field{Key: "sandbox.profile", Label: "Security profile", Group: "Sandboxes", Kind: Choice,
+		Choices: []string{engine.ProfileStandard, engine.ProfileStrict},
+		Help:    `"strict": read-only root, size-limited workdir and /tmp, a non-root user.`},
+		func(c engine.Config) any { return c.Sandbox.Profile }},
+	{Field{Key: "sandbox.network", Label: "Network", Group: "Network", Kind: Choice, Choices: []string{"none", "bridge"},
+		Help: `"none": off unless a sandbox asks; "bridge": Sandtray's network for all.`},
+		func(c engine.Config) any { return c.Sandbox.Network }},
+	{Field{Key: "sandbox.allow_network", Label: "Assistants may ask for a network", Group: "Network", Kind: Bool,
+		Help: "When off, a request for network \"bridge\" is refused."},
+		func(c engine.Config) any { return c.Sandbox.AllowNetwork }},
+	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders, Applies: Restart,
+		Help: "Assistants may copy files to and from these folders only."},
+		func(c engine.Config) any { return c.Host.AllowedRoots }},
+	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int, Applies: Restart,
+		Help: "Sandboxes kept started so a new one answers at once; 0: no pool."},
+		func(c engine.Config) any { return c.Pool.Size }},
+	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text, Applies: Restart,
+		Help: "MCP over HTTP at host:port, e.g. 127.0.0.1:8765 (token: sandtray token); empty: off."},
+		func(c engine.Config) any { return c.HTTP.Listen }},
+}
+
+// text renders a value as the window shows it.
+func text(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case int:
+		return strconv.Itoa(v)
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(v)
+	case engine.Duration:
+		return v.String()
+	}
+	panic(fmt.Sprintf("settings: no text for %T", v))
+}
+
+// literal turns what the person typed into the TOML value for kind, or
+// says what is wrong with it.
+func literal(f Field, value string, list []string) (string, error) {
+	v := strings.TrimSpace(value)
+	switch f.Kind {
+	case Int:
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("%s must be a whole number", f.Key)
+		}
+		return strconv.FormatInt(n, 10), nil
+	case Number:
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return "", fmt.Errorf("%s must be a number such as 1 or 0.5", f.Key)
+		}
+		s := strconv.FormatFloat(n, 'f', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0" // a TOML float needs a point
+		}
+		return s, nil
+	case Duration:
+		if _, err := time.ParseDuration(v); err != nil {
+			return "", fmt.Errorf(`%s must be a duration such as "30s" or "10m"`, f.Key)
+		}
+		return tomlString(v), nil
+	case Bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", fmt.Errorf("%s must be true or false", f.Key)
+		}
+		return strconv.FormatBool(b), nil
+	case Folders:
+		parts := make([]string, len(list))
+		for i, p := range list {
+			parts[i] = tomlString(p)
+		}
+		return "[" + strings.Join(parts, ", ") + "]", nil
+	}
+	return tomlString(value), nil // Text and Choice: exactly what was typed
+}
+
+// tomlString is s as a TOML basic string.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
