@@ -85,6 +85,8 @@ func claudeDesktopPath(goos, home, configHome string) (string, error) {
 		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json"), nil
 	case "linux":
 		return filepath.Join(configHome, "Claude", "claude_desktop_config.json"), nil
+	case "windows": // %APPDATA%
+		return filepath.Join(home, "AppData", "Roaming", "Claude", "claude_desktop_config.json"), nil
 	}
 	return "", unsupportedOS("claude", goos)
 }
@@ -96,6 +98,8 @@ func vscodePath(goos, home, configHome string) (string, error) {
 		return filepath.Join(home, "Library", "Application Support", "Code", "User", "mcp.json"), nil
 	case "linux":
 		return filepath.Join(configHome, "Code", "User", "mcp.json"), nil
+	case "windows": // %APPDATA%
+		return filepath.Join(home, "AppData", "Roaming", "Code", "User", "mcp.json"), nil
 	}
 	return "", unsupportedOS("vscode", goos)
 }

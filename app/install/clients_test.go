@@ -27,6 +27,8 @@ func TestEveryClientPathAndShape(t *testing.T) {
 		{"cursor", "darwin", ".cursor/mcp.json", "mcpServers", plain},
 		{"vscode", "linux", ".config/Code/User/mcp.json", "servers", stdio},
 		{"vscode", "darwin", appSupport + "/Code/User/mcp.json", "servers", stdio},
+		{"claude", "windows", "AppData/Roaming/Claude/claude_desktop_config.json", "mcpServers", plain},
+		{"vscode", "windows", "AppData/Roaming/Code/User/mcp.json", "servers", stdio},
 	}
 	for _, tt := range tests {
 		t.Run(tt.client+"/"+tt.goos, func(t *testing.T) {
@@ -88,7 +90,7 @@ func TestRelativeShimPathRefused(t *testing.T) {
 
 func TestUnsupportedOS(t *testing.T) {
 	o := opts(t.TempDir())
-	o.GOOS = "windows"
+	o.GOOS = "freebsd" // Windows is supported now
 	if _, err := Install("claude", o); err == nil || !strings.Contains(err.Error(), "--print") {
 		t.Errorf("err = %v, want advice to use --print", err)
 	}

@@ -1,5 +1,7 @@
-// Package install adds Sandtray to an MCP client's configuration: the
-// "sandtray" server entry pointing at the absolute path of sandtray-mcp.
+// Package install adds Sandtray to an MCP client's configuration (the
+// "sandtray" server entry pointing at the absolute path of sandtray-mcp),
+// removes it again, and reports which clients have it: `sandtray install`
+// and the tray app's Clients view share this code.
 //
 // It changes nothing else in the file: other servers and unrelated keys keep
 // their values and order. It writes a backup of the original next to it,
@@ -36,6 +38,9 @@ type Options struct {
 	Print bool
 	// GOOS selects the OS whose paths to use; empty means runtime.GOOS.
 	GOOS string
+	// HTTP, when set, writes the URL-and-header entry for Sandtray's HTTP
+	// endpoint instead of the shim's command (see http.go).
+	HTTP *HTTPTarget
 
 	systemHome bool // Home came from os.UserHomeDir, so XDG_CONFIG_HOME applies
 }
@@ -50,6 +55,8 @@ const (
 	Added                   // the entry was added to an existing file
 	Updated                 // an existing sandtray entry was changed
 	Unchanged               // the entry was already right; nothing written
+	Removed                 // Uninstall removed the entry
+	Absent                  // Uninstall found no entry; nothing written
 )
 
 // Result describes the outcome of Install.
@@ -67,6 +74,10 @@ func (r Result) String() string {
 	switch r.Status {
 	case Printed:
 		return fmt.Sprintf("Add this to %s:\n%s", r.Path, r.Snippet)
+	case Removed:
+		return fmt.Sprintf("Removed sandtray from %s (backup: %s). Restart %s to unload it.", r.Path, r.Backup, r.App)
+	case Absent:
+		return fmt.Sprintf("Sandtray is not in %s; nothing changed.", r.Path)
 	case Unchanged:
 		return fmt.Sprintf("Sandtray is already installed in %s; nothing changed.", r.Path)
 	case Updated:
@@ -96,17 +107,23 @@ func Install(client string, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	entry := c.entry(opts.ShimPath)
+	entry, stale := c.entry(opts.ShimPath), httpKeys
+	if opts.HTTP != nil {
+		if entry, err = c.httpEntry(*opts.HTTP); err != nil {
+			return Result{}, err
+		}
+		stale = stdioKeys
+	}
 	res := Result{Client: c.name, App: c.app, Path: path, Snippet: snippet(c.key, entry)}
 	if opts.Print {
 		res.Status = Printed
 		return res, nil
 	}
-	return apply(res, c, entry)
+	return apply(res, c, entry, stale, opts.HTTP != nil)
 }
 
-// withDefaults fills in Home, ShimPath and GOOS and checks ShimPath.
-func withDefaults(opts Options) (Options, error) {
+// withHome fills in Home and GOOS.
+func withHome(opts Options) (Options, error) {
 	if opts.GOOS == "" {
 		opts.GOOS = runtime.GOOS
 	}
@@ -117,14 +134,23 @@ func withDefaults(opts Options) (Options, error) {
 		}
 		opts.Home, opts.systemHome = home, true
 	}
-	if opts.ShimPath == "" {
+	return opts, nil
+}
+
+// withDefaults fills in Home, ShimPath and GOOS and checks ShimPath.
+func withDefaults(opts Options) (Options, error) {
+	opts, err := withHome(opts)
+	if err != nil {
+		return opts, err
+	}
+	if opts.ShimPath == "" && opts.HTTP == nil { // an HTTP entry names no command
 		p, err := DefaultShimPath()
 		if err != nil {
 			return opts, err
 		}
 		opts.ShimPath = p
 	}
-	if !filepath.IsAbs(opts.ShimPath) {
+	if opts.HTTP == nil && !filepath.IsAbs(opts.ShimPath) {
 		return opts, fmt.Errorf("sandtray-mcp path %q is not absolute: clients start servers from /", opts.ShimPath)
 	}
 	return opts, nil
@@ -133,15 +159,19 @@ func withDefaults(opts Options) (Options, error) {
 // DefaultShimPath finds sandtray-mcp: next to the running executable (after
 // resolving symlinks), else in PATH. The result is absolute.
 func DefaultShimPath() (string, error) {
+	shimName := "sandtray-mcp"
+	if runtime.GOOS == "windows" {
+		shimName += ".exe"
+	}
 	if self, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(self); err == nil {
-			p := filepath.Join(filepath.Dir(real), "sandtray-mcp")
+			p := filepath.Join(filepath.Dir(real), shimName)
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 				return p, nil
 			}
 		}
 	}
-	p, err := exec.LookPath("sandtray-mcp")
+	p, err := exec.LookPath(shimName)
 	if err != nil {
 		return "", errors.New("cannot find sandtray-mcp next to sandtray or in PATH; install it first")
 	}

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/sandtray/sandtray/app/atomicfile"
 )
 
 // newFileMode is the mode of a config file Install creates: client configs
@@ -21,11 +23,16 @@ type configFile struct {
 }
 
 // apply merges entry into the client's config file and writes it back with a
-// backup, unless nothing would change.
-func apply(res Result, c client, entry object) (Result, error) {
+// backup, unless nothing would change. Members named in stale (the other
+// form's) are dropped from an existing entry. A file that will hold a
+// secret (the HTTP token) is made readable by its owner only, backup too.
+func apply(res Result, c client, entry object, stale []string, secret bool) (Result, error) {
 	file, err := readConfig(res.Path)
 	if err != nil {
 		return res, err
+	}
+	if secret {
+		file.mode &^= 0o077
 	}
 	root, err := parseConfig(res.Path, file.data)
 	if err != nil {
@@ -37,6 +44,9 @@ func apply(res Result, c client, entry object) (Result, error) {
 	}
 	existing, had := servers.get(ServerName)
 	merged, changed := mergeEntry(existing, entry)
+	if kept := merged.without(stale...); len(kept) != len(merged) {
+		merged, changed = kept, true
+	}
 	if !changed {
 		res.Status = Unchanged
 		return res, nil
@@ -49,11 +59,11 @@ func apply(res Result, c client, entry object) (Result, error) {
 	res.Status = statusFor(file.exists, had)
 	if file.exists {
 		res.Backup = file.path + ".bak"
-		if err := writeAtomic(res.Backup, file.data, file.mode); err != nil {
+		if err := atomicfile.Write(res.Backup, file.data, file.mode); err != nil {
 			return res, fmt.Errorf("back up %s: %w", file.path, err)
 		}
 	}
-	if err := writeAtomic(file.path, out, file.mode); err != nil {
+	if err := atomicfile.Write(file.path, out, file.mode); err != nil {
 		return res, fmt.Errorf("write %s: %w", file.path, err)
 	}
 	return res, nil
@@ -92,37 +102,4 @@ func readConfig(path string) (configFile, error) {
 		return configFile{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return configFile{path: real, data: data, mode: fi.Mode().Perm(), exists: true}, nil
-}
-
-// writeAtomic replaces path with data via a temporary file in the same
-// directory and a rename, so a crash leaves the old file or the new one,
-// never half of one. The directory is created (0700) when missing.
-func writeAtomic(path string, data []byte, mode fs.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

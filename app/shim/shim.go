@@ -14,7 +14,6 @@ import (
 	"io"
 	"net"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/socket"
@@ -108,7 +107,7 @@ func withDefaults(opts Options) (Options, error) {
 // connect dials the engine, and when nothing answers starts it and waits for
 // its socket.
 func connect(ctx context.Context, opts Options) (net.Conn, error) {
-	conn, err := socket.Dial(ctx, opts.SocketPath)
+	conn, err := socket.DialPrivate(ctx, opts.SocketPath)
 	if err == nil {
 		return conn, nil
 	}
@@ -127,11 +126,10 @@ func connect(ctx context.Context, opts Options) (net.Conn, error) {
 }
 
 // engineAbsent reports whether a dial error means nobody serves the socket
-// (no file, or a file nobody listens on), as opposed to a problem that
-// starting an engine would not fix, such as a permission error.
-func engineAbsent(err error) bool {
-	return errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
-}
+// (no file, or a file nobody listens on; on Windows, no pipe), as opposed to
+// a problem that starting an engine would not fix, such as a permission
+// error.
+func engineAbsent(err error) bool { return socket.NotServing(err) }
 
 // waitForEngine dials the socket with growing pauses until it answers or
 // opts.WaitTimeout passes.
@@ -150,7 +148,7 @@ func waitForEngine(ctx context.Context, opts Options) (net.Conn, error) {
 			return nil, notStartedError(opts)
 		case <-timer.C:
 		}
-		if conn, err := socket.Dial(waitCtx, opts.SocketPath); err == nil {
+		if conn, err := socket.DialPrivate(waitCtx, opts.SocketPath); err == nil {
 			return conn, nil
 		}
 		delay = min(delay*2, maxPollDelay)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package shim
 
 import (
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // socketPath returns a socket path in a fresh 0700 directory, which
@@ -200,11 +203,5 @@ func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
 // want within a few seconds.
 func waitForGoroutines(t *testing.T, want int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for n := runtime.NumGoroutine(); n > want; n = runtime.NumGoroutine() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines still running, want %d", n, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Baseline{Goroutines: want, Files: 1 << 30}.Settle(t, 5*time.Second, 0)
 }

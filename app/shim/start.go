@@ -8,14 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/socket"
 )
 
-// engineName is the engine binary's file name.
-const engineName = "sandtray"
+// engineName is the engine binary's file name (exeSuffix is ".exe" on
+// Windows).
+const engineName = "sandtray" + exeSuffix
 
 // detachedStarter returns the built-in StartEngine: it launches the engine in
 // its own session so it outlives this shim and the client that started it,
@@ -47,12 +47,12 @@ func startDetached(exe string, args []string, opts Options) error {
 
 	// Not exec.CommandContext: the engine must outlive ctx and this process.
 	cmd := exec.Command(exe, args...)
-	cmd.Dir = "/"
+	cmd.Dir = detachedDir(exe)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), socket.EnvSocket+"="+opts.SocketPath)
-	// A new session: no controlling terminal, and not in the shim's process
-	// group, which clients signal when they stop the server.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Not in the shim's process group or session, which clients signal when
+	// they stop the server (see detach_unix.go, detach_windows.go).
+	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", exe, err)
 	}
@@ -102,16 +102,17 @@ func findEngine(explicit, self string, lookPath func(string) (string, error)) (s
 	return p, nil
 }
 
-// isExecutable reports whether path is a regular file with an execute bit.
+// isExecutable reports whether path is a regular file with an execute bit
+// (Windows has none: there, a regular file named .exe).
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+	return err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0)
 }
 
 // engineArgs picks the engine's arguments: the tray app when the user has a
 // display to see it, the headless `serve` otherwise.
 func engineArgs(goos string, getenv func(string) string) []string {
-	if goos == "darwin" || getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" {
+	if goos == "darwin" || goos == "windows" || getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" {
 		return nil
 	}
 	return []string{"serve"}
@@ -137,8 +138,14 @@ func stateDir(goos string, getenv func(string) string, home func() (string, erro
 	if err != nil || h == "" {
 		return ""
 	}
-	if goos == "darwin" {
+	switch goos {
+	case "darwin":
 		return filepath.Join(h, "Library", "Application Support")
+	case "windows": // adrg/xdg's state dir there is the local app data folder
+		if d := getenv("LOCALAPPDATA"); filepath.IsAbs(d) {
+			return d
+		}
+		return filepath.Join(h, "AppData", "Local")
 	}
 	return filepath.Join(h, ".local", "state")
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package shim
 
 import (
@@ -231,6 +233,7 @@ func TestEngineArgs(t *testing.T) {
 		{"linux", map[string]string{"DISPLAY": ":0"}, nil},
 		{"linux", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, nil},
 		{"darwin", nil, nil},
+		{"windows", nil, nil}, // a desktop, whatever the environment says
 	}
 	for _, tt := range tests {
 		got := engineArgs(tt.goos, func(k string) string { return tt.env[k] })
@@ -252,6 +255,8 @@ func TestStateDir(t *testing.T) {
 		{"linux", "/state", home, "/state"},
 		{"linux", "relative", home, "/home/u/.local/state"},
 		{"darwin", "", home, "/home/u/Library/Application Support"},
+		{"windows", "", home, "/home/u/AppData/Local"},
+		{"windows", "/local-app-data", home, "/local-app-data"}, // XDG_STATE_HOME, then LOCALAPPDATA
 		{"linux", "", noHome, ""},
 	}
 	for _, tt := range tests {
