@@ -1,0 +1,25 @@
+package doctor
+
+import (
+	"context"
+
+	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/socket"
+)
+
+// gather loads the config (falling back to the defaults, so the other checks
+// still run) and probes Docker the way the engine would find it.
+func gather(ctx context.Context, opts Options) *Env {
+	e := &Env{ConfigPath: opts.ConfigPath, SocketPath: opts.SocketPath}
+	cfg, err := engine.LoadConfig(opts.ConfigPath)
+	if err != nil {
+		e.ConfigErr = err
+		cfg = engine.DefaultConfig()
+	}
+	e.Config = cfg
+	if e.SocketPath == "" {
+		e.SocketPath, e.SocketErr = socket.Path()
+	}
+	e.Docker = engine.ProbeDocker(ctx, cfg)
+	return e
+}
