@@ -23,6 +23,7 @@ type actionBar struct {
 	persist *widget.Button
 	commit  *widget.Button
 	export  *widget.Button
+	term    *widget.Button
 }
 
 func newActionBar(u *UI) *actionBar {
@@ -33,12 +34,13 @@ func newActionBar(u *UI) *actionBar {
 	a.persist = widget.NewButtonWithIcon("Persist", theme.ConfirmIcon(), a.withSelected(a.togglePersist))
 	a.commit = widget.NewButtonWithIcon("Commit…", theme.UploadIcon(), a.withSelected(u.showCommitDialog))
 	a.export = widget.NewButtonWithIcon("Dockerfile…", theme.DocumentIcon(), a.withSelected(u.startExport))
+	a.term = widget.NewButtonWithIcon("Terminal", theme.ComputerIcon(), a.withSelected(u.openTerminal))
 	a.del.Importance = widget.DangerImportance
 	return a
 }
 
 func (a *actionBar) object() fyne.CanvasObject {
-	return container.NewHBox(a.stop, a.kill, a.del, a.persist, a.commit, a.export)
+	return container.NewHBox(a.term, a.stop, a.kill, a.del, a.persist, a.commit, a.export)
 }
 
 // withSelected runs an action on the sandbox selected when it is clicked.
@@ -53,6 +55,7 @@ func (a *actionBar) withSelected(action func(sandbox.Info)) func() {
 // refresh matches the buttons to the sandbox's state.
 func (a *actionBar) refresh(info sandbox.Info) {
 	running := info.Status == sandbox.StatusRunning || info.Status == sandbox.StatusPaused
+	setEnabled(a.term, info.Status == sandbox.StatusRunning)
 	setEnabled(a.stop, running)
 	setEnabled(a.kill, running)
 	setEnabled(a.commit, info.Status != sandbox.StatusMissing)

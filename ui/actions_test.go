@@ -154,7 +154,7 @@ func TestDetailsTabCopiesTheShellCommand(t *testing.T) {
 	h := selected(t, alpha)
 	selectTab(h, "Details")
 	test.Tap(h.u.detail.info.copyCmd)
-	if got, want := h.u.app.Clipboard().Content(), "docker exec -it aaaa01234567 sh"; got != want {
+	if got, want := h.u.app.Clipboard().Content(), "docker exec -it -w /workspace aaaa01234567 sh -c 'command -v bash >/dev/null && exec bash; exec sh'"; got != want {
 		t.Errorf("clipboard = %q, want %q", got, want)
 	}
 }

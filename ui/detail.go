@@ -128,7 +128,10 @@ func (d *detailPane) selectedInfo() (sandbox.Info, bool) {
 
 // infoFields are the rows of the Details tab, in order.
 var infoFields = []string{"Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
-	"Network", "Security", "Limits", "Workdir", "Labels"}
+	"Network", "Ports", "GPUs", "Security", "Limits", "Workdir", "Labels"}
+
+// viewRows are the rows of infoFields that portsView fills, not InfoRows.
+var viewRows = []string{"Ports", "GPUs"}
 
 // infoTab shows what a sandbox is: image, id, times, network, security
 // profile, labels, and the command that opens a shell in it.
@@ -137,10 +140,11 @@ type infoTab struct {
 	values  map[string]*widget.Label
 	copyCmd *widget.Button
 	form    *fyne.Container
+	ports   *portsView // the Ports and GPUs rows (ports.go)
 }
 
 func newInfoTab(u *UI) *infoTab {
-	t := &infoTab{u: u, values: map[string]*widget.Label{}}
+	t := &infoTab{u: u, values: map[string]*widget.Label{}, ports: newPortsView(u)}
 	t.copyCmd = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), t.copyExec)
 	t.form = container.New(layout.NewFormLayout())
 	for _, name := range infoFields {
@@ -153,6 +157,9 @@ func newInfoTab(u *UI) *infoTab {
 		if name == "Terminal" {
 			value.TextStyle.Monospace = true
 			cell = container.NewBorder(nil, nil, nil, container.NewCenter(t.copyCmd), value)
+		}
+		if name == "Ports" {
+			cell = t.ports.object()
 		}
 		if name == "Labels" || name == "ID" {
 			value.TextStyle.Monospace = true
@@ -169,16 +176,21 @@ func (t *infoTab) object() fyne.CanvasObject {
 
 // refresh fills the rows from the sandbox.
 func (t *infoTab) refresh(info sandbox.Info) {
-	for name, text := range InfoRows(info, t.u.now()) {
+	for name, text := range InfoRows(info, t.u.now(), t.u.m.snap.Docker.Host) {
 		if v := t.values[name]; v != nil && v.Text != text {
 			v.SetText(text)
 		}
+	}
+	t.ports.refresh(info)
+	if gpus := t.ports.gpuText(info); t.values["GPUs"].Text != gpus {
+		t.values["GPUs"].SetText(gpus)
 	}
 }
 
 func (t *infoTab) copyExec() {
 	if info, ok := t.u.m.current(); ok {
-		t.u.app.Clipboard().SetContent(ExecCommand(info.ID))
-		t.u.detail.showInfo("Copied “" + ExecCommand(info.ID) + "” to the clipboard.")
+		cmd := ExecCommand(info, t.u.m.snap.Docker.Host)
+		t.u.app.Clipboard().SetContent(cmd)
+		t.u.detail.showInfo("Copied “" + cmd + "” to the clipboard.")
 	}
 }

@@ -27,7 +27,8 @@ type commitDialog struct {
 	dlg       *dialog.CustomDialog
 }
 
-// DefaultImageName suggests a repo:tag for committing a sandbox.
+// DefaultImageName suggests a repo:tag for committing a sandbox; the engine
+// saves it under its namespace (commit.namespace, sandtray-local/).
 func DefaultImageName(name string) string {
 	repo := strings.Map(func(r rune) rune {
 		switch {
@@ -41,7 +42,7 @@ func DefaultImageName(name string) string {
 	if repo == "" {
 		repo = "sandbox"
 	}
-	return "sandtray/" + repo + ":latest"
+	return repo + ":latest"
 }
 
 func (u *UI) showCommitDialog(info sandbox.Info) {
@@ -49,7 +50,7 @@ func (u *UI) showCommitDialog(info sandbox.Info) {
 	c.image = widget.NewEntry()
 	c.image.SetText(DefaultImageName(info.Name))
 	c.image.SetPlaceHolder("repository:tag")
-	c.overwrite = widget.NewCheck("Replace the tag if the image exists", nil)
+	c.overwrite = widget.NewCheck("Replace the tag if Sandtray committed the image it names", nil)
 	c.progress = widget.NewProgressBar()
 	c.progress.Hide()
 	c.status = widget.NewLabel("")
@@ -58,7 +59,9 @@ func (u *UI) showCommitDialog(info sandbox.Info) {
 	c.problem.Importance = widget.DangerImportance
 	c.problem.Wrapping = fyne.TextWrapWord
 	c.problem.Hide()
-	intro := widget.NewLabel("Save " + info.Name + "'s files as a new Docker image.")
+	intro := widget.NewLabel("Save " + info.Name + "'s files as a new Docker image. It goes under Sandtray's own namespace: " +
+		"name:tag is saved as sandtray-local/name:tag (commit.namespace in config.toml).")
+	intro.Wrapping = fyne.TextWrapWord
 	content := container.NewVBox(intro, widget.NewForm(widget.NewFormItem("Image", c.image)),
 		c.overwrite, c.progress, c.status, c.problem)
 	c.cancel = widget.NewButton("Cancel", func() { c.dlg.Hide() })

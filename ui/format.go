@@ -120,11 +120,6 @@ func ShortID(id string) string {
 	return id
 }
 
-// ExecCommand is the command a person runs for a shell in a sandbox.
-func ExecCommand(id string) string {
-	return "docker exec -it " + ShortID(id) + " sh"
-}
-
 // ExitText summarises how an activity entry ended.
 func ExitText(a sandbox.Activity) string {
 	switch {
@@ -165,6 +160,9 @@ func DockerText(d sandbox.DockerStatus) string {
 	}
 	if d.Host != "" {
 		text += " · " + d.Host
+	}
+	if d.HostSource != "" {
+		text += " (" + d.HostSource + ")"
 	}
 	return text
 }

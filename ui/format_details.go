@@ -18,7 +18,7 @@ func TimeText(now, t time.Time) string {
 }
 
 // InfoRows is what the Details tab shows for a sandbox, by row name.
-func InfoRows(info sandbox.Info, now time.Time) map[string]string {
+func InfoRows(info sandbox.Info, now time.Time, dockerHost string) map[string]string {
 	lifetime := "Ephemeral: removed after its session ends or it idles"
 	if info.Persistent {
 		lifetime = "Persistent: kept until you delete it"
@@ -39,7 +39,7 @@ func InfoRows(info sandbox.Info, now time.Time) map[string]string {
 		"Limits":    LimitsText(info.Spec),
 		"Workdir":   workdir,
 		"Labels":    LabelsText(SandboxLabels(info)),
-		"Terminal":  ExecCommand(info.ID),
+		"Terminal":  ExecCommand(info, dockerHost),
 	}
 }
 

@@ -103,13 +103,22 @@ func TestOwnerText(t *testing.T) {
 }
 
 func TestExecCommand(t *testing.T) {
-	tests := map[string]string{
-		"3fa9c2d1e8b7aa00ff": "docker exec -it 3fa9c2d1e8b7 sh",
-		"short":              "docker exec -it short sh",
+	const sh = `sh -c 'command -v bash >/dev/null && exec bash; exec sh'`
+	tests := []struct {
+		info sandbox.Info
+		host string
+		want string
+	}{
+		{sandbox.Info{ID: "3fa9c2d1e8b7aa00ff", Spec: sandbox.Spec{Workdir: "/workspace"}}, "",
+			"docker exec -it -w /workspace 3fa9c2d1e8b7 " + sh},
+		{sandbox.Info{ID: "short", Spec: sandbox.Spec{User: "1000:1000", Workdir: "/home/my work"}}, "unix:///var/run/docker.sock",
+			"docker exec -it -u 1000:1000 -w '/home/my work' short " + sh},
+		{sandbox.Info{ID: "abc"}, "unix:///run/user/1000/podman/podman.sock",
+			"docker -H unix:///run/user/1000/podman/podman.sock exec -it abc " + sh},
 	}
-	for in, want := range tests {
-		if got := ExecCommand(in); got != want {
-			t.Errorf("ExecCommand(%q) = %q, want %q", in, got, want)
+	for _, tt := range tests {
+		if got := ExecCommand(tt.info, tt.host); got != tt.want {
+			t.Errorf("ExecCommand(%+v, %q) =\n%s\nwant\n%s", tt.info, tt.host, got, tt.want)
 		}
 	}
 }
@@ -151,6 +160,8 @@ func TestFirstLine(t *testing.T) {
 func TestStatusLineTexts(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{DockerText(sandbox.DockerStatus{Connected: true, Version: "20.10.24", Host: "unix:///d.sock"}), "Docker connected · 20.10.24 · unix:///d.sock"},
+		{DockerText(sandbox.DockerStatus{Connected: true, Version: "20.10.24", Host: "unix:///c.sock", HostSource: "Colima: the first that answered a ping"}),
+			"Docker connected · 20.10.24 · unix:///c.sock (Colima: the first that answered a ping)"},
 		{DockerText(sandbox.DockerStatus{Connected: true}), "Docker connected"},
 		{DockerText(sandbox.DockerStatus{Error: "start Docker"}), "Docker disconnected: start Docker"},
 		{DockerText(sandbox.DockerStatus{}), "Docker disconnected"},

@@ -151,16 +151,21 @@ type harness struct {
 	folder  string // what the folder picker "chooses"
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T, with ...func(*Options)) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	h := &harness{t: t, b: newFakeBackend(), folder: "/home/me/saved"}
-	h.u = New(a, h.b, Options{
+	opts := Options{
 		SocketPath: "/run/user/1000/sandtray/mcp.sock",
 		Quit:       func(stop bool) { h.quits = append(h.quits, stop) },
 		Notify:     func(title, body string) { h.notices = append(h.notices, title+": "+body) },
-	})
+	}
+	for _, w := range with {
+		w(&opts)
+	}
+	h.u = New(a, h.b, opts)
 	h.u.do, h.u.spawn = h.enqueue, h.enqueue
+	h.u.pickHostFolder = func(_ fyne.Window, done func(string)) { done(h.folder) }
 	h.u.now = func() time.Time { return t0 }
 	h.u.pickFolder = func(_ string, done func(string)) { done(h.folder) }
 	t.Cleanup(func() { h.u.win.Close() })

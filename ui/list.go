@@ -33,7 +33,11 @@ type sandboxList struct {
 	count  *widget.Label
 	list   *widget.List
 	empty  *widget.Label
-	bar    *fyne.Container
+	// connect offers the Clients window while the list is empty and no
+	// assistant has Sandtray in its config (noClient).
+	connect  *widget.Button
+	noClient bool
+	bar      *fyne.Container
 	// syncing is set while the list's selection is set from the model, so
 	// the selection callback does not echo back.
 	syncing bool
@@ -56,6 +60,9 @@ func newSandboxList(u *UI) *sandboxList {
 	l.empty = widget.NewLabel("No sandboxes yet. When an assistant runs code, its sandbox appears here.")
 	l.empty.Alignment = fyne.TextAlignCenter
 	l.empty.Wrapping = fyne.TextWrapWord
+	l.connect = widget.NewButtonWithIcon("Connect an assistant…", theme.ContentAddIcon(), u.showClients)
+	l.connect.Importance = widget.HighImportance
+	l.connect.Hide()
 	return l
 }
 
@@ -72,7 +79,8 @@ func (l *sandboxList) object() fyne.CanvasObject {
 		h := widget.NewLabelWithStyle(c.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		header.Add(h)
 	}
-	return container.NewBorder(header, nil, nil, nil, container.NewStack(l.list, l.empty))
+	return container.NewBorder(header, nil, nil, nil, container.NewStack(l.list,
+		container.NewVBox(l.empty, container.NewCenter(l.connect))))
 }
 
 func (l *sandboxList) createRow() fyne.CanvasObject {
@@ -90,6 +98,7 @@ func (l *sandboxList) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 		return
 	}
 	info := l.u.m.visible[id]
+	l.rowShown()
 	cells := o.(*fyne.Container).Objects
 	for i, text := range rowTexts(info, l.u.now()) {
 		cell := cells[i].(*widget.Label)
@@ -153,6 +162,7 @@ func (l *sandboxList) refresh() {
 	} else {
 		l.empty.Hide()
 	}
+	l.showConnect(len(m.snap.Sandboxes) == 0 && l.noClient && m.snap.Sessions == 0)
 	l.syncing = true
 	defer func() { l.syncing = false }()
 	if _, ok := m.current(); !ok && m.selected != "" {
@@ -164,6 +174,23 @@ func (l *sandboxList) refresh() {
 		l.list.UnselectAll()
 	}
 	l.list.Refresh()
+}
+
+// clientsChanged records whether any assistant has Sandtray in its config.
+func (l *sandboxList) clientsChanged(connected bool) {
+	l.noClient = !connected
+	l.refresh()
+}
+
+func (l *sandboxList) showConnect(show bool) {
+	if show == l.connect.Visible() {
+		return
+	}
+	if show {
+		l.connect.Show()
+	} else {
+		l.connect.Hide()
+	}
 }
 
 // columnsLayout places its objects side by side at listColumns' widths,

@@ -33,7 +33,7 @@ func TestCommitDialog(t *testing.T) {
 	test.Tap(h.u.detail.actions.commit)
 	dlg := h.overlay()
 	image := find(t, dlg, func(*widget.Entry) bool { return true })
-	if image.Text != "sandtray/alpha:latest" {
+	if image.Text != "alpha:latest" {
 		t.Errorf("suggested image %q", image.Text)
 	}
 	bar := find(t, dlg, func(*widget.ProgressBar) bool { return true })
@@ -42,7 +42,9 @@ func TestCommitDialog(t *testing.T) {
 	h.b.err = errBoom
 	h.b.progress = []float64{0.25, 0.5}
 	image.SetText("mine/alpha:v1")
-	test.Tap(find(t, dlg, func(c *widget.Check) bool { return c.Text == "Replace the tag if the image exists" }))
+	test.Tap(find(t, dlg, func(c *widget.Check) bool {
+		return c.Text == "Replace the tag if Sandtray committed the image it names"
+	}))
 	test.Tap(button(t, dlg, "Commit"))
 	h.flush()
 	problem := find(t, dlg, func(l *widget.Label) bool { return l.Importance == widget.DangerImportance && l.Visible() })

@@ -27,6 +27,7 @@ type trayMenu struct {
 	pause   *fyne.MenuItem
 	desk    desktop.App // nil when the app has no system tray
 	variant fyne.ThemeVariant
+	login   *loginItem // nil without Options.Autostart
 }
 
 func newTrayMenu(u *UI) *trayMenu {
@@ -38,8 +39,15 @@ func newTrayMenu(u *UI) *trayMenu {
 	t.pause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	t.menu = fyne.NewMenu("Sandtray", t.count, fyne.NewMenuItemSeparator(), open, stopAll, t.pause,
-		fyne.NewMenuItemSeparator(), quit)
+	items := []*fyne.MenuItem{t.count, fyne.NewMenuItemSeparator(), open, stopAll, t.pause}
+	if desk := u.desktopItems(); len(desk) > 0 || u.opts.Autostart != nil {
+		items = append(append(items, fyne.NewMenuItemSeparator()), desk...)
+	}
+	if u.opts.Autostart != nil {
+		t.login = newLoginItem(u)
+		items = append(items, t.login.item)
+	}
+	t.menu = fyne.NewMenu("Sandtray", append(items, fyne.NewMenuItemSeparator(), quit)...)
 	if desk, ok := u.app.(desktop.App); ok {
 		t.desk = desk
 		desk.SetSystemTrayMenu(t.menu)
@@ -76,6 +84,11 @@ func (t *trayMenu) refresh() {
 	}
 	t.count.Label = count
 	t.pause.Checked = paused
+	t.refreshMenu()
+}
+
+// refreshMenu shows changed items in the system tray, when there is one.
+func (t *trayMenu) refreshMenu() {
 	if t.desk != nil {
 		t.menu.Refresh()
 	}
@@ -113,6 +126,7 @@ type statusBar struct {
 	paused  *widget.Label
 	socket  *widget.Label
 	clients *widget.Label
+	pool    *widget.Label // what the warm pool holds (pool.go)
 	row     *fyne.Container
 }
 
@@ -124,18 +138,20 @@ func newStatusBar(u *UI) *statusBar {
 		paused:  widget.NewLabel("New sandboxes paused"),
 		socket:  widget.NewLabel(SocketText(u.opts.SocketPath)),
 		clients: widget.NewLabel(ClientsText(0)),
+		pool:    widget.NewLabel(""),
 	}
 	s.docker.Truncation = fyne.TextTruncateEllipsis
 	s.message.Truncation = fyne.TextTruncateEllipsis
 	s.message.Hide()
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
+	s.pool.Hide() // until there is a pool to show
 	s.socket.Truncation = fyne.TextTruncateEllipsis
 	return s
 }
 
 func (s *statusBar) object() fyne.CanvasObject {
-	right := container.NewHBox(s.paused, s.clients)
+	right := container.NewHBox(s.paused, s.pool, s.clients)
 	left := container.NewGridWithColumns(2, s.docker, container.NewStack(s.socket, s.message))
 	s.row = container.NewBorder(nil, nil, nil, right, left)
 	return container.NewVBox(widget.NewSeparator(), s.row)
@@ -150,11 +166,17 @@ func (s *statusBar) refresh() {
 		s.docker.Importance = widget.DangerImportance
 	}
 	s.docker.Refresh()
-	clients := ClientsText(snap.Sessions)
-	if clients == s.clients.Text && snap.Paused == s.paused.Visible() {
+	clients, pool := ClientsText(snap.Sessions), PoolText(snap.Pool)
+	if clients == s.clients.Text && snap.Paused == s.paused.Visible() && pool == s.pool.Text {
 		return
 	}
 	s.clients.SetText(clients)
+	s.pool.SetText(pool)
+	if pool == "" {
+		s.pool.Hide()
+	} else {
+		s.pool.Show()
+	}
 	if snap.Paused {
 		s.paused.Show()
 	} else {

@@ -49,6 +49,13 @@ type Options struct {
 	SocketPath string                   // shown in the status line
 	Quit       func(stopEphemeral bool) // called after the quit confirmation; the host shuts down
 	Notify     func(title, body string) // optional; default uses fyne.App.SendNotification
+
+	// Optional desktop features; each is hidden when nil.
+	Clients   Clients   // the Clients window and "Connect an assistant…"
+	Settings  Settings  // the Settings window
+	Autostart Autostart // the tray's "Start at login"
+	Terminal  Terminal  // the Terminal button (else it copies the command)
+	Diagnose  Diagnoser // Help → Diagnose (diagnose.go)
 }
 
 // owner is who the engine records as acting when a person clicks.
@@ -67,6 +74,8 @@ type UI struct {
 	spawn      func(func())                              // run off Fyne's goroutine
 	now        func() time.Time                          // for ages
 	pickFolder func(title string, done func(dir string)) // a folder the human picks
+	// pickHostFolder asks for a folder on top of win (the Settings window).
+	pickHostFolder func(win fyne.Window, done func(dir string))
 
 	mu  sync.Mutex
 	ctx context.Context // Run's context, for backend calls started by clicks
@@ -75,6 +84,12 @@ type UI struct {
 	detail *detailPane
 	status *statusBar
 	tray   *trayMenu
+
+	clients    *clientsWindow  // created on first use
+	settings   *settingsWindow // created on first use
+	shown      bool            // the window is on screen (statsdemand.go)
+	statsAsked []string        // what ShowStats was last told
+	rowHeight  float32         // of the sandbox list, once measured
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
@@ -93,6 +108,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	}
 	u.win = a.NewWindow("Sandtray")
 	u.pickFolder = u.showFolderDialog
+	u.pickHostFolder = showHostFolderDialog
 	u.list = newSandboxList(u)
 	u.detail = newDetailPane(u)
 	u.status = newStatusBar(u)
@@ -102,6 +118,12 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	u.win.Resize(fyne.NewSize(1180, 760))
 	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
 	u.tray = newTrayMenu(u)
+	u.win.SetMainMenu(u.mainMenu())
+	u.addHelpMenu()
+	if u.opts.Clients != nil {
+		u.list.clientsChanged(anyConnected(u.opts.Clients.List()))
+	}
+	u.watchVisibility()
 	return u
 }
 
@@ -138,6 +160,7 @@ func (u *UI) Run(ctx context.Context) {
 func (u *UI) ShowWindow() {
 	u.win.Show()
 	u.win.RequestFocus()
+	u.setShown(true)
 }
 
 // Window returns the main window.
@@ -150,6 +173,7 @@ func (u *UI) apply(s sandbox.Snapshot) {
 	u.detail.refresh()
 	u.status.refresh()
 	u.tray.refresh()
+	u.wantStats()
 	for _, n := range fresh {
 		u.opts.Notify(n.Title, n.Body)
 	}
@@ -178,6 +202,7 @@ func (u *UI) selectSandbox(id string) {
 	}
 	u.m.selected = id
 	u.detail.selectionChanged()
+	u.wantStats()
 }
 
 func (u *UI) showFolderDialog(title string, done func(dir string)) {

@@ -33,18 +33,28 @@ func main() {
 	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 details")
 	row := flag.Int("row", 0, "list row to select; -1 for none")
 	tap := flag.String("tap", "", "label of a button to tap after selecting, e.g. Commit…")
+	show := flag.String("window", "", "also open a window: clients, settings or tray (the tray menu, drawn in a window)")
+	empty := flag.Bool("empty", false, "start with no sandboxes")
 	flag.Parse()
 
 	a := app.NewWithID("io.sandtray.demo")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	b := newFakeBackend()
+	b := withPorts(newFakeBackend())
+	clients := newDemoClients()
+	if *empty {
+		b.boxes = nil
+		clients.set("claude-code", false)
+	}
 	go b.tick(ctx)
 	u := ui.New(a, b, ui.Options{
 		SocketPath: "/run/user/1000/sandtray/mcp.sock",
 		Quit:       func(bool) { a.Quit() },
 		Notify:     func(title, body string) {},
+		Clients:    clients,
+		Settings:   newDemoSettings(),
+		Autostart:  &demoAutostart{on: true},
 	})
 	go u.Run(ctx)
 	go func() {
@@ -56,6 +66,14 @@ func main() {
 	go func() { <-ctx.Done(); fyne.Do(a.Quit) }()
 	u.Window().Resize(fyne.NewSize(1280, 800))
 	u.ShowWindow()
+	switch *show {
+	case "clients":
+		u.ShowClients()
+	case "settings":
+		u.ShowSettings()
+	case "tray":
+		showTrayMenu(a, u)
+	}
 	a.Run()
 }
 
@@ -154,7 +172,7 @@ func (f *fakeBackend) tick(ctx context.Context) {
 }
 
 func (f *fakeBackend) publishLocked() {
-	s := sandbox.Snapshot{Time: time.Now(), Paused: f.paused, Sessions: 3,
+	s := sandbox.Snapshot{Time: time.Now(), Paused: f.paused, Sessions: min(3, len(f.boxes)),
 		Sandboxes: append([]sandbox.Info(nil), f.boxes...),
 		Docker:    sandbox.DockerStatus{Connected: true, Version: "20.10.24 (API 1.41)", Host: "unix:///var/run/docker.sock"}}
 	select {

@@ -1,0 +1,92 @@
+package ui
+
+import (
+	"context"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/layout"
+)
+
+// mainMenu is the window's menu bar: the desktop features, Start at login
+// (also here: a desktop without a tray host shows no tray menu) and Quit
+// (with its confirmation: without an IsQuit item Fyne would add one that
+// quits at once). Other features add menus with addMenu.
+func (u *UI) mainMenu() *fyne.MainMenu {
+	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
+	quit.IsQuit = true
+	items := u.desktopItems()
+	if u.tray.login != nil {
+		items = append(items, u.tray.login.item)
+	}
+	items = append(items, fyne.NewMenuItemSeparator(), quit)
+	return fyne.NewMainMenu(fyne.NewMenu("Sandtray", items...))
+}
+
+// addMenu appends a menu to the window's menu bar (e.g. Help).
+func (u *UI) addMenu(m *fyne.Menu) {
+	menu := u.win.MainMenu()
+	menu.Items = append(menu.Items, m)
+	u.win.SetMainMenu(menu)
+}
+
+// desktopItems are the menu items of the optional desktop features, shared
+// by the tray menu and the menu bar.
+func (u *UI) desktopItems() []*fyne.MenuItem {
+	var items []*fyne.MenuItem
+	if u.opts.Clients != nil {
+		items = append(items, fyne.NewMenuItem("Connect assistants…", u.showClients))
+	}
+	if u.opts.Settings != nil {
+		items = append(items, fyne.NewMenuItem("Settings…", u.showSettings))
+	}
+	return items
+}
+
+// layoutSpacer pushes what follows it in a box to the far end.
+func layoutSpacer() fyne.CanvasObject { return layout.NewSpacer() }
+
+// loginItem is the tray's "Start at login" check item.
+type loginItem struct {
+	u    *UI
+	item *fyne.MenuItem
+}
+
+func newLoginItem(u *UI) *loginItem {
+	l := &loginItem{u: u}
+	l.item = fyne.NewMenuItem("Start at login", l.toggle)
+	if on, err := u.opts.Autostart.Enabled(); err == nil {
+		l.item.Checked = on
+	}
+	return l
+}
+
+// toggle turns starting at login on or off, off Fyne's goroutine, and
+// shows the outcome in the check mark (and a notice when it failed).
+func (l *loginItem) toggle() {
+	want := !l.item.Checked
+	l.u.background(func(context.Context) error {
+		return l.u.opts.Autostart.SetEnabled(want)
+	}, func(err error) {
+		if err != nil {
+			l.u.opts.Notify("Sandtray", "Could not change Start at login: "+err.Error())
+		} else {
+			l.item.Checked = want
+		}
+		if on, err := l.u.opts.Autostart.Enabled(); err == nil {
+			l.item.Checked = on
+		}
+		l.u.tray.refreshMenu()
+		if menu := l.u.win.MainMenu(); menu != nil {
+			menu.Refresh()
+		}
+	})
+}
+
+// ShowClients opens the Clients window ("Connect assistants…").
+func (u *UI) ShowClients() { u.showClients() }
+
+// ShowSettings opens the Settings window.
+func (u *UI) ShowSettings() { u.showSettings() }
+
+// TrayMenu is the system tray's menu, as the tray shows it.
+func (u *UI) TrayMenu() *fyne.Menu { return u.tray.menu }

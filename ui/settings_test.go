@@ -1,0 +1,161 @@
+package ui
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeSettings holds settings in memory and refuses what refuse says.
+type fakeSettings struct {
+	fields []SettingField
+	saves  [][]SettingField
+	refuse func([]SettingField) error
+}
+
+func newFakeSettings() *fakeSettings {
+	return &fakeSettings{fields: []SettingField{
+		{Key: "default_image", Label: "Default image", Group: "Sandboxes", Kind: SettingText, Value: "sandtray/sandbox:latest"},
+		{Key: "limits.memory_mb", Label: "Memory (MB)", Group: "Sandboxes", Kind: SettingInt, Value: "1024"},
+		{Key: "limits.exec_timeout", Label: "Command timeout", Group: "Sandboxes", Kind: SettingDuration, Value: "30s"},
+		{Key: "sandbox.network", Label: "Network", Group: "Network", Kind: SettingChoice, Value: "none", Choices: []string{"none", "bridge"}},
+		{Key: "sandbox.allow_network", Label: "Assistants may ask for a network", Group: "Network", Kind: SettingBool, Value: "true"},
+		{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: SettingFolders, List: []string{"/home/me/Sandtray"}, Restart: true},
+		{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: SettingInt, Value: "2", Restart: true},
+	}}
+}
+
+func (f *fakeSettings) Path() string { return "/home/me/.config/sandtray/config.toml" }
+
+func (f *fakeSettings) Fields() ([]SettingField, error) { return slices.Clone(f.fields), nil }
+
+func (f *fakeSettings) Save(fields []SettingField) (SettingsSaved, error) {
+	f.saves = append(f.saves, fields)
+	if f.refuse != nil {
+		if err := f.refuse(fields); err != nil {
+			return SettingsSaved{}, err
+		}
+	}
+	var changed []string
+	for i, n := range fields {
+		if n.Value != f.fields[i].Value || !slices.Equal(n.List, f.fields[i].List) {
+			changed = append(changed, n.Key)
+		}
+	}
+	f.fields = fields
+	return SettingsSaved{Changed: changed}, nil
+}
+
+func settingsHarness(t *testing.T) (*harness, *fakeSettings) {
+	store := newFakeSettings()
+	h := newHarness(t, func(o *Options) { o.Settings = store })
+	h.u.showSettings()
+	return h, store
+}
+
+// entryFor is the entry of a setting, found by its current text.
+func entryFor(t *testing.T, h *harness, text string) *widget.Entry {
+	t.Helper()
+	return find(t, h.u.settings.win.Content(), func(e *widget.Entry) bool { return e.Text == text })
+}
+
+func TestSettingsSaveChangedValues(t *testing.T) {
+	h, store := settingsHarness(t)
+	content := h.u.settings.win.Content()
+	entryFor(t, h, "1024").SetText("2048")
+	find(t, content, func(r *widget.RadioGroup) bool { return true }).SetSelected("bridge")
+	find(t, content, func(c *widget.Check) bool { return true }).SetChecked(false)
+	h.folder = "/srv/data"
+	test.Tap(button(t, content, "Add folder…"))
+	entryFor(t, h, "2").SetText("0")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+
+	if len(store.saves) != 1 {
+		t.Fatalf("saved %d times, want once", len(store.saves))
+	}
+	got := map[string]string{}
+	for _, f := range store.saves[0] {
+		got[f.Key] = f.Value + strings.Join(f.List, ",")
+	}
+	want := map[string]string{
+		"default_image": "sandtray/sandbox:latest", "limits.memory_mb": "2048", "limits.exec_timeout": "30s",
+		"sandbox.network": "bridge", "sandbox.allow_network": "false",
+		"host.allowed_roots": "/home/me/Sandtray,/srv/data", "pool.size": "0",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("saved (-want +got):\n%s", diff)
+	}
+	msg := h.u.settings.message
+	for _, part := range []string{"Saved to config.toml", "Restart Sandtray",
+		"Memory (MB), Network, Assistants may ask for a network: for sandboxes created after the restart",
+		"Host folders, Warm sandboxes per image: for the whole app"} {
+		if !strings.Contains(msg.Text, part) {
+			t.Errorf("message %q lacks %q", msg.Text, part)
+		}
+	}
+
+	// Removing a folder.
+	rm := find(t, content, func(b *widget.Button) bool { return b.Text == "" && b.Visible() })
+	test.Tap(rm)
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	if roots := store.fields[5].List; !slices.Equal(roots, []string{"/srv/data"}) {
+		t.Errorf("after removing the first folder: %v", roots)
+	}
+}
+
+func TestSettingsValidation(t *testing.T) {
+	h, store := settingsHarness(t)
+	content := h.u.settings.win.Content()
+
+	// A value the entry itself refuses never reaches the store.
+	entryFor(t, h, "1024").SetText("lots")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	msg := h.u.settings.message
+	if len(store.saves) != 0 || msg.Importance != widget.DangerImportance ||
+		msg.Text != "Not saved: limits.memory_mb must be a whole number." {
+		t.Errorf("after “lots”: %d saves, message %q", len(store.saves), msg.Text)
+	}
+	entryFor(t, h, "lots").SetText("8")
+	entryFor(t, h, "30s").SetText("30")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	if !strings.Contains(msg.Text, `limits.exec_timeout must be a duration such as "30s"`) {
+		t.Errorf("after “30”: message %q", msg.Text)
+	}
+
+	// The store's (the config loader's) refusal is shown and nothing saved.
+	entryFor(t, h, "30").SetText("1m")
+	store.refuse = func([]SettingField) error {
+		return errors.New("limits.memory_mb must be at least 16: invalid argument")
+	}
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	if want := "Not saved: limits.memory_mb must be at least 16: invalid argument. config.toml was not changed."; msg.Text != want {
+		t.Errorf("message = %q, want %q", msg.Text, want)
+	}
+	if store.fields[1].Value != "1024" {
+		t.Errorf("the refused value was kept: %v", store.fields[1].Value)
+	}
+	if button(t, content, "Save").Disabled() {
+		t.Error("Save stays disabled after a refusal")
+	}
+}
+
+func TestSettingsSavedTextNothingChanged(t *testing.T) {
+	if got := SettingsSavedText(SettingsSaved{}, nil, "config.toml"); got != "Nothing changed." {
+		t.Errorf("got %q", got)
+	}
+	got := SettingsSavedText(SettingsSaved{Changed: []string{"pool.size"}, Rewritten: true, Backup: "/c/config.toml.bak"},
+		newFakeSettings().fields, "config.toml")
+	if !strings.Contains(got, "/c/config.toml.bak") || !strings.Contains(got, "written whole") {
+		t.Errorf("a rewrite is not explained: %q", got)
+	}
+}
