@@ -1,3 +1,5 @@
+//go:build cgo
+
 package host
 
 import (
@@ -38,11 +40,12 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	defer cancel()
 	var keepEphemeral atomic.Bool
 	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
-	u := ui.New(a, uiBackend{c.eng}, ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
+	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
 		cancel()
-	}})
+	}}, cmpOr(opts.ConfigPath, ConfigPath())))
 
+	waitHTTP := c.serveHTTP(ctx, cancel)
 	var wg sync.WaitGroup
 	var serveErr error
 	wg.Add(2)
@@ -62,6 +65,9 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	a.Run()
 	cancel()
 	wg.Wait()
+	if herr := waitHTTP(); herr != nil && (serveErr == nil || errors.Is(serveErr, context.Canceled)) {
+		serveErr = herr
+	}
 	c.stop(ctx, keepEphemeral.Load())
 	if errors.Is(serveErr, context.Canceled) {
 		return nil

@@ -27,6 +27,8 @@ type Options struct {
 	Version    string
 	ConfigPath string // "" means config.toml in the xdg config dir
 	Stdio      bool   // serve MCP on Stdin/Stdout instead of the socket
+	HTTPListen string // serve MCP over HTTP on this host:port too (overrides http.listen)
+	TokenPath  string // the HTTP token file; "" means httptoken.Path()
 	Stdin      io.Reader
 	Stdout     io.Writer
 	Stderr     io.Writer // diagnostics; never protocol bytes
@@ -46,6 +48,7 @@ type core struct {
 	log    *slog.Logger
 	eng    *engine.Engine
 	srv    *mcpserver.Server
+	http   *httpEndpoint // nil unless MCP over HTTP is on
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the change announcer has exited
 }
@@ -59,9 +62,19 @@ func start(ctx context.Context, opts Options) (*core, error) {
 		return nil, err
 	}
 	cfg.StateDir = StateDir()
+	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
+	var web *httpEndpoint
+	if cfg.HTTP.Listen != "" {
+		if web, err = listenHTTP(cfg.HTTP, opts.TokenPath); err != nil {
+			return nil, err
+		}
+	}
 	ensureDefaultRoot(cfg, log)
 	eng, err := engine.New(ctx, cfg, engine.Options{Logger: log, Labels: testLabels()})
 	if err != nil {
+		if web != nil {
+			web.ln.Close()
+		}
 		return nil, fmt.Errorf("start engine: %w", err)
 	}
 	srv := mcpserver.New(eng, mcpserver.Options{
@@ -69,7 +82,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 		Logger: log, Languages: engine.Languages(), LanguageAliases: engine.LanguageAliases(),
 	})
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &core{log: log, eng: eng, srv: srv, cancel: cancel, done: make(chan struct{})}
+	c := &core{log: log, eng: eng, srv: srv, http: web, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		announceChanges(watchCtx, eng, srv)
@@ -113,10 +126,17 @@ func Serve(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer c.stop(ctx, false)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	waitHTTP := c.serveHTTP(ctx, cancel)
 	if opts.Stdio {
 		err = c.srv.ServeStdio(ctx, opts.Stdin, opts.Stdout)
 	} else {
 		err = ln.serve(ctx, c.srv, c.log)
+	}
+	cancel()
+	if herr := waitHTTP(); herr != nil {
+		return herr
 	}
 	if errors.Is(err, context.Canceled) {
 		return nil

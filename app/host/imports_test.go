@@ -2,42 +2,108 @@ package host
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// TestImportDirection keeps DESIGN.md's layout: one package owns each outside
-// SDK, the UI never sees Docker or MCP, and the engine never sees Fyne.
+const module = "github.com/sandtray/sandtray"
+
+// listed is one package as `go list` describes it.
+type listed struct {
+	path    string
+	main    bool     // a program: a composition root, like app/cmd
+	imports []string // direct
+	deps    []string // everything it reaches (go list -deps)
+}
+
+// list runs `go list` on patterns from the module root.
+func list(t *testing.T, patterns ...string) []listed {
+	t.Helper()
+	args := append([]string{"list", "-f", "{{.ImportPath}}|{{eq .Name \"main\"}}|{{join .Imports \" \"}}|{{join .Deps \" \"}}"}, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = "../.." // the module root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", strings.Join(patterns, " "), err)
+	}
+	var pkgs []listed
+	for line := range strings.Lines(string(out)) {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) != 4 {
+			t.Fatalf("go list printed %q", line)
+		}
+		pkgs = append(pkgs, listed{path: f[0], main: f[1] == "true", imports: strings.Fields(f[2]), deps: strings.Fields(f[3])})
+	}
+	return pkgs
+}
+
+// isStd reports whether an import path is the standard library's (no dot
+// in its first element).
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
+
+// TestImportDirection keeps DESIGN.md's layout on what each package reaches,
+// not only what it imports: one package owns each outside SDK, the UI never
+// sees the engine's insides, Docker or MCP, the engine never sees Fyne, and
+// the engine's internal packages never see the engine.
 func TestImportDirection(t *testing.T) {
-	rules := []struct {
+	reach := []struct {
 		pkgs      string
 		forbidden []string
-		except    string // the one package allowed to import them
+		mains     bool // the rule holds for programs too
 	}{
-		{"./ui/...", []string{"github.com/moby/moby", "github.com/mark3labs/mcp-go", "github.com/sandtray/sandtray/engine/internal", "github.com/sandtray/sandtray/engine/mcpserver"}, ""},
-		{"./engine/...", []string{"fyne.io/fyne"}, ""},
-		{"./engine/... ./app/... ./ui/...", []string{"github.com/moby/moby/client", "github.com/moby/moby/api"}, "github.com/sandtray/sandtray/engine/internal/docker"},
-		{"./engine/... ./app/... ./ui/...", []string{"github.com/mark3labs/mcp-go"}, "github.com/sandtray/sandtray/engine/mcpserver"},
-		{"./app/shim", []string{"github.com/sandtray/sandtray/engine/mcpserver", "github.com/sandtray/sandtray/engine/sandbox", "github.com/adrg/xdg"}, ""},
+		// ui's demo program (ui/internal/demo) wires app/settings, which
+		// validates with the engine's config: a program, like app/cmd.
+		{"./ui/...", []string{"github.com/moby/moby", "github.com/mark3labs/mcp-go", module + "/engine/internal", module + "/engine/mcpserver"}, false},
+		{"./engine/...", []string{"fyne.io/fyne"}, true},
+		{"./engine/internal/...", []string{module + "/engine", module + "/engine/mcpserver", module + "/app"}, true},
+		{"./engine/sandbox", []string{module + "/engine/internal", "github.com/"}, true},
+		// The shim itself imports only engine/socket and the stdlib (socket
+		// finds its folder with xdg: the shim may reach that, not use it).
+		{"./app/shim", []string{module + "/engine/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},
 	}
-	for _, r := range rules {
-		cmd := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}"}, strings.Fields(r.pkgs)...)...)
-		cmd.Dir = "../.." // the module root
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", r.pkgs, err)
-		}
-		for line := range strings.Lines(string(out)) {
-			pkg, imports, _ := strings.Cut(strings.TrimSpace(line), ": ")
-			if pkg == r.except || strings.HasPrefix(pkg, r.except+"/") && r.except != "" {
+	for _, r := range reach {
+		for _, p := range list(t, strings.Fields(r.pkgs)...) {
+			if p.main && !r.mains {
 				continue
 			}
-			for _, imp := range strings.Fields(imports) {
+			for _, d := range p.deps {
 				for _, bad := range r.forbidden {
-					if strings.HasPrefix(imp, bad) {
-						t.Errorf("%s imports %s (DESIGN.md: %s)", pkg, imp, r.pkgs)
+					// module+"/engine" forbids the engine package itself, not its children.
+					if d == bad || (bad != module+"/engine" && under(d, bad)) {
+						t.Errorf("%s reaches %s (DESIGN.md: %s must not)", p.path, d, r.pkgs)
 					}
 				}
+			}
+		}
+	}
+	for _, p := range list(t, "./app/shim") {
+		for _, imp := range p.imports {
+			if !isStd(imp) && imp != module+"/engine/socket" {
+				t.Errorf("%s imports %s: the shim imports only engine/socket and the standard library", p.path, imp)
+			}
+		}
+	}
+	owners := []struct {
+		sdk, owner string
+	}{
+		{"github.com/moby/moby/client", module + "/engine/internal/docker"},
+		{"github.com/moby/moby/api", module + "/engine/internal/docker"},
+		{"github.com/mark3labs/mcp-go", module + "/engine/mcpserver"},
+	}
+	all := list(t, "./...")
+	for _, o := range owners {
+		for _, p := range all {
+			if under(p.path, o.owner) {
+				continue
+			}
+			if i := slices.IndexFunc(p.imports, func(imp string) bool { return under(imp, o.sdk) }); i >= 0 {
+				t.Errorf("%s imports %s: only %s may", p.path, p.imports[i], o.owner)
 			}
 		}
 	}

@@ -1,0 +1,97 @@
+//go:build cgo
+
+package host
+
+import (
+	"github.com/sandtray/sandtray/app/autostart"
+	"github.com/sandtray/sandtray/app/install"
+	"github.com/sandtray/sandtray/app/settings"
+	"github.com/sandtray/sandtray/app/terminal"
+	"github.com/sandtray/sandtray/ui"
+)
+
+// withDesktop adds the desktop features to the UI's options: the Clients
+// window (app/install), Settings (app/settings on configPath), Start at
+// login (app/autostart) and the Terminal button (app/terminal).
+func withDesktop(o ui.Options, configPath string) ui.Options {
+	o.Clients = uiClients{}
+	o.Settings = uiSettings{settings.New(configPath)}
+	if a, err := autostart.New(); err == nil {
+		o.Autostart = uiAutostart{a}
+	}
+	o.Terminal = terminal.New()
+	o.Diagnose = uiDiagnoser{configPath}
+	return o
+}
+
+// uiClients adapts app/install to the Clients window.
+type uiClients struct {
+	opts install.Options // zero: the user's home, sandtray-mcp next to this binary
+}
+
+func (c uiClients) List() []ui.ClientState {
+	var out []ui.ClientState
+	for _, s := range install.Inspect(c.opts) {
+		st := ui.ClientState{Name: s.Client, App: s.App, Path: s.Path, Installed: s.Installed,
+			Connected: s.Connected, Current: s.Current}
+		if s.Err != nil {
+			st.Problem = s.Err.Error()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func (c uiClients) Connect(name string) (string, error) {
+	res, err := install.Install(name, c.opts)
+	return res.String(), err
+}
+
+func (c uiClients) Disconnect(name string) (string, error) {
+	res, err := install.Uninstall(name, c.opts)
+	return res.String(), err
+}
+
+// uiSettings adapts app/settings to the Settings window.
+type uiSettings struct{ s *settings.Store }
+
+func (u uiSettings) Path() string { return u.s.Path() }
+
+func (u uiSettings) Fields() ([]ui.SettingField, error) {
+	fields, err := u.s.Fields()
+	out := make([]ui.SettingField, len(fields))
+	for i, f := range fields {
+		out[i] = ui.SettingField{Key: f.Key, Label: f.Label, Group: f.Group, Kind: ui.SettingKind(f.Kind),
+			Value: f.Value, List: f.List, Choices: f.Choices, Help: f.Help, Restart: f.Applies == settings.Restart}
+	}
+	return out, err
+}
+
+func (u uiSettings) Save(fields []ui.SettingField) (ui.SettingsSaved, error) {
+	edited := make([]settings.Field, len(fields))
+	for i, f := range fields {
+		edited[i] = settings.Field{Key: f.Key, Value: f.Value, List: f.List}
+	}
+	saved, err := u.s.Save(edited)
+	return ui.SettingsSaved{Changed: saved.Changed, Rewritten: saved.Rewritten, Backup: saved.Backup}, err
+}
+
+// uiAutostart adapts app/autostart to the tray's Start at login.
+type uiAutostart struct{ a *autostart.Autostart }
+
+func (u uiAutostart) Enabled() (bool, error) {
+	st, err := u.a.Status()
+	return st.Enabled, err
+}
+
+func (u uiAutostart) SetEnabled(on bool) error {
+	if !on {
+		_, err := u.a.Disable()
+		return err
+	}
+	exe, err := autostart.Executable()
+	if err == nil {
+		_, err = u.a.Enable(exe)
+	}
+	return err
+}

@@ -1,0 +1,86 @@
+package host
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/sandtray/sandtray/app/httptoken"
+	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/mcpserver"
+)
+
+// httpEndpoint is the optional MCP-over-HTTP listener (`serve --http`,
+// http.listen in config.toml), bound before the engine starts so that a
+// refused or busy address stops Sandtray at once, with a sentence saying why.
+type httpEndpoint struct {
+	cfg    engine.HTTPConfig
+	ln     net.Listener
+	tokens *httptoken.File
+	url    string // the Streamable HTTP URL clients use
+}
+
+// listenHTTP binds cfg.Listen (TLS when configured) and makes sure a token
+// exists. A non-loopback address without TLS is refused by cfg.Check.
+func listenHTTP(cfg engine.HTTPConfig, tokenPath string) (*httpEndpoint, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("MCP over HTTP: %w", err)
+	}
+	tokens := httptoken.Open(tokenPath)
+	if _, err := tokens.Ensure(); err != nil {
+		return nil, fmt.Errorf("MCP over HTTP: %w", err)
+	}
+	var tlsCfg *tls.Config
+	if cfg.TLS() {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("MCP over HTTP: http.tls_cert and http.tls_key: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("MCP over HTTP: %w", err)
+	}
+	if tlsCfg != nil {
+		ln = tls.NewListener(ln, tlsCfg)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return &httpEndpoint{cfg: cfg, ln: ln, tokens: tokens, url: cfg.Origin(port) + mcpserver.PathStreamable}, nil
+}
+
+// serve serves srv until ctx is done; see HTTPServer.Serve.
+func (e *httpEndpoint) serve(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
+	h := srv.NewHTTP(mcpserver.HTTPOptions{Token: e.tokens.Current, Listen: e.cfg.Listen})
+	log.Info("serving MCP over HTTP", "url", e.url, "sse", e.url[:len(e.url)-len(mcpserver.PathStreamable)]+mcpserver.PathSSE,
+		"token_file", e.tokens.Path())
+	return h.Serve(ctx, e.ln)
+}
+
+// serveHTTP runs the core's HTTP endpoint, if it has one, next to the
+// socket; stop cancels what runs beside it when the endpoint fails. The
+// returned function waits for it and reports how it ended.
+func (c *core) serveHTTP(ctx context.Context, stop context.CancelFunc) (wait func() error) {
+	if c.http == nil {
+		return func() error { return nil }
+	}
+	var wg sync.WaitGroup
+	var err error
+	wg.Go(func() {
+		err = c.http.serve(ctx, c.srv, c.log)
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+		if err != nil {
+			stop()
+		}
+	})
+	return func() error {
+		wg.Wait()
+		return err
+	}
+}
