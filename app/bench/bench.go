@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"time"
 
 	"github.com/sandtray/sandtray/engine"
 )
@@ -35,6 +36,10 @@ type Options struct {
 	Config *engine.Config
 	// Progress receives a line per step and engine warnings; nil discards them.
 	Progress io.Writer
+	// Idle is how long idle CPU is measured, with the window closed and
+	// open; 0 skips the idle figures (CPU with 50 sandboxes, RSS with 50
+	// and 100), which need 100 sandboxes.
+	Idle time.Duration
 }
 
 // Levels are the numbers of concurrent clients the throughput is measured with.
@@ -67,11 +72,19 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	defer func() { err = errors.Join(err, cold.close(ctx)) }()
 	rep = Report{Image: cfg.DefaultImage, N: opts.N, Creates: max(3, opts.N/5), Machine: machine(ctx, warm),
 		Labels: []string{run + "/pool", run + "/cold"}}
-	if err := measureLatency(ctx, &rep, warm, cold, progress); err != nil {
+	if err := measureLatency(ctx, &rep, warm, progress); err != nil {
+		return Report{}, err
+	}
+	if err := measurePool(ctx, &rep, warm, cold, progress); err != nil {
 		return Report{}, err
 	}
 	if err := measureThroughput(ctx, &rep, warm, progress); err != nil {
 		return Report{}, err
+	}
+	if opts.Idle > 0 {
+		if err := measureIdle(ctx, &rep, warm, opts.Idle, progress); err != nil {
+			return Report{}, err
+		}
 	}
 	return rep, nil
 }
@@ -90,7 +103,9 @@ func prepare(opts *Options) (engine.Config, io.Writer) {
 		cfg.DefaultImage = opts.Image
 	}
 	cfg.Images = map[string]string{}
-	cfg.Pool = engine.PoolConfig{Size: max(cfg.Pool.Size, 2)}
+	cfg.Pool.Size, cfg.Pool.Images = max(cfg.Pool.Size, 2), nil
+	// The idle figures hold 100 sandboxes, and the throughput its clients'.
+	cfg.Limits.MaxSandboxes = max(cfg.Limits.MaxSandboxes, 128)
 	progress := opts.Progress
 	if progress == nil {
 		progress = io.Discard
@@ -99,19 +114,26 @@ func prepare(opts *Options) (engine.Config, io.Writer) {
 }
 
 // measureLatency times warm calls through the socket and per-call docker
-// exec in one sandbox, then new sandboxes with the pool and without.
-func measureLatency(ctx context.Context, rep *Report, warm, cold *stack, progress io.Writer) error {
+// exec in one sandbox, then new sandboxes from the pool.
+func measureLatency(ctx context.Context, rep *Report, warm *stack, progress io.Writer) error {
 	c, err := dial(ctx, warm.path(), "sandtray-bench")
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	id, err := c.createSandbox(ctx)
+	id, err := c.createSandbox(ctx, "")
 	if err != nil {
+		return err
+	}
+	if err := warm.waitPool(ctx); err != nil { // no fill competes with the warm calls
 		return err
 	}
 	fmt.Fprintf(progress, "warm execute_code through the socket, %d calls\n", rep.N)
 	if rep.Socket, err = timeCalls(ctx, rep.N, func(ctx context.Context) error { return c.runPrint(ctx, id) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "warm execute_code over HTTP, %d calls\n", rep.N)
+	if rep.HTTP, err = timeHTTP(ctx, warm, id, rep.N); err != nil {
 		return err
 	}
 	fmt.Fprintf(progress, "per-call docker exec, %d calls\n", rep.N)
@@ -119,16 +141,7 @@ func measureLatency(ctx context.Context, rep *Report, warm, cold *stack, progres
 		return err
 	}
 	fmt.Fprintf(progress, "new sandbox to first result with the warm pool, %d sandboxes\n", rep.Creates)
-	if rep.Pool, err = createToFirstResult(ctx, warm, c, rep.Creates); err != nil {
-		return err
-	}
-	cc, err := dial(ctx, cold.path(), "sandtray-bench")
-	if err != nil {
-		return err
-	}
-	defer cc.close()
-	fmt.Fprintf(progress, "new sandbox to first result without a pool, %d sandboxes\n", rep.Creates)
-	rep.NoPool, err = createToFirstResult(ctx, cold, cc, rep.Creates)
+	rep.Pool, err = createToFirstResult(ctx, warm, c, rep.Creates, "")
 	return err
 }
 

@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +36,9 @@ func TestRunReportsEveryRow(t *testing.T) {
 		name string
 		q    Quantiles
 		n    int
-	}{{"socket", rep.Socket, 4}, {"direct", rep.Direct, 4}, {"pool", rep.Pool, 3}, {"no pool", rep.NoPool, 3}} {
+	}{{"socket", rep.Socket, 4}, {"http", rep.HTTP, 4}, {"direct", rep.Direct, 4}, {"pool", rep.Pool, 3}, {"no pool", rep.NoPool, 3},
+		{"other image", rep.Other, 3}, {"burst", rep.Burst, 2 * burstSize}, {"cold create", rep.ColdCreate, 3},
+		{"cold first", rep.ColdFirst, 3}, {"bare", rep.Bare, 3}} {
 		if q.q.N != q.n || q.q.P50 <= 0 || q.q.P90 < q.q.P50 || q.q.P90 > time.Minute {
 			t.Errorf("%s: %+v, want %d samples, 0 < p50 <= p90 < 1m", q.name, q.q, q.n)
 		}
@@ -51,7 +55,7 @@ func TestRunReportsEveryRow(t *testing.T) {
 		}
 	}
 	table := rep.Table()
-	for _, row := range []string{rowSocket, rowDirect, rowRatio, rowPool, rowNoPool,
+	for _, row := range []string{rowSocket, rowHTTP, rowDirect, rowRatio, rowPool, rowOther, rowBurst, rowNoPool, rowColdC, rowColdF, rowBare, rowOver,
 		"executions/s, 1 concurrent client ", "executions/s, 4 concurrent clients", "executions/s, 16 concurrent clients"} {
 		if !strings.Contains(table, row) {
 			t.Errorf("table lacks %q:\n%s", row, table)
@@ -86,5 +90,23 @@ func TestQuantilesAndTable(t *testing.T) {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+}
+
+func TestProcReaders(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	if rss := selfRSS(); rss < 1<<20 {
+		t.Errorf("own RSS %d bytes, want at least a megabyte", rss)
+	}
+	if ticks := cpuTicks(os.Getpid()); ticks < 0 {
+		t.Errorf("own CPU ticks %v, want a reading", ticks)
+	}
+	if cpuTicks(0) != -1 || findProcess("no-such-process-name") != 0 {
+		t.Error("a missing process gave a reading")
+	}
+	if i := (Idle{Sandtray: -1}); !strings.Contains(Report{Idle: []Idle{i}}.Table(), "n/a") {
+		t.Error("an unread figure is not shown as n/a")
 	}
 }

@@ -126,7 +126,16 @@ func (c *client) send(msg any) error {
 }
 
 // runPrint runs python's print(1) in the sandbox id and checks its output.
-func (c *client) runPrint(ctx context.Context, id string) error {
+func (c *client) runPrint(ctx context.Context, id string) error { return runPrint(ctx, c, id) }
+
+// caller is a client of either transport: the socket's or HTTP's.
+type caller interface {
+	call(ctx context.Context, tool string, args map[string]any) (map[string]any, error)
+}
+
+// runPrint runs python's print(1) in the sandbox id through c and checks
+// its output.
+func runPrint(ctx context.Context, c caller, id string) error {
 	out, err := c.call(ctx, "execute_code", map[string]any{"sandbox_id": id, "code": "print(1)"})
 	if err != nil {
 		return err
@@ -137,9 +146,14 @@ func (c *client) runPrint(ctx context.Context, id string) error {
 	return nil
 }
 
-// createSandbox creates a sandbox with the default spec and returns its id.
-func (c *client) createSandbox(ctx context.Context) (string, error) {
-	out, err := c.call(ctx, "create_sandbox", map[string]any{})
+// createSandbox creates a sandbox of image ("" for the default) with the
+// default spec otherwise, and returns its id.
+func (c *client) createSandbox(ctx context.Context, image string) (string, error) {
+	args := map[string]any{}
+	if image != "" {
+		args["image"] = image
+	}
+	out, err := c.call(ctx, "create_sandbox", args)
 	if err != nil {
 		return "", err
 	}

@@ -58,17 +58,18 @@ func directExec(ctx context.Context, s *stack, id string, n int) (Quantiles, err
 	})
 }
 
-// createToFirstResult times create_sandbox then execute_code print(1) in the
-// new sandbox, n times, each after the warm pool (if any) has refilled. The
-// sandbox is deleted, untimed, after each run.
-func createToFirstResult(ctx context.Context, s *stack, c *client, n int) (Quantiles, error) {
+// createToFirstResult times create_sandbox (of image, "" for the default)
+// then execute_code print(1) in the new sandbox, n times, each after the
+// warm pool (if any) has refilled. The sandbox is deleted, untimed, after
+// each run.
+func createToFirstResult(ctx context.Context, s *stack, c *client, n int, image string) (Quantiles, error) {
 	times := make([]time.Duration, 0, n)
 	for range n {
 		if err := s.waitPool(ctx); err != nil {
 			return Quantiles{}, err
 		}
 		start := time.Now()
-		id, err := c.createSandbox(ctx)
+		id, err := c.createSandbox(ctx, image)
 		if err != nil {
 			return Quantiles{}, err
 		}
@@ -99,7 +100,7 @@ func newWorkers(ctx context.Context, s *stack, n int) ([]worker, error) {
 			return ws, err
 		}
 		ws = append(ws, worker{c: c})
-		if ws[i].id, err = c.createSandbox(ctx); err != nil {
+		if ws[i].id, err = c.createSandbox(ctx, ""); err != nil {
 			return ws, err
 		}
 		for range warmupCalls {

@@ -24,6 +24,7 @@ const cleanupTimeout = time.Minute
 // run, so it never sees the user's sandboxes, nor the user's engine its own.
 type stack struct {
 	eng    *engine.Engine
+	srv    *mcpserver.Server
 	ln     *socket.Listener
 	cancel context.CancelFunc
 	conns  sync.WaitGroup
@@ -51,7 +52,7 @@ func startStack(ctx context.Context, cfg engine.Config, dir, label string, log *
 		Languages: engine.Languages(), LanguageAliases: engine.LanguageAliases(),
 	})
 	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &stack{eng: eng, ln: ln, cancel: cancel, served: make(chan struct{})}
+	s := &stack{eng: eng, srv: srv, ln: ln, cancel: cancel, served: make(chan struct{})}
 	go s.serve(serveCtx, srv)
 	return s, nil
 }
