@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // socketEnv is userEnv plus a private socket path and no display, so the
@@ -142,11 +143,5 @@ func killShimMidExec(t *testing.T, env []string, id string) {
 
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", within, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testwait.Eventually(t, within, what, cond)
 }
