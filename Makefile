@@ -7,7 +7,18 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # gcc for cgo and -race; debootstrap for the offline image; the rest for Fyne.
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
-.PHONY: all build run serve test test-fault test-soak vet image test-image deps docker clean
+.PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
+.PHONY: cross deps-platforms test-podman
+
+# apt_install installs those of the Debian packages $(1) that are missing,
+# running $(2) first when some are.
+define apt_install
+	@missing=$$(for p in $(1); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing"; \
+		$(2) $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	fi
+endef
 
 all: build
 
@@ -20,20 +31,33 @@ run: deps docker image build
 
 ## test: vet and race-test everything against the real Docker daemon: unit,
 ## integration and GUI tests, the attack, file and CIS suite (engine/securitytest),
-## then, alone, the faults that restart and freeze the daemon.
+## then, alone, the faults that restart and freeze the daemon; then the
+## end-to-end tests against Podman (make test-podman). Cross builds first.
 test: deps docker test-image
+	$(MAKE) --no-print-directory -j3 cross
 	$(GO) vet ./...
 	$(GO) vet -tags fault ./engine/securitytest/
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory test-fault
+	$(MAKE) --no-print-directory test-podman
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
 test-fault: docker test-image
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -tags fault -race -p 1 -count=1 -timeout 20m -run '^TestFault' ./engine/securitytest/
 
+## bench-ports: expose_port's forward throughput (MB/s) and time per new connection, into an offline sandbox.
+bench-ports: docker test-image
+	SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -run '^$$' -bench Forward -benchtime 10x -count 3 ./engine/internal/portfwd/
+
 ## test-soak: mix every tool for ten minutes; goroutines, files and containers must end at baseline.
 test-soak: docker test-image
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_SOAK=10m $(GO) test -race -count=1 -timeout 30m -run TestSoak -v ./engine/securitytest/
+
+## test-cis-bench: docker-bench-security (CIS sections 4 and 5) against a standard and a strict
+## sandbox; BENCH names docker-bench-security.sh from github.com/docker/docker-bench-security.
+test-cis-bench: docker test-image
+	@test -n "$(BENCH)" || { echo "set BENCH=/path/to/docker-bench-security.sh"; exit 1; }
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_DOCKER_BENCH=$(BENCH) $(GO) test -count=1 -run TestDockerBench -v ./engine/securitytest/
 
 ## image / test-image: build the sandbox image unless Docker already has it.
 image test-image: docker
@@ -41,11 +65,7 @@ image test-image: docker
 
 ## deps: install missing system packages (Debian/Ubuntu).
 deps:
-	@missing=$$(for p in $(APT_PKGS); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "installing $$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	$(call apt_install,$(APT_PKGS),)
 
 ## docker: make sure a Docker daemon answers; start one when root and none runs.
 docker:
@@ -58,5 +78,48 @@ docker:
 		docker info >/dev/null 2>&1 || { echo "Docker is not running: start it (sudo systemctl start docker) and try again" >&2; exit 1; }; \
 	}
 
+## cross: every platform from this one: the six CGO_ENABLED=0 builds of
+## ./app/cmd/... (the engine without a window), the Windows tray app with
+## mingw-w64, and go vet for macOS and Windows. Run with -j; outputs stay in
+## bin/cross, so an unchanged tree relinks nothing.
+CROSS_OS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64 windows-arm64
+cross: $(addprefix cross-,$(CROSS_OS)) cross-windows-gui vet-darwin vet-windows
+
+cross-%:
+	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
+
+cross-windows-gui: deps-platforms
+	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -o $(BIN)/cross/windows-amd64-gui/ ./app/cmd/sandtray
+
+# go vet for another OS covers every package that builds there without cgo;
+# Fyne's packages need cgo on macOS, so the window's code is vetted on Linux
+# (and built for Windows by cross-windows-gui).
+vet-%:
+	CGO_ENABLED=0 GOOS=$* $(GO) vet $$(CGO_ENABLED=0 GOOS=$* $(GO) list -e -f '{{.ImportPath}} {{join .Deps " "}}' ./... | grep -v -e fyne.io/fyne -e go-gl | cut -d' ' -f1)
+
+## deps-platforms: mingw-w64 (Windows tray app) and OpenSSH (the ssh:// end-to-end test).
+PLATFORM_PKGS := gcc-mingw-w64-x86-64 openssh-server openssh-client
+deps-platforms:
+	$(call apt_install,$(PLATFORM_PKGS),)
+
+## test-podman: the MCP end-to-end tests against Podman's Docker-compatible API
+## (installs podman and catatonit, runs `podman system service` on a private socket).
+test-podman: docker test-image
+	GO=$(GO) IMAGE=$(IMAGE) .ci/test-podman
+
+# (dpkg-query, not dpkg -s: with arm64 added for make dist, a name like libgl1-mesa-dev
+# matches two architectures and dpkg -s calls it ambiguous.)
+## dist: release archives in dist/: Linux amd64 and arm64 and Windows amd64 tray apps
+## (cgo, cross-built), macOS amd64 and arm64 engine and shim; see packaging/dist.sh.
+dist: dist-deps
+	packaging/dist.sh
+
+# dist-deps: the cross compilers and arm64 libraries the tray app links (Debian/Ubuntu, amd64 host).
+DIST_PKGS := gcc-mingw-w64-x86-64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross zip \
+	libgl1-mesa-dev:arm64 libx11-dev:arm64 libxcursor-dev:arm64 libxrandr-dev:arm64 \
+	libxinerama-dev:arm64 libxi-dev:arm64 libxxf86vm-dev:arm64 libwayland-dev:arm64 libxkbcommon-dev:arm64
+dist-deps: deps
+	$(call apt_install,$(DIST_PKGS),dpkg --print-foreign-architectures | grep -qx arm64 || $(SUDO) dpkg --add-architecture arm64;)
+
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) dist
