@@ -86,6 +86,15 @@ func (e *Engine) copyLimits() hostfs.Limits {
 	return hostfs.Limits{MaxBytes: e.cfg.Limits.MaxCopyBytes, MaxFiles: e.cfg.Limits.MaxCopyFiles}
 }
 
+// exportRecords is the folder where exports record what they wrote (see
+// capture.Config.ExportRecords): in the state dir, out of every sandbox's reach.
+func (e *Engine) exportRecords() string {
+	if e.cfg.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(e.cfg.StateDir, "exports")
+}
+
 // SaveFiles copies a sandbox file or folder to a host path a person picked
 // in the GUI's save dialog: the allowed roots bind what models ask for, not
 // what the user chooses. Every other rule of CopyFromSandbox holds.

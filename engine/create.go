@@ -62,7 +62,7 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
 func (e *Engine) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return e.cfg.harden(docker.CreateOptions{
+	return e.cfg.Harden(docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: sandbox.EnvList(spec.Env),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,

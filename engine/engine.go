@@ -25,7 +25,7 @@ const activityKept = 500
 // Engine manages sandboxes. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Engine struct {
-	cfg    Config
+	cfg    settings
 	docker dockerAPI
 	log    *slog.Logger
 	store  *stateStore
@@ -124,7 +124,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: cfg, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
+		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
 		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
 		jobs: newJobTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
 		ports: portfwd.NewSet(),
@@ -236,7 +236,7 @@ func (e *Engine) ephemeral() []*box {
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() Config { return e.cfg }
+func (e *Engine) Config() Config { return e.cfg.Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {

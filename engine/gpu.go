@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -31,7 +32,7 @@ func gpuStatusOf(ctx context.Context, d interface {
 // checkGPUs applies the [gpu] config to spec's gpus and refuses them on a
 // Docker host without a GPU runtime, saying what to install.
 func (e *Engine) checkGPUs(ctx context.Context, spec sandbox.Spec) error {
-	n, err := parseGPUs(spec.GPUs)
+	n, err := config.ParseGPUs(spec.GPUs)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -53,7 +54,7 @@ func (e *Engine) checkGPUs(ctx context.Context, spec sandbox.Spec) error {
 // gpuCount is spec's gpus as docker.CreateOptions.GPUs wants it (checked
 // by checkGPUs or, for a sandbox adopted from its labels, at its creation).
 func gpuCount(spec sandbox.Spec) int {
-	n, _ := parseGPUs(spec.GPUs)
+	n, _ := config.ParseGPUs(spec.GPUs)
 	return n
 }
 

@@ -18,6 +18,7 @@ type testEngine struct {
 	*Engine
 	docker *docker.Client
 	owner  sandbox.Owner
+	cfg    Config // what the engine was made with
 }
 
 func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
@@ -51,7 +52,7 @@ func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...
 	t.Cleanup(func() { e.stopLoops() })
 	owner := sandbox.Owner{Session: "s-" + sandbox.RandomHex(4), Client: "engine-test 1.0"}
 	e.SessionStarted(owner)
-	return &testEngine{Engine: e, docker: cli, owner: owner}
+	return &testEngine{Engine: e, docker: cli, owner: owner, cfg: cfg}
 }
 
 // stopLoops stops the background loops as a crash would: nothing is removed.

@@ -115,7 +115,7 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		GPUs: cmpOr(req.GPUs, c.GPU.Default),
 	}
 	if spec.Image == "" {
-		spec.Image = c.imageFor(lang)
+		spec.Image = c.ImageFor(lang)
 	}
 	if spec.Name == "" {
 		spec.Name = "sb-" + sandbox.RandomHex(3)
@@ -128,7 +128,7 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	case spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork:
 		return spec, fmt.Errorf("network access is disabled by the user's config (sandbox.allow_network = false); work offline: %w", sandbox.ErrForbidden)
 	}
-	if err := c.secureSpec(&spec); err != nil {
+	if err := c.SecureSpec(&spec); err != nil {
 		return spec, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
@@ -155,7 +155,7 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	if ok {
 		return nil
 	}
-	if err := e.cfg.checkPull(ref); err != nil {
+	if err := e.cfg.CheckPull(ref); err != nil {
 		return err
 	}
 	err = e.docker.PullImage(ctx, ref, func(p docker.PullProgress) {

@@ -159,7 +159,7 @@ func TestRemovedBehindOurBack(t *testing.T) {
 // TestRestartAdoptsAndReaps: after a crash, a new engine keeps the persistent
 // sandbox (with its activity log) and removes the expired ephemeral one.
 func TestRestartAdoptsAndReaps(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{0} })
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
 	ctx := context.Background()
 	keep := te.create(t, sandbox.CreateRequest{Name: "keep", Persistent: true})
 	drop := te.create(t, sandbox.CreateRequest{Name: "drop"})
@@ -189,7 +189,7 @@ func TestRestartAdoptsAndReaps(t *testing.T) {
 }
 
 func TestSessionEndReapsEphemeral(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{300 * time.Millisecond} })
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 300 * time.Millisecond} })
 	ctx := context.Background()
 	eph := te.create(t, sandbox.CreateRequest{})
 	per := te.create(t, sandbox.CreateRequest{Persistent: true})
@@ -268,7 +268,7 @@ func TestSnapshotStatusAndNotices(t *testing.T) {
 func TestEnginesKeepToTheirOwn(t *testing.T) {
 	te := newTestEngine(t)
 	mine := te.create(t, sandbox.CreateRequest{})
-	other := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{0} })
+	other := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
 	if _, err := other.Get(context.Background(), mine.ID); err == nil {
 		t.Error("a second test engine adopted the first one's sandbox")
 	}

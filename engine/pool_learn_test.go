@@ -83,7 +83,7 @@ func TestPoolLearnsImageAndDropsItWhenDeleted(t *testing.T) {
 // once the image has been idle for pool.idle, a learned image has no spare
 // left and the configured one is back to pool.size.
 func TestPoolShrinksWhenIdle(t *testing.T) {
-	te := newPoolEngine(t, 1, func(c *Config) { c.Pool.Idle = Duration{6 * time.Second} })
+	te := newPoolEngine(t, 1, func(c *Config) { c.Pool.Idle = Duration{Duration: 6 * time.Second} })
 	other := te.otherImage(t)
 	for range 3 {
 		te.create(t, sandbox.CreateRequest{})

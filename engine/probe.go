@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -63,14 +62,4 @@ func ProbeDocker(ctx context.Context, cfg Config) DockerProbe {
 	p.GPU = gpuStatusOf(ctx, cli)
 	p.GPUHolders, _ = gpuHolders(ctx, cli) // a failure here shows in the other lines
 	return p
-}
-
-// ExpandedRoots are the allowed host roots with a leading "~/" made the
-// user's home, as copies resolve them.
-func (h HostAccess) ExpandedRoots() []string {
-	out := make([]string, len(h.AllowedRoots))
-	for i, r := range h.AllowedRoots {
-		out[i] = hostfs.ExpandHome(r)
-	}
-	return out
 }

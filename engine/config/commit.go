@@ -1,9 +1,8 @@
-package engine
+package config
 
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -11,9 +10,9 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// CommitConfig is the [commit] section: where commit_sandbox and the app's
+// Commit is the [commit] section: where commit_sandbox and the app's
 // Commit… dialog may write images.
-type CommitConfig struct {
+type Commit struct {
 	// Namespace prefixes every committed image's name ("foo:v1" is saved
 	// as "sandtray-local/foo:v1"), so a commit never takes a name that the
 	// user's own images or Docker's pulls use.
@@ -24,7 +23,7 @@ const defaultCommitNamespace = "sandtray-local/"
 
 // check names the key when the namespace is not a repository prefix of this
 // machine's (lowercase path components ending in "/", no registry host).
-func (c CommitConfig) check() error {
+func (c Commit) check() error {
 	ns := c.Namespace
 	tag, err := docker.NormalizeTag(ns + "x:1")
 	reg, _ := docker.RegistryOf(ns + "x")
@@ -36,18 +35,9 @@ func (c CommitConfig) check() error {
 	return nil
 }
 
-// configuredImages are the images sandboxes start from by configuration:
+// ConfiguredImages are the images sandboxes start from by configuration:
 // the default, each language's and each pool image.
-func (c *Config) configuredImages() []string {
+func (c *Config) ConfiguredImages() []string {
 	imgs := append([]string{c.DefaultImage}, c.Pool.Images...)
 	return slices.Compact(slices.Sorted(slices.Values(append(imgs, slices.Collect(maps.Values(c.Images))...))))
-}
-
-// exportRecords is the folder where exports record what they wrote (see
-// capture.Config.ExportRecords): in the state dir, out of every sandbox's reach.
-func (e *Engine) exportRecords() string {
-	if e.cfg.StateDir == "" {
-		return ""
-	}
-	return filepath.Join(e.cfg.StateDir, "exports")
 }

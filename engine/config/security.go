@@ -1,6 +1,7 @@
-package engine
+package config
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,9 +35,9 @@ const (
 // root package manager needs (see DESIGN.md, "Security defaults").
 var packageManagerCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID"}
 
-// PullConfig is the pull policy: which images create_sandbox may have the
+// Pull is the pull policy: which images create_sandbox may have the
 // daemon pull when they are not on this machine.
-type PullConfig struct {
+type Pull struct {
 	// Policy is "registries" (pull only from Registries) or "never".
 	Policy string `toml:"policy"`
 	// Registries are registry hosts images may come from; "docker.io" is
@@ -54,8 +55,8 @@ const (
 )
 
 // defaultPull keeps images such as python:3.12 from Docker Hub working.
-func defaultPull() PullConfig {
-	return PullConfig{Policy: PullRegistries, Registries: []string{"docker.io"}, MaxMB: defaultPullMB}
+func defaultPull() Pull {
+	return Pull{Policy: PullRegistries, Registries: []string{"docker.io"}, MaxMB: defaultPullMB}
 }
 
 // defaultPullMB is pull.max_mb's default: large enough for python:3.12
@@ -110,15 +111,15 @@ func isRootUser(u string) bool {
 	return name == "root" || (name != "" && strings.Trim(name, "0") == "")
 }
 
-// secureSpec applies the profile to spec and checks its limits against the
-// config's bounds (specFor calls it for every new sandbox).
-func (c *Config) secureSpec(spec *sandbox.Spec) error {
+// SecureSpec applies the profile to spec and checks its limits against the
+// config's bounds (the engine calls it for every new sandbox).
+func (c *Config) SecureSpec(spec *sandbox.Spec) error {
 	l := c.Limits
 	if c.Sandbox.Profile == ProfileStrict {
 		if spec.Network != sandbox.NetworkNone {
 			return fmt.Errorf("network %q is not available: the user's config runs sandboxes in the strict profile (sandbox.profile = \"strict\"), which has no network; work offline: %w", spec.Network, sandbox.ErrForbidden)
 		}
-		spec.User = cmpOr(spec.User, strictUser)
+		spec.User = cmp.Or(spec.User, strictUser)
 	}
 	switch {
 	case spec.CPUs < l.MinCPUs || spec.CPUs > l.MaxCPUs:
@@ -131,12 +132,12 @@ func (c *Config) secureSpec(spec *sandbox.Spec) error {
 	return nil
 }
 
-// harden adds the profile's container settings to o (createOptions calls
-// it for every container the engine makes): in the strict profile a
+// Harden adds the profile's container settings to o (the engine calls
+// it for every container it makes): in the strict profile a
 // read-only root, with tmpfs for the workdir and /tmp, each at most
 // sandbox.tmpfs_mb and the sandbox's memory (tmpfs pages count in it), and
 // HOME in the workdir, the one place the user can write.
-func (c *Config) harden(o docker.CreateOptions) docker.CreateOptions {
+func (c *Config) Harden(o docker.CreateOptions) docker.CreateOptions {
 	if c.Sandbox.Profile != ProfileStrict {
 		return o
 	}
@@ -149,11 +150,11 @@ func (c *Config) harden(o docker.CreateOptions) docker.CreateOptions {
 	return o
 }
 
-// checkPull says whether image ref, which is not on this machine, may be
+// CheckPull says whether image ref, which is not on this machine, may be
 // pulled: never while the user's config forbids the network (a registry name
 // is a DNS query, a channel out), never under pull.policy = "never", and
 // only from pull.registries.
-func (c *Config) checkPull(ref string) error {
+func (c *Config) CheckPull(ref string) error {
 	const fix = "pick an image that is on this machine (`docker images`), or ask the user to pull it"
 	switch {
 	case !c.Sandbox.AllowNetwork:

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"errors"
@@ -34,7 +34,7 @@ func TestConfigSecurityKeys(t *testing.T) {
 		{"pull.registries", func(c *Config) { c.Pull.Registries = []string{"docker.io/library"} }},
 	}
 	for _, tt := range tests {
-		cfg := DefaultConfig()
+		cfg := Default()
 		tt.change(&cfg)
 		err := cfg.Validate()
 		switch {
@@ -47,7 +47,7 @@ func TestConfigSecurityKeys(t *testing.T) {
 }
 
 func TestSecureSpecBounds(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := Default()
 	cfg.Limits.MaxCPUs = 2
 	for _, spec := range []sandbox.Spec{
 		{CPUs: 1e-10, MemoryMB: 256, PidsLimit: 64},
@@ -55,17 +55,17 @@ func TestSecureSpecBounds(t *testing.T) {
 		{CPUs: 1, MemoryMB: 8, PidsLimit: 64},
 		{CPUs: 1, MemoryMB: 256, PidsLimit: 0},
 	} {
-		if err := cfg.secureSpec(&spec); !errors.Is(err, sandbox.ErrInvalid) {
-			t.Errorf("secureSpec(%+v) = %v, want ErrInvalid", spec, err)
+		if err := cfg.SecureSpec(&spec); !errors.Is(err, sandbox.ErrInvalid) {
+			t.Errorf("SecureSpec(%+v) = %v, want ErrInvalid", spec, err)
 		}
 	}
 	cfg.Sandbox.Profile = ProfileStrict
 	spec := sandbox.Spec{CPUs: 1, MemoryMB: 256, PidsLimit: 64, Network: sandbox.NetworkBridge}
-	if err := cfg.secureSpec(&spec); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "strict") {
+	if err := cfg.SecureSpec(&spec); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "strict") {
 		t.Errorf("a bridge in the strict profile: %v, want ErrForbidden naming the profile", err)
 	}
 	spec.Network = sandbox.NetworkNone
-	if err := cfg.secureSpec(&spec); err != nil || spec.User != strictUser {
+	if err := cfg.SecureSpec(&spec); err != nil || spec.User != strictUser {
 		t.Errorf("strict spec: %v, user %q; want %q", err, spec.User, strictUser)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func TestConfigCopyAndCommitKeys(t *testing.T) {
 		{"commit.namespace", func(c *Config) { c.Commit.Namespace = "Upper/" }},
 	}
 	for _, tt := range tests {
-		cfg := DefaultConfig()
+		cfg := Default()
 		tt.change(&cfg)
 		err := cfg.Validate()
 		switch {
@@ -38,7 +38,7 @@ func TestConfigCopyAndCommitKeys(t *testing.T) {
 			t.Errorf("%+v %+v: want an error naming %s, got %v", cfg.Limits.CopyLimits, cfg.Commit, tt.key, err)
 		}
 	}
-	if got := DefaultConfig().Commit.Namespace; got != "sandtray-local/" {
+	if got := Default().Commit.Namespace; got != "sandtray-local/" {
 		t.Errorf("default commit.namespace = %q", got)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"fmt"
@@ -10,21 +10,21 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// HTTPConfig is the optional MCP-over-HTTP endpoint ([http] in config.toml).
+// HTTP is the optional MCP-over-HTTP endpoint ([http] in config.toml).
 // An empty Listen turns it off; `sandtray serve --http ADDR` overrides it.
-type HTTPConfig struct {
+type HTTP struct {
 	Listen  string `toml:"listen"`   // host:port; port 0 picks a free one
 	TLSCert string `toml:"tls_cert"` // PEM certificate file; with TLSKey, serves HTTPS
 	TLSKey  string `toml:"tls_key"`  // PEM private key file
 }
 
 // TLS reports whether the endpoint serves HTTPS.
-func (h HTTPConfig) TLS() bool { return h.TLSCert != "" }
+func (h HTTP) TLS() bool { return h.TLSCert != "" }
 
 // Origin is the endpoint's scheme, host and port as a client reaches it:
 // the configured host (127.0.0.1 when it names every interface) with port,
 // the one bound (Listen's own when it is not 0).
-func (h HTTPConfig) Origin(port string) string {
+func (h HTTP) Origin(port string) string {
 	scheme := "http"
 	if h.TLS() {
 		scheme = "https"
@@ -39,7 +39,7 @@ func (h HTTPConfig) Origin(port string) string {
 // Check validates the section, naming the key at fault. A non-loopback
 // listen address without TLS is refused: the bearer token would cross the
 // network in the clear to anyone on the path.
-func (h HTTPConfig) Check() error {
+func (h HTTP) Check() error {
 	if (h.TLSCert == "") != (h.TLSKey == "") {
 		return fmt.Errorf("http.tls_cert and http.tls_key must be set together: %w", sandbox.ErrInvalid)
 	}

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"os"
@@ -14,7 +14,7 @@ func TestPortsAndGPUConfig(t *testing.T) {
 		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		return LoadConfig(p)
+		return Load(p)
 	}
 	cfg, err := load("[ports]\nforbidden = [22, 5432]\nmax_per_sandbox = 3\n[gpu]\nallow = false\ndefault = \"1\"\nmax = 2\n")
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// DockerConfig is the [docker] section: which Docker engine to use.
-type DockerConfig struct {
+// Docker is the [docker] section: which Docker engine to use.
+type Docker struct {
 	// Host pins the engine, e.g. "unix:///Users/me/.colima/default/docker.sock"
 	// or "ssh://me@build-box". Empty: DOCKER_HOST, the current docker
 	// context, then the known sockets, the first that answers.
@@ -20,7 +20,7 @@ type DockerConfig struct {
 var dockerSchemes = []string{"unix", "npipe", "tcp", "ssh", "http", "https"}
 
 // check validates the [docker] section, naming the key.
-func (d DockerConfig) check() error {
+func (d Docker) check() error {
 	if d.Host == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"fmt"
@@ -7,24 +7,24 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// PortsConfig bounds expose_port: which sandbox ports may be forwarded to
+// Ports bounds expose_port: which sandbox ports may be forwarded to
 // the host's loopback, and how many forwards and connections there may be.
-type PortsConfig struct {
+type Ports struct {
 	Forbidden      []int `toml:"forbidden"`       // sandbox ports expose_port refuses
 	MaxPerSandbox  int   `toml:"max_per_sandbox"` // forwards one sandbox may have; 0 turns expose_port off
 	MaxConnections int   `toml:"max_connections"` // connections one forward relays at once
 }
 
-// GPUConfig says whether and how many GPUs create_sandbox may give a sandbox.
-type GPUConfig struct {
+// GPU says whether and how many GPUs create_sandbox may give a sandbox.
+type GPU struct {
 	Allow   bool   `toml:"allow"`   // false refuses every gpus request
 	Default string `toml:"default"` // gpus of a sandbox that asks for none: "", "all" or a count
 	Max     int    `toml:"max"`     // most GPUs one sandbox may get; 0: no maximum ("all" allowed)
 }
 
 // defaultPortsConfig and defaultGPUConfig are the settings with no config file.
-func defaultPortsConfig() PortsConfig { return PortsConfig{MaxPerSandbox: 8, MaxConnections: 64} }
-func defaultGPUConfig() GPUConfig     { return GPUConfig{Allow: true} }
+func defaultPortsConfig() Ports { return Ports{MaxPerSandbox: 8, MaxConnections: 64} }
+func defaultGPUConfig() GPU     { return GPU{Allow: true} }
 
 // maxForwardConnections bounds ports.max_connections: each connection is a
 // process in the sandbox.
@@ -46,14 +46,14 @@ func (c *Config) validatePortsAndGPU() error {
 	case g.Max < 0:
 		return fmt.Errorf("gpu.max must be 0 (no maximum) or a count of GPUs: %w", sandbox.ErrInvalid)
 	}
-	if _, err := parseGPUs(g.Default); err != nil {
+	if _, err := ParseGPUs(g.Default); err != nil {
 		return fmt.Errorf("gpu.default %q must be \"\" (none), \"all\" or a count of GPUs: %w", g.Default, sandbox.ErrInvalid)
 	}
 	return nil
 }
 
-// parseGPUs reads a gpus value: 0 for "", -1 for "all", else the count.
-func parseGPUs(s string) (int, error) {
+// ParseGPUs reads a gpus value: 0 for "", -1 for "all", else the count.
+func ParseGPUs(s string) (int, error) {
 	switch s {
 	case "", "0":
 		return 0, nil

@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ func TestDockerHostKey(t *testing.T) {
 		"colima":                                       false,
 		"ftp://host":                                   false,
 	} {
-		cfg := DefaultConfig()
+		cfg := Default()
 		cfg.Docker.Host = host
 		err := cfg.Validate()
 		if ok && err != nil {
