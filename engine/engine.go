@@ -34,7 +34,7 @@ type Engine struct {
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
-	ports *portfwd.Set // the sandboxes' port forwards (ports.go)
+	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
 	// mu guards the registry: boxes and every field of each box (but its
 	// disk, which has its own lock), sessions, callSeq, watchers, paused,
@@ -127,7 +127,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
 		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
 		jobs: newJobTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
-		ports: portfwd.NewSet(),
+		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
+			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
 	// The engine's lifetime: everything it starts derives from base, and
 	// Close cancels it. It outlives the ctx New was called with, which only
@@ -287,7 +288,7 @@ func (e *Engine) infoLocked(b *box) sandbox.Info {
 		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
 		Persistent: b.state.Persistent, Owner: b.state.Owner,
 		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
-		Ports: e.portsOf(b.id),
+		Ports: e.ports.Forwards(b.id),
 	}
 }
 
