@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/files"
+	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
@@ -39,7 +40,7 @@ type Engine struct {
 	// mu guards the registry: boxes and every field of each box (but its
 	// disk, which has its own lock), sessions, callSeq, watchers, paused,
 	// closing, dockerStatus, notices, noticeSeq. Jobs have their own lock
-	// (jobTable). Lock order: mu is never held while taking another lock of
+	// (jobs.Table). Lock order: mu is never held while taking another lock of
 	// the engine or of its packages (kernel.Set, lastUse, pool, run.Disk),
 	// nor across a Docker call or a disk write; those take their own locks
 	// first and mu after, if at all.
@@ -56,7 +57,7 @@ type Engine struct {
 	noticeSeq    uint64
 	reap         chan struct{} // buffer of one: a coalesced request for a reaper pass
 
-	jobs *jobTable // background jobs; their own lock
+	jobs *jobs.Table // background jobs; their own lock
 
 	base   context.Context    // the engine's lifetime (see newEngine)
 	cancel context.CancelFunc // ends base: stops the loops, kernels and jobs
@@ -126,7 +127,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e := &Engine{
 		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
 		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
-		jobs: newJobTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
+		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
 		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
 			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
@@ -202,7 +203,7 @@ func (e *Engine) Close(ctx context.Context) error {
 func (e *Engine) RemoveEphemeral(ctx context.Context) error {
 	var errs []error
 	for _, b := range e.ephemeral() {
-		e.jobs.stopIn(b.id)
+		e.jobs.StopIn(b.id)
 		if err := e.docker.Remove(ctx, b.id); err != nil {
 			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", b.name, err))
 			continue

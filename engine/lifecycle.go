@@ -203,7 +203,7 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 		return err
 	}
 	defer e.release(b)
-	e.jobs.stopIn(b.id)
+	e.jobs.StopIn(b.id)
 	e.kernels.Close(b.id)
 	if err := e.docker.Kill(ctx, b.id); err != nil && !errors.Is(err, sandbox.ErrConflict) {
 		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.name, err))
@@ -224,7 +224,7 @@ func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) er
 	if err != nil {
 		return err
 	}
-	e.jobs.stopIn(b.id)
+	e.jobs.StopIn(b.id)
 	if err := e.docker.Remove(ctx, b.id); err != nil {
 		e.unpick(b)
 		return fmt.Errorf("delete sandbox %s: %w", b.name, err)
