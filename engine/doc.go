@@ -15,7 +15,13 @@
 //   - files: single files and listings inside a sandbox;
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
 //   - pool: the warm pool;
+//   - jobs: the table of background jobs (job_status, job_stop);
+//   - portfwd: port forwards, with expose_port's policy and the table of
+//     every sandbox's forwards;
 //   - docker: the only importer of the Docker SDK.
+//
+// The configuration is package engine/config (config.go here keeps the
+// names the app knew, as aliases).
 //
 // They never import the engine: each defines the small interface or value
 // it needs (a Target sandbox, a Runner, a Host) and the engine implements
