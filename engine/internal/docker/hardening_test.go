@@ -6,10 +6,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 func TestCreateRefusesUnlimited(t *testing.T) {
@@ -90,4 +92,35 @@ func TestExecEntersWorkdirInside(t *testing.T) {
 	if err != nil || code != 0 || out.String() != "/\n" || !strings.Contains(errOut.String(), "cannot enter the workdir /workspace") {
 		t.Errorf("pwd with /workspace swapped for a symlink = %q, %d, %v, stderr %q; want / and a note", out.String(), code, err, errOut.String())
 	}
+}
+
+// TestBridgeKeepsSandboxesApart: a bridged sandbox is made only on a network
+// whose inter-container traffic is off. Docker Engine honours the option;
+// Podman's compatible API ignores it with a warning (run by make
+// test-podman), and there the create is refused, saying why and what to
+// use, with nothing left behind.
+func TestBridgeKeepsSandboxesApart(t *testing.T) {
+	c := dockertest.Client(t)
+	ctx := testCtx(t)
+	o := createOptions(t)
+	o.Network = sandbox.NetworkBridge
+	id, err := c.Create(ctx, o)
+	opts, exists, ierr := c.BridgeOptions(ctx)
+	if ierr != nil {
+		t.Fatal(ierr)
+	}
+	if err == nil {
+		if !exists || opts["com.docker.network.bridge.enable_icc"] != "false" {
+			t.Errorf("created sandbox %s on %s with options %v; want enable_icc=false", id, docker.BridgeNetwork, opts)
+		}
+		return
+	}
+	if !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "could reach each other") || !strings.Contains(err.Error(), `network "none"`) {
+		t.Errorf("bridged create refused with %v; want ErrUnsupported saying sandboxes could reach each other and what to use", err)
+	}
+	// Another package's test may be making (and removing) it at this moment.
+	testwait.Eventually(t, 10*time.Second, docker.BridgeNetwork+" removed after the refusal", func() bool {
+		_, exists, err := c.BridgeOptions(ctx)
+		return err == nil && !exists
+	})
 }

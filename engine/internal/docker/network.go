@@ -62,6 +62,9 @@ func (c *Client) ensureBridge(ctx context.Context) error {
 	defer bridgeLock.Unlock()
 	res, err := c.api.NetworkInspect(ctx, BridgeNetwork, client.NetworkInspectOptions{})
 	if err == nil {
+		if res.Network.Options[iccOption] != "false" && res.Network.Labels[sandbox.LabelManaged] == "true" {
+			return iccIgnored() // made by Sandtray: the engine dropped the option
+		}
 		if res.Network.Options[iccOption] != "false" {
 			return fmt.Errorf("Docker network %s lets containers reach each other (%s is not \"false\"); remove it (`docker network rm %s`) and Sandtray makes its own: %w",
 				BridgeNetwork, iccOption, BridgeNetwork, sandbox.ErrConflict)
@@ -76,5 +79,33 @@ func (c *Client) ensureBridge(ctx context.Context) error {
 		Options: map[string]string{iccOption: "false"},
 		Labels:  map[string]string{sandbox.LabelManaged: "true"},
 	})
-	return wrap("create network "+BridgeNetwork, err)
+	if err != nil {
+		return wrap("create network "+BridgeNetwork, err)
+	}
+	return c.checkICC(ctx)
+}
+
+// checkICC makes sure the network just made kept inter-container traffic
+// off. Podman's compatible API (4.x) creates the network but ignores the
+// option with only a warning: sandboxes on it could reach each other, so
+// the network is removed again and bridged sandboxes refused on that engine.
+func (c *Client) checkICC(ctx context.Context) error {
+	res, err := c.api.NetworkInspect(ctx, BridgeNetwork, client.NetworkInspectOptions{})
+	if err != nil {
+		return wrap("inspect network "+BridgeNetwork, err)
+	}
+	if res.Network.Options[iccOption] == "false" {
+		return nil
+	}
+	_, rerr := c.api.NetworkRemove(ctx, BridgeNetwork, client.NetworkRemoveOptions{})
+	return errors.Join(iccIgnored(), wrap("remove network "+BridgeNetwork, rerr))
+}
+
+// iccIgnored is the refusal of a bridged sandbox on an engine that ignores
+// the inter-container traffic switch.
+func iccIgnored() error {
+	return fmt.Errorf("this container engine does not turn off traffic between containers on a network (it ignores %s=false), "+
+		"so Sandtray puts no sandbox on a shared bridge there: sandboxes on it could reach each other. "+
+		"Use network \"none\" (the default) and images that already have the packages needed, or Docker Engine for bridged sandboxes and install_packages: %w",
+		iccOption, sandbox.ErrUnsupported)
 }
