@@ -25,8 +25,6 @@ type cisCheck struct {
 //	     seccomp); where it has, Docker applies docker-default unasked.
 //	5.7  sshd not run: nothing runs in a sandbox but its init, sleep and the
 //	     execs the engine starts; the image is the user's choice.
-//	5.19 default ulimit overwritten if needed: not needed; pids, memory and
-//	     CPU are bounded by cgroups instead.
 //	5.23 exec with --privileged and 5.24 exec as root: properties of each
 //	     exec, not of the container; the engine's exec options have no
 //	     privileged flag at all (engine/internal/docker ExecOptions), and
@@ -104,6 +102,22 @@ func cisChecks() []cisCheck {
 		}},
 		{"5.18", "Ensure that host devices are not directly exposed to containers", func(c cisDoc) string {
 			return c.empty("HostConfig.Devices", "HostConfig.DeviceRequests", "HostConfig.DeviceCgroupRules")
+		}},
+		{"5.19", "Ensure that the default ulimit is overwritten at runtime if needed", func(c cisDoc) string {
+			// Set on every sandbox, soft = hard, so code cannot raise them and
+			// Podman's compat defaults (nofile 1048576) never apply.
+			limits := map[string]bool{}
+			for _, u := range c.list("HostConfig.Ulimits") {
+				m, _ := u.(map[string]any)
+				name, _ := m["Name"].(string)
+				soft, _ := m["Soft"].(float64)
+				hard, _ := m["Hard"].(float64)
+				limits[name] = soft > 0 && soft == hard
+			}
+			if !limits["nofile"] || !limits["nproc"] {
+				return fmt.Sprintf("HostConfig.Ulimits = %v, want nofile and nproc set, soft = hard", c.get("HostConfig.Ulimits"))
+			}
+			return ""
 		}},
 		{"5.20", "Ensure mount propagation mode is not set to shared", func(c cisDoc) string {
 			return c.empty("Mounts") // no mounts, so no shared propagation
