@@ -29,7 +29,8 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			"You rarely need this: execute_code and execute_command create a default sandbox for this session on first use. "+
 			"Create one to choose the image, to get network access (network \"bridge\"), to keep it across sessions (persistent), or to work in several sandboxes at once. "+
 			"Defaults: the image for the language (python), no network, ephemeral (removed after this session ends), the configured memory and CPU limits. "+
-			"Pulling an image may take a while; progress is reported when the request has a progress token."),
+			"Pulling an image may take a while; progress is reported when the request has a progress token. "+
+			"Each folder the image declares as a VOLUME is an in-memory tmpfs (at most 256 MB, counted in the memory limit): files there are not kept by commit_sandbox, diff or export_dockerfile."),
 		hints(false, false, false, true),
 		mcp.WithString("image", mcp.Description("Docker image to create it from, e.g. \"python:3.12-slim\". Default: the configured image for language.")),
 		mcp.WithString("language", mcp.Enum(k.languages...),
