@@ -155,6 +155,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.eventLoop(loopCtx, tick) },
 		func() { e.statsLoop(loopCtx) },
 		func() { e.reaper(loopCtx, tick) },
+		func() { e.diskWatch(loopCtx, tick) },
 	}
 	if e.pool = e.newPool(); e.pool != nil {
 		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })

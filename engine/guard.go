@@ -11,7 +11,8 @@ import (
 )
 
 // guarded wraps a call's work with what may stop it from outside: the disk
-// watchdog (run.Runner.WatchDisk), and its sandbox dying under it (sandboxDied). The
+// watchdog (run.Runner.WatchDisk; between calls, diskWatch), and its sandbox
+// dying under it (sandboxDied). The
 // call then returns the output it had, and the outcome saying why it stopped,
 // instead of an error.
 func (e *Engine) guarded(b *box, work runFunc) runFunc {
@@ -27,7 +28,9 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		}
 		b.calls[seq] = cancel
 		e.mu.Unlock()
+		b.disk.CallStarted() // the watch between calls (diskwatch.go) leaves it alone
 		defer func() {
+			b.disk.CallEnded()
 			e.mu.Lock()
 			delete(b.calls, seq)
 			e.mu.Unlock()

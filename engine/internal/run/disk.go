@@ -31,12 +31,34 @@ const diskSlack = 1 << 20
 
 // Disk is what the watchdog keeps about one sandbox between calls: its
 // writable layer's folder on this host when the engine can read it (known
-// once looked up), and its size when last measured.
+// once looked up), its size when last measured, the calls running in it,
+// and the state of the watch between calls (IdleWatch).
 type Disk struct {
 	mu       sync.Mutex
 	upperDir string // guarded by mu
 	known    bool   // guarded by mu
 	seen     int64  // guarded by mu
+	calls    int    // guarded by mu: calls running (CallStarted, CallEnded)
+	epoch    uint64 // guarded by mu: counts every call's start and end
+	idle     idleState
+}
+
+// CallStarted records that a call (an exec, a kernel run, a job, an
+// install) starts in the sandbox: the watch between calls (IdleWatch)
+// leaves it alone until every call ended. Pair it with CallEnded.
+func (d *Disk) CallStarted() {
+	d.mu.Lock()
+	d.calls++
+	d.epoch++
+	d.mu.Unlock()
+}
+
+// CallEnded records that a call started with CallStarted ended.
+func (d *Disk) CallEnded() {
+	d.mu.Lock()
+	d.calls--
+	d.epoch++
+	d.mu.Unlock()
 }
 
 // WatchDisk measures t's writable layer until ctx ends, and stops the call

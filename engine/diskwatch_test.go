@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// TestDiskWatchdogStopsASandboxThatGoesOnGrowing: a writer the watch
+// between calls spares when it kills (here a process Docker started, as a
+// kernel is) goes on growing the sandbox past limits.disk_mb outside any
+// call; the sandbox is then stopped, its log says why, and it starts again
+// on next use with its files. Close then waits for the watch's goroutine.
+func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
+	te := newTestEngine(t, func(cfg *Config) { cfg.Limits.DiskMB = 64 })
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ended := make(chan error, 1)
+	go func() {
+		// 100 files of 10 MB at most, so a failure cannot fill the disk.
+		_, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c",
+			"sleep 1; i=0; while [ $i -lt 100 ]; do i=$((i+1)); head -c 10000000 /dev/zero > /workspace/g$i || exit; done"},
+			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+		ended <- err
+	}()
+	eventually(t, 90*time.Second, "the sandbox to be stopped", func() bool {
+		info, err := te.Get(ctx, id)
+		return err == nil && info.Status == sandbox.StatusStopped
+	})
+	<-ended
+	logs, err := te.Logs(ctx, id, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said string
+	for _, a := range logs {
+		if a.Tool == "disk_watchdog" {
+			said = a.Stderr
+		}
+	}
+	if !strings.Contains(said, "over its disk limit of 64 MB (limits.disk_mb) outside any call") || !strings.Contains(said, "the sandbox was stopped") {
+		t.Errorf("the log does not say why the sandbox was stopped: %+v", logs)
+	}
+	out := te.command(t, id, "ls /workspace | wc -l")
+	if n := strings.TrimSpace(out.Stdout); n == "0" || out.ExitCode != 0 {
+		t.Errorf("after the stop, the sandbox's files are gone or it does not run: %+v", out)
+	}
+	if err := te.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1<<20)
+	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "(*Engine).diskWatch") {
+		t.Errorf("the disk watch's goroutine outlived Close:\n%s", stacks)
+	}
+}

@@ -1,0 +1,173 @@
+package run
+
+import (
+	"context"
+	"time"
+)
+
+// The watch between calls measures a sandbox's layer only when its
+// processes used CPU while no call ran: writing costs CPU, and an idle
+// sandbox uses almost none (its init, docker-init, wakes once a second for
+// about 25 µs). So with every sandbox idle it reads one small cgroup file
+// per sandbox per period and walks nothing.
+const (
+	// idleCPUNoise is the CPU per second a sandbox may use without being
+	// measured: eight times what its init uses.
+	idleCPUNoise = 200 * time.Microsecond
+	// idleCPUTrigger is the CPU above the noise, added up since the last
+	// measurement, that makes the next one: writing 10 MB takes more.
+	idleCPUTrigger = 2 * time.Millisecond
+	// idleMeasureShare keeps the walks' own cost in bounds: after a
+	// measurement that took d, the next waits at least idleMeasureShare*d,
+	// so a layer of a million files, measured while something spins in
+	// the sandbox, costs the engine at most a fifth of a core.
+	idleMeasureShare = 4
+)
+
+// CPUUsage reads how much CPU time a sandbox's processes have used since
+// it started. The engine's reads the host's cgroup files (Cgroups).
+type CPUUsage interface {
+	// CPU is false when it cannot be read: a daemon on another machine or
+	// in a VM, cgroups this process may not read, a stopped sandbox.
+	CPU(id string) (time.Duration, bool)
+}
+
+// Meter measures a sandbox's writable layer, in bytes on disk. The
+// Runner's walks the layer's folder when it can read it, else asks Docker.
+type Meter interface {
+	Measure(ctx context.Context, t Target, d *Disk) (int64, error)
+}
+
+// Action is what the watch between calls asks the engine to do.
+type Action int
+
+const (
+	// Nothing: the sandbox is idle, within its limit, or not growing.
+	Nothing Action = iota
+	// KillWriters: the layer grew past the limit while no call ran; kill
+	// the processes that can be writing (KillWriters), keep the files.
+	KillWriters
+	// StopSandbox: it went on growing after that; stop the sandbox.
+	StopSandbox
+)
+
+// Verdict is the watch's answer for one sandbox at one tick.
+type Verdict struct {
+	Act         Action
+	Used, Limit int64 // bytes: what the layer measured, and limits.disk_mb
+}
+
+// idleState is the watch's memory of one sandbox, kept in its Disk.
+type idleState struct {
+	epoch     uint64        // the call epoch (Disk.epoch) when last looked at
+	cpu       time.Duration // the CPU time last read
+	cpuKnown  bool
+	at        time.Time     // when it was read
+	excess    time.Duration // CPU above the noise since the last measurement
+	base      int64         // the layer's size that growth is judged against
+	baseKnown bool          // base was measured since the last call
+	strikes   int           // times it acted since the growth began
+	next      time.Time     // no measurement before this (idleMeasureShare)
+}
+
+// IdleWatch is the disk watchdog between calls. WatchDisk watches a sandbox
+// while a call runs in it; a process that hid from the end-of-call sweep
+// (it left the call's process group and dropped its marker) writes on
+// after it. The engine calls Check for every running sandbox once per
+// period, from one goroutine.
+type IdleWatch struct {
+	cpu   CPUUsage
+	meter Meter
+	now   func() time.Time
+}
+
+// NewIdleWatch returns a watch that reads CPU time from cpu and measures
+// layers with meter.
+func NewIdleWatch(cpu CPUUsage, meter Meter) *IdleWatch {
+	return &IdleWatch{cpu: cpu, meter: meter, now: time.Now}
+}
+
+// Check is one tick for the sandbox t: when no call runs or ran in it since
+// the last tick, and its processes used CPU beyond the noise, it measures
+// the layer. It asks to act only when the layer grew by more than the slack
+// since the last measurement outside calls, and is over limit (plus the
+// slack): a sandbox that merely sits over its limit (a call filled it, and
+// that call said so) is left alone. The first measurement after a call only
+// sets the size that growth is judged against, since the call's last
+// writes may land after its own watchdog measured.
+func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (Verdict, error) {
+	cpu, ok := w.cpu.CPU(t.ID())
+	now := w.now()
+	d.mu.Lock()
+	s := &d.idle
+	switch {
+	case !ok:
+		s.cpuKnown = false
+		d.mu.Unlock()
+		return Verdict{}, nil
+	case d.calls > 0 || d.epoch != s.epoch || !s.cpuKnown || cpu < s.cpu:
+		// A call runs or ran since the last tick (its own watchdog measured
+		// it), or this is the first look, or the sandbox restarted: start
+		// afresh from here.
+		*s = idleState{epoch: d.epoch, cpu: cpu, cpuKnown: true, at: now, next: s.next}
+		d.mu.Unlock()
+		return Verdict{}, nil
+	}
+	noise := idleCPUNoise * time.Duration(now.Sub(s.at).Milliseconds()) / 1000
+	if grew := cpu - s.cpu - noise; grew > 0 {
+		s.excess += grew
+	}
+	s.cpu, s.at = cpu, now
+	if s.excess < idleCPUTrigger || now.Before(s.next) {
+		d.mu.Unlock()
+		return Verdict{}, nil
+	}
+	s.excess = 0
+	epoch := d.epoch
+	d.mu.Unlock()
+
+	used, err := w.meter.Measure(ctx, t, d)
+	took := w.now().Sub(now)
+	if err != nil {
+		return Verdict{}, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.calls > 0 || d.epoch != epoch {
+		return Verdict{}, nil // a call started meanwhile: the size is its watchdog's to judge
+	}
+	d.seen = used // so the next call judges its own growth from here
+	s.next = now.Add(idleMeasureShare * took)
+	grew := s.baseKnown && used > s.base+diskSlack
+	if !s.baseKnown || used < s.base || grew {
+		// Growth below the slack adds up: the base stays until it passes.
+		s.base, s.baseKnown = used, true
+	}
+	if !grew || used <= limit+diskSlack {
+		s.strikes = 0
+		return Verdict{}, nil
+	}
+	s.strikes++
+	v := Verdict{Act: KillWriters, Used: used, Limit: limit}
+	if s.strikes > 1 {
+		v.Act = StopSandbox
+	}
+	return v, nil
+}
+
+// Rebase sets the size that growth is judged against after the engine
+// acted on a verdict: what the killed writers wrote between the
+// measurement and their end is not growth after it.
+func (w *IdleWatch) Rebase(d *Disk, used int64) {
+	d.mu.Lock()
+	d.idle.base, d.idle.baseKnown = used, true
+	d.seen = used
+	d.mu.Unlock()
+}
+
+// Measure measures t's writable layer once: a walk of its folder when the
+// engine can read it, else Docker's size computation.
+func (r *Runner) Measure(ctx context.Context, t Target, d *Disk) (int64, error) {
+	measure, _ := r.diskMeter(ctx, t, d)
+	return measure(ctx)
+}
