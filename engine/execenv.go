@@ -21,12 +21,21 @@ import (
 type execEnv struct {
 	dockerAPI
 
-	mu  sync.RWMutex
-	env map[string][]string // guarded by mu: container id → KEY=value list
+	mu      sync.RWMutex
+	env     map[string][]string // guarded by mu: container id → KEY=value list
+	running map[string]int      // guarded by mu: container id → execs in flight (see execsIn)
 }
 
 func withExecEnv(d dockerAPI) *execEnv {
-	return &execEnv{dockerAPI: d, env: map[string][]string{}}
+	return &execEnv{dockerAPI: d, env: map[string][]string{}, running: map[string]int{}}
+}
+
+// execsIn counts the execs in flight in container id, started or about to
+// be: an install's freeze waits until each has a process it can stop.
+func (x *execEnv) execsIn(id string) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.running[id]
 }
 
 // set makes env part of every exec in container id from now on.
@@ -38,9 +47,17 @@ func (x *execEnv) set(id string, env map[string]string) {
 
 // Exec runs o with the container's env first.
 func (x *execEnv) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
-	x.mu.RLock()
+	x.mu.Lock()
 	env := x.env[id]
-	x.mu.RUnlock()
+	x.running[id]++
+	x.mu.Unlock()
+	defer func() {
+		x.mu.Lock()
+		if x.running[id]--; x.running[id] <= 0 {
+			delete(x.running, id)
+		}
+		x.mu.Unlock()
+	}()
 	if len(env) > 0 {
 		o.Env = append(slices.Clone(env), o.Env...)
 	}

@@ -20,20 +20,14 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		started := time.Now()
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		e.mu.Lock()
-		e.callSeq++
-		seq := e.callSeq
-		if b.calls == nil {
-			b.calls = map[uint64]context.CancelCauseFunc{}
+		leave, err := e.enterCall(ctx, b, cancel, out) // waits while an install has the sandbox online
+		if err != nil {
+			return run.Result{}, err
 		}
-		b.calls[seq] = cancel
-		e.mu.Unlock()
 		b.disk.CallStarted() // the watch between calls (diskwatch.go) leaves it alone
 		defer func() {
 			b.disk.CallEnded()
-			e.mu.Lock()
-			delete(b.calls, seq)
-			e.mu.Unlock()
+			leave()
 		}()
 		var watched chan struct{}
 		if limit := e.cfg.Limits.DiskMB << 20; limit > 0 {

@@ -52,6 +52,7 @@ type box struct {
 	// turns, so one never takes the network away from another. Made on
 	// first use; it goes with the box.
 	install chan struct{}
+	gate    installGate // keeps calls out while an install has it online (see enterCall)
 }
 
 // session is one MCP session (one client connection).

@@ -79,6 +79,13 @@ type Target struct {
 	// engine's answer when its container was removed behind its back; nil
 	// keeps errors as they are.
 	Gone func(error) error
+	// Hold, when set, keeps new calls out of the sandbox from when it
+	// returns until release is called, once the calls in flight there have
+	// ended (background jobs go on; an install stops their processes).
+	Hold func(ctx context.Context) (release func(), err error)
+	// Execs, when set, counts the execs the engine has in flight in the
+	// sandbox: started, or about to start.
+	Execs func() int
 }
 
 func (t Target) gone(err error) error {

@@ -119,20 +119,30 @@ func (c *Capture) checkWritableRoot(ctx context.Context, t Target) error {
 // install runs the manager with the network attached, then reads versions.
 func (c *Capture) install(ctx context.Context, t Target, r Runner, m packageManager, pkgs []string, timeout time.Duration, progress sandbox.Progress) (sandbox.InstallResult, Ran, error) {
 	res := sandbox.InstallResult{Manager: m.name, Installed: []sandbox.Package{}}
-	restore, err := c.attachForInstall(ctx, t)
+	closeWindow, err := c.openWindow(ctx, t, progress)
 	if err != nil {
 		return res, Ran{}, err
 	}
+	restore, err := c.attachForInstall(ctx, t)
+	if err != nil {
+		return res, Ran{}, errors.Join(err, closeWindow(true))
+	}
 	if t.Network == sandbox.NetworkNone {
-		report(progress, 0, 0, "sandbox "+t.Name+" is on the bridge network for the install")
+		report(progress, 0, 0, "sandbox "+t.Name+" is on the bridge network for the install; its other processes are stopped until it is offline again")
 	}
 	lines := &lineProgress{fn: progress, max: c.cfg.OutputBytes}
 	out, err := r.Run(ctx, Exec{
 		Cmd: append([]string{"/bin/sh", "-c", m.install, "sandtray-install"}, pkgs...),
 		Env: installEnv(t, c.imagePath(ctx, t), m), User: installUser, Workdir: "/", Timeout: timeout, Stream: lines,
 	})
-	if rerr := restore(); rerr != nil {
+	rerr := restore()
+	if rerr != nil {
 		err = errors.Join(err, rerr)
+	}
+	// Only an offline sandbox's processes go on; one still online keeps them
+	// stopped (its error says so).
+	if cerr := closeWindow(rerr == nil); cerr != nil {
+		err = errors.Join(err, cerr)
 	}
 	res.Output, res.Duration = lines.output(), out.Result.Duration
 	switch {

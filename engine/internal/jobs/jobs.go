@@ -159,3 +159,17 @@ func (t *Table) StopIn(sandboxID string) {
 		<-j.done
 	}
 }
+
+// OutputsIn returns the outputs of the jobs running in a sandbox: an
+// install waits for the calls in flight there, but not for these.
+func (t *Table) OutputsIn(sandboxID string) map[*run.JobOutput]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := map[*run.JobOutput]bool{}
+	for _, j := range t.byID {
+		if j.sandboxID == sandboxID && j.status == sandbox.JobRunning {
+			out[j.output] = true
+		}
+	}
+	return out
+}

@@ -35,3 +35,19 @@ func TestStopWaitsForTheRun(t *testing.T) {
 		t.Errorf("unknown job: %v, want ErrNotFound", err)
 	}
 }
+
+// TestOutputsInNamesRunningJobsOfOneSandbox: what an install does not wait
+// for is exactly the jobs still running in its sandbox.
+func TestOutputsInNamesRunningJobsOfOneSandbox(t *testing.T) {
+	tab := NewTable()
+	running, ended, other := run.NewJobOutput(10), run.NewJobOutput(10), run.NewJobOutput(10)
+	tab.Add("box", time.Now(), running, func() {})
+	done := tab.Add("box", time.Now(), ended, func() {})
+	tab.Add("other", time.Now(), other, func() {})
+	tab.Finish(done, run.Result{}, nil)
+	done.End()
+	got := tab.OutputsIn("box")
+	if len(got) != 1 || !got[running] {
+		t.Errorf("OutputsIn(box) = %v; want only the running job's output %p", got, running)
+	}
+}

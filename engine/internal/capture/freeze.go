@@ -1,0 +1,235 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The install's network window: while an offline sandbox is on the bridge
+// for an install, nothing but the installer may use the network. Before the
+// network is attached, every other process in the sandbox (background jobs,
+// what they detached, kernels) is stopped with SIGSTOP, pass after pass until
+// a pass finds none running; after the sandbox is offline again, exactly
+// those processes are continued. The engine keeps new calls out meanwhile
+// (Target.Hold).
+
+// openWindow readies an offline sandbox for the network: it keeps new calls
+// out (Target.Hold), waits for the calls in flight, and stops every other
+// process (freeze). closeWindow ends it: with resume, it continues what was
+// stopped; then it lets calls in again. A sandbox created with the network,
+// or one whose install will be refused for the network, needs none of it.
+func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Progress) (closeWindow func(resume bool) error, err error) {
+	if t.Network == sandbox.NetworkBridge || !c.cfg.AllowNetwork {
+		return func(bool) error { return nil }, nil
+	}
+	release := func() {}
+	if t.Hold != nil {
+		report(progress, 0, 0, "waiting for the calls running in sandbox "+t.Name+" to end; new calls wait for the install")
+		if release, err = t.Hold(ctx); err != nil {
+			return nil, err
+		}
+	}
+	f, err := c.freeze(ctx, t)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return func(resume bool) error {
+		defer release()
+		if !resume {
+			c.log.Error("sandbox left online after an install: its other processes stay stopped", "sandbox", t.Name, "stopped", len(f.procs))
+			return fmt.Errorf("the %d other processes of sandbox %s stay stopped, as it is still online; restart the sandbox: %w", len(f.procs), t.Name, sandbox.ErrConflict)
+		}
+		return c.thaw(ctx, t, f)
+	}, nil
+}
+
+// freezePass stops, with the shell's builtins only (a fork would be a
+// process of the pass itself), every process of the sandbox that runs: all
+// but pid 1 (its init, which signals from inside cannot stop) and the pass's
+// own shell. A process runs when its state or one of its threads' is not a
+// stop (T, t) or dead (Z, X). Each stat is read whole, as a name (comm) may
+// hold a newline; the fields follow the last ") ". It prints "stopped <pid>
+// <start time>" for each process it stopped, then "pass <uid> <roots> <left>":
+// its own uid, how many processes came in from outside the sandbox (parent 0:
+// the execs Docker started, but the pass itself), and how many running
+// processes it was not allowed to stop (another uid: without capabilities a
+// process may signal only its own uid's).
+const freezePass = `me=$$; roots=0; left=0; uid=; ` +
+	`while read -r k v rest; do [ "$k" != Uid: ] || uid=$v; done 2>/dev/null </proc/self/status; ` +
+	`for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" != 1 ] && [ "$p" != "$me" ] || continue; ` +
+	`s=; while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done 2>/dev/null <"$d/stat"; [ -n "$s" ] || continue; ` +
+	`set -- ${s##*) }; [ "$2" != 0 ] || roots=$((roots+1)); ` +
+	`case $1 in T|t|Z|X|x) run=; for k in "$d"/task/[0-9]*; do ts=; while IFS= read -r l || [ -n "$l" ]; do ts="$ts $l"; done 2>/dev/null <"$k/stat"; ` +
+	`ts=${ts##*) }; case ${ts%% *} in T|t|Z|X|x|"") ;; *) run=1;; esac; done; [ -n "$run" ] || continue;; esac; ` +
+	`if kill -STOP "$p" 2>/dev/null; then echo "stopped $p ${20}"; elif [ -e "$d" ]; then left=$((left+1)); fi; done; ` +
+	`echo "pass $uid $roots $left"`
+
+// thawPass continues the processes given as "<pid> <start time>" pairs,
+// each only while it is still that process (a pid may be reused).
+const thawPass = `n=0; while [ $# -ge 2 ]; do p=$1; st=$2; shift 2; s=; ` +
+	`while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done 2>/dev/null </proc/$p/stat; [ -n "$s" ] || continue; ` +
+	`set -- ${s##*) } -- "$@"; st2=${20}; while [ "$1" != -- ]; do shift; done; shift; ` +
+	`[ "$st2" = "$st" ] && kill -CONT "$p" 2>/dev/null && n=$((n+1)); done; echo "resumed $n"`
+
+// freezeRounds bounds the rounds of passes; a sandbox whose processes keep
+// starting new ones past it is not frozen, and the install is refused.
+const freezeRounds = 20
+
+// frozen is what a freeze stopped: pid and start time, each once.
+type frozen struct {
+	procs []string // "<pid> <start time>"
+	seen  map[string]bool
+}
+
+func (f *frozen) add(pid, start string) {
+	k := pid + " " + start
+	if !f.seen[k] {
+		f.seen[k] = true
+		f.procs = append(f.procs, k)
+	}
+}
+
+// passUsers are who passes run as: the sandbox's own user ("", the
+// container's), who runs every call, and root, who runs installs. Each may
+// stop only its own uid's processes.
+var passUsers = []string{"", installUser}
+
+// freeze stops every process running in t but pid 1, until a round of
+// passes (as the sandbox's user, then as root) finds none running that it
+// did not stop before, and every exec the engine has in flight in t has
+// started (so none can start later, outside the freeze). It returns what it
+// stopped. When it cannot get there, it continues what it stopped and
+// refuses the install.
+func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
+	f := &frozen{seen: map[string]bool{}}
+	users := passUsers
+	var why string
+	for round, wait := 0, 10*time.Millisecond; round < freezeRounds; round++ {
+		execs := 0
+		if t.Execs != nil {
+			execs = t.Execs()
+		}
+		stopped, roots, left := 0, 0, 0
+		for i, u := range users {
+			p, err := c.freezeOnce(ctx, t, u, f)
+			if err != nil {
+				return nil, errors.Join(err, c.thaw(ctx, t, f))
+			}
+			stopped, roots, left = stopped+p.stopped, p.roots, left+p.left
+			if i == 0 && p.uid == "0" {
+				users = users[:1] // the sandbox's user is root: one pass does
+				break
+			}
+		}
+		switch {
+		case stopped == 0 && left == 0 && roots >= execs:
+			return f, nil
+		case left > 0:
+			why = fmt.Sprintf("%d processes run as a user that is neither the sandbox's nor root", left)
+		case stopped > 0:
+			why = "its processes kept starting new ones"
+		default:
+			why = "calls in it were still starting"
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name, ctx.Err()), c.thaw(ctx, t, f))
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 250*time.Millisecond)
+	}
+	err := fmt.Errorf("sandbox %s cannot be given the network for the install: its other processes must be stopped while it is online, and they could not be (%s). "+
+		"Nothing went online. Stop its background jobs (job_stop) or what they started, and try again: %w", t.Name, why, sandbox.ErrConflict)
+	return nil, errors.Join(err, c.thaw(ctx, t, f))
+}
+
+// passResult is one pass's summary line.
+type passResult struct {
+	uid                  string
+	stopped, roots, left int
+}
+
+// freezeOnce runs one pass as user and adds what it stopped to f.
+func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *frozen) (passResult, error) {
+	var out bytes.Buffer
+	_, err := c.docker.Exec(ctx, t.ID, docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
+		Env: installEnv(t, installPath, packageManager{}), User: user, Stdout: &out, Stderr: io.Discard})
+	if err != nil {
+		return passResult{}, t.gone(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name, err))
+	}
+	var p passResult
+	done := false
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		w := strings.Fields(sc.Text())
+		switch {
+		case len(w) == 3 && w[0] == "stopped":
+			f.add(w[1], w[2])
+			p.stopped++
+		case len(w) == 4 && w[0] == "pass":
+			p.uid = w[1]
+			p.roots, _ = strconv.Atoi(w[2])
+			p.left, _ = strconv.Atoi(w[3])
+			done = true
+		}
+	}
+	if !done {
+		return p, fmt.Errorf("stop the other processes in sandbox %s for the install: the pass did not finish (%q): %w", t.Name, out.String(), sandbox.ErrConflict)
+	}
+	return p, nil
+}
+
+// thaw continues what f stopped, as each user a pass ran as, on a context of
+// its own (a cancelled install still resumes them), trying again while Docker
+// fails.
+func (c *Capture) thaw(ctx context.Context, t Target, f *frozen) error {
+	if f == nil || len(f.procs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	defer cancel()
+	args := []string{"/bin/sh", "-c", thawPass, "sandtray-thaw"}
+	for _, p := range f.procs {
+		args = append(args, strings.Fields(p)...)
+	}
+	var err error
+	for _, u := range passUsers {
+		for wait := 250 * time.Millisecond; ; wait *= 2 {
+			var out bytes.Buffer
+			_, err = c.docker.Exec(ctx, t.ID, docker.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
+				User: u, Stdout: &out, Stderr: io.Discard})
+			if err == nil && strings.HasPrefix(out.String(), "resumed ") {
+				break
+			}
+			if err == nil {
+				err = fmt.Errorf("the resume pass said %q", out.String())
+			}
+			if errors.Is(t.gone(err), sandbox.ErrNotFound) || ctx.Err() != nil {
+				break
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		c.log.Error("resume a sandbox's processes after an install", "sandbox", t.Name, "err", err)
+		return fmt.Errorf("could not resume the processes of sandbox %s that were stopped for the install (restart the sandbox to end them): %w", t.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package securitytest
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine"
+)
+
+// probe tries to reach the Debian mirror (what an install reaches; its
+// addresses are the arguments after the name, as resolving in the sandbox
+// can hang for longer than an install) in a loop: it counts its tries in
+// /tmp/tries-<name> and appends the time of each connection that worked to
+// /tmp/reached-<name>.
+const probe = `import socket, sys, time
+name, addrs = sys.argv[1], sys.argv[2:]
+n = 0
+while True:
+    n += 1
+    with open("/tmp/tries-" + name, "w") as f:
+        f.write(str(n))
+    for a in addrs:
+        try:
+            socket.create_connection((a, 80), timeout=0.5).close()
+            with open("/tmp/reached-" + name, "a") as f:
+                f.write("%.3f\n" % time.time())
+        except OSError:
+            time.sleep(0.01)
+`
+
+// TestInstallWindowIsTheInstallersAlone: while install_packages puts an
+// offline sandbox on the network, nothing but the installer may use it
+// (issue 11, item 6). A background job, and a process it detached into a
+// session of its own without the call's marker (setsid env -i), loop
+// trying to reach the package mirror; during the install neither reaches
+// it, both run on afterwards, and the sandbox is offline again.
+func TestInstallWindowIsTheInstallersAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs from the Debian mirror")
+	}
+	e := newEnv(t, func(c *engine.Config) { c.Pool.Size = 0 })
+	c := e.client
+	id := c.sandbox(t, nil)
+	c.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/tmp/probe.py", "content": probe})
+	addrs, err := net.LookupHost("deb.debian.org")
+	if err != nil || len(addrs) == 0 {
+		t.Skipf("deb.debian.org does not resolve here (%v): no mirror to install from", err)
+	}
+	mirror := strings.Join(addrs, " ")
+	job := c.ok(t, "execute_command", map[string]any{"sandbox_id": id, "background": true, "timeout_s": 600,
+		"command": "setsid env -i /usr/bin/python3 /tmp/probe.py hidden " + mirror + " </dev/null >/dev/null 2>&1 & exec python3 /tmp/probe.py job " + mirror})
+	jobID := job.str("job_id")
+	if jobID == "" {
+		t.Fatalf("the background command did not become a job: %s", job.text)
+	}
+	defer c.call(t, "job_stop", map[string]any{"job_id": jobID})
+	tries := func() string {
+		return c.command(t, id, `echo $(cat /tmp/tries-job) $(cat /tmp/tries-hidden)`, 10).stdout
+	}
+	eventually(t, 30*time.Second, "both probes to run", func() bool { return len(strings.Fields(tries())) == 2 })
+
+	r := c.ok(t, "install_packages", map[string]any{"sandbox_id": id, "packages": []string{"jq"}, "manager": "apt", "timeout_s": 300})
+	t.Logf("install: %.60s", r.text)
+
+	reached := c.command(t, id, `for n in job hidden; do echo $n: $(cat /tmp/reached-$n 2>/dev/null | wc -l); done`, 10).stdout
+	if reached != "job: 0\nhidden: 0\n" {
+		t.Errorf("background processes reached deb.debian.org during the install; connections that worked: %s", strings.Join(strings.Fields(reached), " "))
+	}
+	if out := c.command(t, id, "jq -n 1+1", 10); strings.TrimSpace(out.stdout) != "2" {
+		t.Errorf("jq was not installed: %v", out.result)
+	}
+	before := strings.Fields(tries())
+	eventually(t, 30*time.Second, "both probes to run on after the install", func() bool {
+		after := strings.Fields(tries())
+		return len(after) == 2 && len(before) == 2 && after[0] != before[0] && after[1] != before[1]
+	})
+	if nets := e.inspect(t, id)["NetworkSettings"].(map[string]any)["Networks"].(map[string]any); len(nets) != 1 || nets["none"] == nil {
+		t.Errorf("the sandbox is still on a network after the install: %v", nets)
+	}
+	if st := c.ok(t, "job_status", map[string]any{"job_id": jobID}); st.str("status") != "running" {
+		t.Errorf("the background job did not survive the install: %s", st.text)
+	}
+}
