@@ -3,6 +3,7 @@ package securitytest
 import (
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,24 +34,33 @@ while True:
 // TestInstallWindowIsTheInstallersAlone: while install_packages puts an
 // offline sandbox on the network, nothing but the installer may use it
 // (issue 11, item 6). A background job, and a process it detached into a
-// session of its own without the call's marker (setsid env -i), loop
-// trying to reach the package mirror; during the install neither reaches
-// it, both run on afterwards, and the sandbox is offline again.
+// session of its own without the call's marker (setsid env -i), loop trying
+// to reach the package mirror next to a shell that forks all the time, and
+// another session makes calls that try it too. During the install none
+// reaches it; afterwards the loops run on, a kernel keeps its state, and the
+// sandbox is offline again. Both as root and as a non-root sandbox.user.
 func TestInstallWindowIsTheInstallersAlone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("installs from the Debian mirror")
 	}
-	e := newEnv(t, func(c *engine.Config) { c.Pool.Size = 0 })
-	c := e.client
-	id := c.sandbox(t, nil)
-	c.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/tmp/probe.py", "content": probe})
 	addrs, err := net.LookupHost("deb.debian.org")
 	if err != nil || len(addrs) == 0 {
 		t.Skipf("deb.debian.org does not resolve here (%v): no mirror to install from", err)
 	}
 	mirror := strings.Join(addrs, " ")
+	for _, user := range []string{"", "1000:1000"} { // root may signal only root's processes: no capabilities
+		t.Run("sandbox.user="+user, func(t *testing.T) { installWindow(t, user, mirror) })
+	}
+}
+
+func installWindow(t *testing.T, user, mirror string) {
+	e := newEnv(t, func(c *engine.Config) { c.Pool.Size = 0; c.Sandbox.User = user })
+	c := e.client
+	id := c.sandbox(t, nil)
+	c.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/tmp/probe.py", "content": probe})
 	job := c.ok(t, "execute_command", map[string]any{"sandbox_id": id, "background": true, "timeout_s": 600,
-		"command": "setsid env -i /usr/bin/python3 /tmp/probe.py hidden " + mirror + " </dev/null >/dev/null 2>&1 & exec python3 /tmp/probe.py job " + mirror})
+		"command": "setsid env -i /usr/bin/python3 /tmp/probe.py hidden " + mirror + " </dev/null >/dev/null 2>&1 & " +
+			"while :; do /bin/true; sleep 0.01; done & exec python3 /tmp/probe.py job " + mirror})
 	jobID := job.str("job_id")
 	if jobID == "" {
 		t.Fatalf("the background command did not become a job: %s", job.text)
@@ -61,8 +71,42 @@ func TestInstallWindowIsTheInstallersAlone(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "both probes to run", func() bool { return len(strings.Fields(tries())) == 2 })
 
+	c.code(t, id, "python", "x = 41", 30) // a kernel, stopped between its runs
+
+	// Another session calls in a loop while the install runs: each call
+	// tries the mirror once; it must wait for the install, or run offline.
+	other := e.connect(t)
+	once := "python3 -c 'import socket, sys\nfor a in sys.argv[1:]:\n  try: socket.create_connection((a, 80), timeout=0.5).close(); print(\"reached\")\n  except OSError: pass' " + mirror
+	installing := make(chan struct{})
+	var calls []result
+	var looped sync.WaitGroup
+	looped.Add(1)
+	go func() {
+		defer looped.Done()
+		for {
+			select {
+			case <-installing:
+				return
+			default:
+			}
+			calls = append(calls, other.call(t, "execute_command", map[string]any{"sandbox_id": id, "command": once, "timeout_s": 30}))
+		}
+	}()
 	r := c.ok(t, "install_packages", map[string]any{"sandbox_id": id, "packages": []string{"jq"}, "manager": "apt", "timeout_s": 300})
-	t.Logf("install: %.60s", r.text)
+	close(installing)
+	looped.Wait()
+	t.Logf("%d calls of another session during the install; install: %.60s", len(calls), r.text)
+	online := 0
+	for _, call := range calls {
+		if out := execOf(call); call.err != nil || call.isError || out.code != 0 {
+			t.Errorf("a call during the install failed: %v", call)
+		} else if strings.Contains(out.stdout, "reached") {
+			online++
+		}
+	}
+	if online > 0 {
+		t.Errorf("%d of the %d calls made during the install reached deb.debian.org", online, len(calls))
+	}
 
 	reached := c.command(t, id, `for n in job hidden; do echo $n: $(cat /tmp/reached-$n 2>/dev/null | wc -l); done`, 10).stdout
 	if reached != "job: 0\nhidden: 0\n" {
@@ -76,6 +120,9 @@ func TestInstallWindowIsTheInstallersAlone(t *testing.T) {
 		after := strings.Fields(tries())
 		return len(after) == 2 && len(before) == 2 && after[0] != before[0] && after[1] != before[1]
 	})
+	if out := c.code(t, id, "python", "print(x + 1)", 30); strings.TrimSpace(out.stdout) != "42" {
+		t.Errorf("the kernel did not keep its state through the install: %v", out.result)
+	}
 	if nets := e.inspect(t, id)["NetworkSettings"].(map[string]any)["Networks"].(map[string]any); len(nets) != 1 || nets["none"] == nil {
 		t.Errorf("the sandbox is still on a network after the install: %v", nets)
 	}
