@@ -156,6 +156,8 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 // versions installed in the sandbox's manifest. An offline sandbox gets the
 // bridge network for the install only; it is offline again when this
 // returns, whether the install worked, failed, timed out or was cancelled.
+// Meanwhile nothing else in it may use the network: new calls wait, and its
+// other processes are stopped (see capture's freeze.go and holdForInstall).
 // Output lines stream to progress. A failed or timed-out install is an error
 // wrapping sandbox.ErrInvalid that quotes the end of the output.
 func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error) {
