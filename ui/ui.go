@@ -85,11 +85,12 @@ type UI struct {
 	status *statusBar
 	tray   *trayMenu
 
-	clients    *clientsWindow  // created on first use
-	settings   *settingsWindow // created on first use
-	shown      bool            // the window is on screen (statsdemand.go)
-	statsAsked []string        // what ShowStats was last told
-	rowHeight  float32         // of the sandbox list, once measured
+	clients       *clientsWindow  // created on first use
+	settings      *settingsWindow // created on first use
+	shown         bool            // the window is on screen (statsdemand.go)
+	statsAsked    []string        // what ShowStats was last told
+	statsFollowed string          // what FollowStats was last told
+	rowHeight     float32         // of the sandbox list, once measured
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
