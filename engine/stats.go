@@ -23,9 +23,14 @@ const statsPollEvery = 10 * time.Second
 // rows in view are read (and redrawn) together rather than one by one.
 const statsPollSlack = 2 * time.Second
 
-// statsPollParallel bounds a poll's one-shot reads in flight at once;
-// list_sandboxes, which a client waits for, reads up to 8 at once.
-const statsPollParallel = 4
+// statsParallel bounds the one-shot reads in flight at once. Docker 20.10
+// answers a one-shot read at its stats collector's next tick (up to a
+// second later), the same tick for every read in flight: reading the rows
+// together costs one wait, not one each.
+const statsParallel = 32
+
+// statsPollWait bounds a poll's reads; nobody waits for them.
+const statsPollWait = 5 * time.Second
 
 // statsStreams samples resource use only for what someone looks at: one
 // Docker stats stream for the sandbox the GUI follows (FollowStats: the
@@ -136,19 +141,19 @@ func (e *Engine) pollStats(ctx context.Context, now time.Time) time.Duration {
 		next = min(next, left)
 	}
 	s.mu.Unlock()
-	e.readStats(ctx, due, statsPollParallel)
+	e.readStats(ctx, due, statsPollWait)
 	return next
 }
 
-// readStats reads the stats of ids one-shot, parallel at a time, within
-// statsWait: a daemon that does not answer leaves the last figures.
-func (e *Engine) readStats(ctx context.Context, ids []string, parallel int) {
+// readStats reads the stats of ids one-shot, together, within wait: a
+// daemon that does not answer leaves the last figures.
+func (e *Engine) readStats(ctx context.Context, ids []string, wait time.Duration) {
 	if len(ids) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, statsWait)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	sem := make(chan struct{}, parallel)
+	sem := make(chan struct{}, statsParallel)
 	var wg sync.WaitGroup
 	for _, id := range ids {
 		sem <- struct{}{}
@@ -284,8 +289,8 @@ func (e *Engine) freshenStats(ctx context.Context) {
 		}
 	}
 	e.stats.mu.Unlock()
-	// One-shot stats answer in milliseconds; a daemon that does not answer
-	// within statsWait leaves the last figures in the list rather than
+	// One-shot stats answer within a second (at the daemon's next stats
+	// tick, read together); a daemon that does not answer within statsWait leaves the last figures in the list rather than
 	// holding list_sandboxes (a frozen daemon must not stall it).
-	e.readStats(ctx, stale, 8)
+	e.readStats(ctx, stale, statsWait)
 }
