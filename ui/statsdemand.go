@@ -31,10 +31,12 @@ func (u *UI) hideWindow() {
 	u.setShown(false)
 }
 
-// setShown records whether the window is on screen and says what to sample.
+// setShown records whether the window is on screen, says what to sample,
+// and lets Fyne's goroutine sleep while it is hidden (idle.go).
 func (u *UI) setShown(shown bool) {
 	u.shown = shown
 	u.wantStats()
+	u.startParking()
 }
 
 // wantStats tells the backend which sandboxes' stats the window shows now
