@@ -10,96 +10,194 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// statsPublishDelay coalesces the snapshots stats changes cause: streams
-// send a sample a second per sandbox, the GUI redraws at most once a delay.
+// statsPublishDelay coalesces the snapshots stats changes cause: a stream
+// sends a sample a second, a poll reads many sandboxes at once, and the GUI
+// redraws at most once a delay.
 const statsPublishDelay = time.Second
 
+// statsPollEvery is how often the stats of the sandboxes in view are read
+// again, one-shot: the list shows CPU averaged over this interval.
+const statsPollEvery = 10 * time.Second
+
+// statsPollSlack lets a poll take along the sandboxes due within it, so the
+// rows in view are read (and redrawn) together rather than one by one.
+const statsPollSlack = 2 * time.Second
+
+// statsParallel bounds the one-shot reads in flight at once. Docker 20.10
+// answers a one-shot read at its stats collector's next tick (up to a
+// second later), the same tick for every read in flight: reading the rows
+// together costs one wait, not one each.
+const statsParallel = 32
+
+// statsPollWait bounds a poll's reads; nobody waits for them.
+const statsPollWait = 5 * time.Second
+
 // statsStreams samples resource use only for what someone looks at: one
-// Docker stats stream per sandbox the GUI shows (ShowStats), none when the
-// window is closed; list_sandboxes samples what it lists once, on demand
+// Docker stats stream for the sandbox the GUI follows (FollowStats: the
+// selected one, whose charts move every second), a one-shot read every
+// statsPollEvery for the rows in view (ShowStats), nothing while the window
+// is closed; list_sandboxes samples what it lists once, on demand
 // (freshenStats). Nothing polls every sandbox in the background.
 type statsStreams struct {
 	kick chan struct{} // buffer of one: a coalesced reconcile request
 
 	// mu guards the fields below; it is taken before Engine.mu, never after.
-	mu      sync.Mutex
-	wanted  map[string]bool
-	open    map[string]*statsStream
-	sampled map[string]time.Time // when each sandbox's stats were last read
-	pending bool                 // a coalesced publish is due
+	mu       sync.Mutex
+	followed string   // streamed
+	shown    []string // polled
+	open     map[string]*statsStream
+	sampled  map[string]time.Time // when each sandbox's stats were last read (or tried)
+	pending  bool                 // a coalesced publish is due
 }
 
 type statsStream struct{ cancel context.CancelFunc }
 
 func newStatsStreams() *statsStreams {
-	return &statsStreams{kick: make(chan struct{}, 1), wanted: map[string]bool{},
+	return &statsStreams{kick: make(chan struct{}, 1),
 		open: map[string]*statsStream{}, sampled: map[string]time.Time{}}
 }
 
 // ShowStats says which sandboxes' CPU and memory someone shows now (the
-// GUI: the rows in view and the one selected; none while its window is
-// closed). Their stats are streamed from Docker and published as they
-// change; every other sandbox's are left as last read. It never blocks.
+// GUI: the rows in view; none while its window is closed). They are read
+// at once when their figures are older than statsPollEvery, then every
+// statsPollEvery, and published as they change; every other sandbox's are
+// left as last read. It never blocks.
 func (e *Engine) ShowStats(ids []string) {
 	s := e.stats
 	s.mu.Lock()
-	clear(s.wanted)
-	for _, id := range ids {
-		s.wanted[id] = true
-	}
+	s.shown = append(s.shown[:0], ids...)
 	s.mu.Unlock()
+	s.wake()
+}
+
+// FollowStats says which one sandbox someone watches closely (the GUI: the
+// selected one, with its charts; "" for none, as while the window is
+// closed): its stats are streamed from Docker, a sample a second, and
+// published as they change. It never blocks.
+func (e *Engine) FollowStats(id string) {
+	s := e.stats
+	s.mu.Lock()
+	s.followed = id
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *statsStreams) wake() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
 	}
 }
 
-// statsLoop keeps a stream open for each running sandbox ShowStats asked
-// for. It does not return until ctx is done and every stream has closed.
+// statsLoop keeps a stream open for the followed sandbox while it runs and
+// polls the shown ones when they are due. It does not return until ctx is
+// done and every stream has closed.
 func (e *Engine) statsLoop(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
 		e.reconcileStats(ctx, &wg)
+		var tick <-chan time.Time
+		if next := e.pollStats(ctx, time.Now()); next > 0 {
+			timer.Reset(next)
+			tick = timer.C
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-e.stats.kick:
+		case <-tick:
 		}
+		timer.Stop()
 	}
 }
 
-// reconcileStats opens the streams wanted and closes the others.
+// pollStats reads, one-shot, the shown sandboxes whose stats are due (older
+// than statsPollEvery, or nearly), and returns how long until the next one
+// is due: 0 when nothing is shown. A sandbox not running is looked at again
+// statsPollEvery later (it may have started; so may the followed one).
+func (e *Engine) pollStats(ctx context.Context, now time.Time) time.Duration {
+	s := e.stats
+	s.mu.Lock()
+	if len(s.shown) == 0 && s.followed == "" {
+		s.mu.Unlock()
+		return 0
+	}
+	next := statsPollEvery
+	var due []string
+	for _, id := range s.shown {
+		if id == s.followed || !e.isRunning(id) {
+			continue // streamed, or nothing to read
+		}
+		left := statsPollEvery - now.Sub(s.sampled[id])
+		if left <= statsPollSlack {
+			due = append(due, id)
+			s.sampled[id] = now // tried: a failed read is not retried at once
+			continue
+		}
+		next = min(next, left)
+	}
+	s.mu.Unlock()
+	e.readStats(ctx, due, statsPollWait)
+	return next
+}
+
+// readStats reads the stats of ids one-shot, together, within wait: a
+// daemon that does not answer leaves the last figures.
+func (e *Engine) readStats(ctx context.Context, ids []string, wait time.Duration) {
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	sem := make(chan struct{}, statsParallel)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if smp, err := e.docker.Stats(ctx, id); err == nil {
+				e.onStats(id, smp)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// reconcileStats opens the followed sandbox's stream when it runs and
+// closes every other.
 func (e *Engine) reconcileStats(ctx context.Context, wg *sync.WaitGroup) {
 	s := e.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, st := range s.open {
-		if !s.wanted[id] {
+		if id != s.followed {
 			st.cancel()
 			delete(s.open, id)
 		}
 	}
-	for id := range s.wanted {
-		if s.open[id] != nil || !e.isRunning(id) {
-			continue
-		}
-		sctx, cancel := context.WithCancel(ctx)
-		st := &statsStream{cancel: cancel}
-		s.open[id] = st
-		wg.Go(func() {
-			defer cancel()
-			err := e.docker.StreamStats(sctx, id, func(smp docker.StatsSample) { e.onStats(id, smp) })
-			if err != nil && sctx.Err() == nil {
-				e.log.Debug("stats stream ended", "id", short(id), "err", err)
-			}
-			s.mu.Lock()
-			if s.open[id] == st { // it ended by itself (the sandbox stopped)
-				delete(s.open, id)
-			}
-			s.mu.Unlock()
-		})
+	id := s.followed
+	if id == "" || s.open[id] != nil || !e.isRunning(id) {
+		return
 	}
+	sctx, cancel := context.WithCancel(ctx)
+	st := &statsStream{cancel: cancel}
+	s.open[id] = st
+	wg.Go(func() {
+		defer cancel()
+		err := e.docker.StreamStats(sctx, id, func(smp docker.StatsSample) { e.onStats(id, smp) })
+		if err != nil && sctx.Err() == nil {
+			e.log.Debug("stats stream ended", "id", short(id), "err", err)
+		}
+		s.mu.Lock()
+		if s.open[id] == st { // it ended by itself (the sandbox stopped)
+			delete(s.open, id)
+		}
+		s.mu.Unlock()
+	})
 }
 
 func (e *Engine) isRunning(id string) bool {
@@ -191,21 +289,8 @@ func (e *Engine) freshenStats(ctx context.Context) {
 		}
 	}
 	e.stats.mu.Unlock()
-	// One-shot stats answer in milliseconds; a daemon that does not answer
-	// within statsWait leaves the last figures in the list rather than
+	// One-shot stats answer within a second (at the daemon's next stats
+	// tick, read together); a daemon that does not answer within statsWait leaves the last figures in the list rather than
 	// holding list_sandboxes (a frozen daemon must not stall it).
-	ctx, cancel := context.WithTimeout(ctx, statsWait)
-	defer cancel()
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for _, id := range stale {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if smp, err := e.docker.Stats(ctx, id); err == nil {
-				e.onStats(id, smp)
-			}
-		})
-	}
-	wg.Wait()
+	e.readStats(ctx, stale, statsWait)
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // TestStatsOnlyForWhatIsShown: nothing is sampled until someone shows a
-// sandbox; then only that one is streamed, and showing none closes the
+// sandbox; then only that one is read, one-shot, without a stream; the one
+// followed (the GUI's selection) is streamed, and following none closes the
 // stream. list_sandboxes reads the others' stats when it is called.
 func TestStatsOnlyForWhatIsShown(t *testing.T) {
 	te := newTestEngine(t)
@@ -35,9 +36,15 @@ func TestStatsOnlyForWhatIsShown(t *testing.T) {
 	eventually(t, 30*time.Second, "the shown sandbox's stats never came", func() bool {
 		return stats(shown.ID).MemoryBytes > 0
 	})
-	if s := stats(other.ID); s.MemoryBytes != 0 || open() != 1 {
-		t.Errorf("a sandbox nobody shows was sampled: %+v, %d streams", s, open())
+	if s := stats(other.ID); s.MemoryBytes != 0 || open() != 0 {
+		t.Errorf("a sandbox nobody shows was sampled, or a row in view streamed: %+v, %d streams", s, open())
 	}
+	te.FollowStats(shown.ID)
+	eventually(t, 30*time.Second, "the followed sandbox was not streamed", func() bool { return open() == 1 })
+	if s := stats(other.ID); s.MemoryBytes != 0 {
+		t.Errorf("a sandbox nobody shows was sampled: %+v", s)
+	}
+	te.FollowStats("")
 	te.ShowStats(nil)
 	eventually(t, 30*time.Second, "the stream outlived the window", func() bool { return open() == 0 })
 	list, err := te.List(ctx)
@@ -48,6 +55,52 @@ func TestStatsOnlyForWhatIsShown(t *testing.T) {
 		if info.Stats.MemoryBytes == 0 || info.Stats.Pids == 0 {
 			t.Errorf("list_sandboxes gave %s no stats: %+v", info.Name, info.Stats)
 		}
+	}
+}
+
+// TestStatsPollEvery: a row in view is read when it comes into view, then
+// not again before statsPollEvery (less the slack that batches rows), and
+// a stopped sandbox is not read at all.
+func TestStatsPollEvery(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	a := te.create(t, sandbox.CreateRequest{})
+	b := te.create(t, sandbox.CreateRequest{})
+	if _, err := te.Stop(ctx, te.owner, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	s := te.stats
+	s.mu.Lock()
+	s.shown = []string{a.ID, b.ID} // as ShowStats, without waking statsLoop
+	s.mu.Unlock()
+	sampled := func(id string) time.Time {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.sampled[id]
+	}
+	t0 := time.Now()
+	if next := te.pollStats(ctx, t0); next != statsPollEvery {
+		t.Errorf("after the first read, the next is due in %v, want %v", next, statsPollEvery)
+	}
+	read := sampled(a.ID) // when the read answered
+	if read.Before(t0) {
+		t.Fatalf("the row that came into view was not read: %v", read)
+	}
+	if got := sampled(b.ID); !got.IsZero() {
+		t.Errorf("a stopped sandbox was read: %v", got)
+	}
+	if info, err := te.Get(ctx, a.ID); err != nil || info.Stats.MemoryBytes == 0 {
+		t.Errorf("the read gave no stats: %+v, %v", info.Stats, err)
+	}
+	if next := te.pollStats(ctx, read.Add(time.Second)); next != statsPollEvery-time.Second {
+		t.Errorf("a second later the next read is due in %v, want %v", next, statsPollEvery-time.Second)
+	}
+	if got := sampled(a.ID); !got.Equal(read) {
+		t.Errorf("read again after a second: %v", got)
+	}
+	te.pollStats(ctx, read.Add(statsPollEvery-statsPollSlack))
+	if got := sampled(a.ID); got.Equal(read) {
+		t.Errorf("not read again when due")
 	}
 }
 

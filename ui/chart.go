@@ -2,6 +2,7 @@ package ui
 
 import (
 	"image/color"
+	"slices"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -24,8 +25,11 @@ func newChart(line fyne.ThemeColorName) *chart {
 	return c
 }
 
-// setPoints replaces the plotted points.
+// setPoints replaces the plotted points; the same points redraw nothing.
 func (c *chart) setPoints(points []fyne.Position) {
+	if slices.Equal(points, c.points) {
+		return
+	}
 	c.points = points
 	c.Refresh()
 }

@@ -89,7 +89,9 @@ func (d *detailPane) refresh() {
 		d.title.SetText(info.Name)
 		d.names.Refresh() // the name's width changed: lay the header out again
 	}
-	d.subtitle.SetText(StatusText(info.Status) + " · " + info.Image)
+	if sub := StatusText(info.Status) + " · " + info.Image; d.subtitle.Text != sub {
+		d.subtitle.SetText(sub)
+	}
 	d.actions.refresh(info)
 	d.activity.refresh(info)
 	switch d.tabs.Selected().Text {

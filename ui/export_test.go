@@ -5,7 +5,7 @@ package ui
 
 // DispatchForTest routes the UI's Fyne-goroutine and background work through
 // do, so a test can run it on its own goroutine, race-free.
-func (u *UI) DispatchForTest(do func(func())) { u.do, u.spawn = do, do }
+func (u *UI) DispatchForTest(do func(func())) { u.do, u.queue, u.spawn = do, do, do }
 
 // SelectRowForTest selects a row of the sandbox list as a click would.
 func (u *UI) SelectRowForTest(row int) { u.list.list.Select(row) }

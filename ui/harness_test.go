@@ -164,7 +164,7 @@ func newHarness(t *testing.T, with ...func(*Options)) *harness {
 		w(&opts)
 	}
 	h.u = New(a, h.b, opts)
-	h.u.do, h.u.spawn = h.enqueue, h.enqueue
+	h.u.queue, h.u.spawn = h.enqueue, h.enqueue // u.do queues through u.queue
 	h.u.pickHostFolder = func(_ fyne.Window, done func(string)) { done(h.folder) }
 	h.u.now = func() time.Time { return t0 }
 	h.u.pickFolder = func(_ string, done func(string)) { done(h.folder) }

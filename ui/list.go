@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -41,6 +42,11 @@ type sandboxList struct {
 	// syncing is set while the list's selection is set from the model, so
 	// the selection callback does not echo back.
 	syncing bool
+	// drawn is what the rows showed when last refreshed (every column of
+	// every row, then the selected row), so a snapshot that changes none of
+	// it redraws nothing; redraws counts the refreshes that did redraw.
+	drawn   []string
+	redraws int
 }
 
 func newSandboxList(u *UI) *sandboxList {
@@ -144,7 +150,8 @@ func (l *sandboxList) selected(id widget.ListItemID) {
 }
 
 // refresh redraws the list from the model and keeps the selected sandbox
-// selected wherever it moved; a sandbox that vanished is deselected.
+// selected wherever it moved; a sandbox that vanished is deselected. When
+// nothing it shows changed, it redraws nothing.
 func (l *sandboxList) refresh() {
 	m := l.u.m
 	if count := fmt.Sprintf("%d of %d", len(m.visible), len(m.snap.Sandboxes)); count != l.count.Text {
@@ -154,12 +161,10 @@ func (l *sandboxList) refresh() {
 		}
 	}
 	if len(m.snap.Sandboxes) == 0 {
-		l.empty.SetText("No sandboxes yet. When an assistant runs code, its sandbox appears here.")
-		l.empty.Show()
+		l.showEmpty("No sandboxes yet. When an assistant runs code, its sandbox appears here.")
 	} else if len(m.visible) == 0 {
-		l.empty.SetText("No sandbox matches the filter.")
-		l.empty.Show()
-	} else {
+		l.showEmpty("No sandbox matches the filter.")
+	} else if l.empty.Visible() {
 		l.empty.Hide()
 	}
 	l.showConnect(len(m.snap.Sandboxes) == 0 && l.noClient && m.snap.Sessions == 0)
@@ -168,12 +173,34 @@ func (l *sandboxList) refresh() {
 	if _, ok := m.current(); !ok && m.selected != "" {
 		l.u.selectSandbox("")
 	}
-	if row := m.indexOf(m.selected); row >= 0 {
+	row := m.indexOf(m.selected)
+	drawn := make([]string, 0, len(m.visible)*len(listColumns)+1)
+	now := l.u.now()
+	for _, info := range m.visible {
+		drawn = append(drawn, rowTexts(info, now)...)
+	}
+	drawn = append(drawn, fmt.Sprint(row))
+	if l.drawn != nil && slices.Equal(drawn, l.drawn) {
+		return
+	}
+	l.drawn = drawn
+	l.redraws++
+	if row >= 0 {
 		l.list.Select(row)
 	} else {
 		l.list.UnselectAll()
 	}
 	l.list.Refresh()
+}
+
+// showEmpty shows text in place of the list.
+func (l *sandboxList) showEmpty(text string) {
+	if l.empty.Text != text {
+		l.empty.SetText(text)
+	}
+	if !l.empty.Visible() {
+		l.empty.Show()
+	}
 }
 
 // clientsChanged records whether any assistant has Sandtray in its config.

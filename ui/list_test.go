@@ -188,3 +188,27 @@ func TestStatusLine(t *testing.T) {
 		t.Error("paused is not shown in the status line and the tray")
 	}
 }
+
+// TestListRedrawsOnlyWhatChanged: a snapshot that changes nothing the list
+// shows (here a figure below what it displays) redraws nothing; one that
+// changes a shown figure redraws it.
+func TestListRedrawsOnlyWhatChanged(t *testing.T) {
+	h := newHarness(t)
+	a := box("a", "alpha", sandbox.StatusRunning, false, "c", time.Hour)
+	h.feed(snapshot(a))
+	before := h.u.list.redraws
+	a.Stats.CPUPercent += 0.001 // shown as 12.5% still
+	a.Stats.MemoryBytes += 10
+	h.feed(snapshot(a))
+	if h.u.list.redraws != before {
+		t.Errorf("an unchanged list was redrawn (%d redraws, was %d)", h.u.list.redraws, before)
+	}
+	a.Stats.CPUPercent = 40
+	h.feed(snapshot(a))
+	if h.u.list.redraws != before+1 {
+		t.Errorf("a new CPU figure was not redrawn (%d redraws, was %d)", h.u.list.redraws, before)
+	}
+	if got := rowTexts(h.u.m.visible[0], t0)[6]; got != FormatPercent(40) {
+		t.Errorf("CPU shown as %q", got)
+	}
+}

@@ -56,12 +56,12 @@ func (r *resourcesTab) object() fyne.CanvasObject {
 // refresh redraws the charts from the model's history.
 func (r *resourcesTab) refresh(info sandbox.Info) {
 	cpuTop, memTop := chartScales(info, r.u.m.samples(info.ID))
-	r.cpuTitle.SetText(fmt.Sprintf("CPU  %s of %s", FormatPercent(info.Stats.CPUPercent), FormatPercent(cpuTop)))
+	setText(r.cpuTitle, fmt.Sprintf("CPU  %s of %s", FormatPercent(info.Stats.CPUPercent), FormatPercent(cpuTop)))
 	memText := FormatBytes(info.Stats.MemoryBytes)
 	if limit := memoryLimit(info); limit > 0 {
 		memText += " of " + FormatBytes(limit)
 	}
-	r.memTitle.SetText("Memory  " + memText)
+	setText(r.memTitle, "Memory  "+memText)
 	now := r.u.m.snap.Time
 	if now.IsZero() {
 		now = r.u.now()
@@ -69,8 +69,16 @@ func (r *resourcesTab) refresh(info sandbox.Info) {
 	samples := r.u.m.samples(info.ID)
 	r.cpu.setPoints(chartPoints(samples, now, historyWindow, cpuTop, func(s sample) float64 { return s.cpu }))
 	r.mem.setPoints(chartPoints(samples, now, historyWindow, memTop, func(s sample) float64 { return float64(s.mem) }))
-	r.pids.SetText(PidsText(info))
-	r.limits.SetText(LimitsText(info.Spec))
+	setText(r.pids, PidsText(info))
+	setText(r.limits, LimitsText(info.Spec))
+}
+
+// setText changes a label's text only when it differs, so an unchanged
+// label does not ask for a redraw.
+func setText(l *widget.Label, text string) {
+	if l.Text != text {
+		l.SetText(text)
+	}
 }
 
 // chartScales picks the values at the top of the CPU and memory charts: the

@@ -7,11 +7,13 @@ import (
 )
 
 // StatsDemand is what a Backend may also do: sample resource use only for
-// the sandboxes the window shows (the rows in view and the one selected),
-// and none while the window is hidden. A Backend without it is left to
-// sample as it likes.
+// the sandboxes the window shows, and none while the window is hidden. The
+// rows in view are read now and then (ShowStats); the selected sandbox,
+// whose charts move, is followed closely (FollowStats). A Backend without
+// it is left to sample as it likes.
 type StatsDemand interface {
 	ShowStats(ids []string)
+	FollowStats(id string)
 }
 
 // watchVisibility follows whether the window is on screen: shown by
@@ -29,25 +31,29 @@ func (u *UI) hideWindow() {
 	u.setShown(false)
 }
 
-// setShown records whether the window is on screen and says what to sample.
+// setShown records whether the window is on screen, says what to sample,
+// and lets Fyne's goroutine sleep while it is hidden (idle.go).
 func (u *UI) setShown(shown bool) {
 	u.shown = shown
 	u.wantStats()
+	u.startParking()
 }
 
-// wantStats tells the backend which sandboxes' stats the window shows now,
-// when that changed. Runs on Fyne's goroutine.
+// wantStats tells the backend which sandboxes' stats the window shows now
+// and which one it follows, when that changed. Runs on Fyne's goroutine.
 func (u *UI) wantStats() {
 	sd, ok := u.b.(StatsDemand)
 	if !ok {
 		return
 	}
 	var ids []string
+	follow := ""
 	if u.shown {
-		ids = u.list.inView()
-		if sel := u.m.selected; sel != "" && !slices.Contains(ids, sel) {
-			ids = append(ids, sel)
-		}
+		ids, follow = u.list.inView(), u.m.selected
+	}
+	if follow != u.statsFollowed {
+		u.statsFollowed = follow
+		sd.FollowStats(follow)
 	}
 	if u.statsAsked != nil && slices.Equal(ids, u.statsAsked) {
 		return

@@ -160,12 +160,14 @@ func (s *statusBar) object() fyne.CanvasObject {
 // refresh shows the latest snapshot's Docker status, pause state and clients.
 func (s *statusBar) refresh() {
 	snap := s.u.m.snap
-	s.docker.SetText(DockerText(snap.Docker))
-	s.docker.Importance = widget.SuccessImportance
+	importance := widget.SuccessImportance
 	if !snap.Docker.Connected {
-		s.docker.Importance = widget.DangerImportance
+		importance = widget.DangerImportance
 	}
-	s.docker.Refresh()
+	if text := DockerText(snap.Docker); text != s.docker.Text || importance != s.docker.Importance {
+		s.docker.Text, s.docker.Importance = text, importance
+		s.docker.Refresh()
+	}
 	clients, pool := ClientsText(snap.Sessions), PoolText(snap.Pool)
 	if clients == s.clients.Text && snap.Paused == s.paused.Visible() && pool == s.pool.Text {
 		return

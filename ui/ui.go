@@ -56,6 +56,11 @@ type Options struct {
 	Autostart Autostart // the tray's "Start at login"
 	Terminal  Terminal  // the Terminal button (else it copies the command)
 	Diagnose  Diagnoser // Help → Diagnose (diagnose.go)
+
+	// ParkHidden lets Fyne's event loop sleep while the window is hidden
+	// instead of waking 60 times a second (idle.go). Only for a desktop
+	// whose tray does not need Fyne's goroutine (not macOS).
+	ParkHidden bool
 }
 
 // owner is who the engine records as acting when a person clicks.
@@ -71,6 +76,8 @@ type UI struct {
 
 	// Seams for tests; production values are set in New.
 	do         func(func())                              // run on Fyne's goroutine
+	queue      func(func())                              // run on Fyne's goroutine, without waking it (idle.go)
+	parkWait   func(wake <-chan struct{})                // how park sleeps (idle.go)
 	spawn      func(func())                              // run off Fyne's goroutine
 	now        func() time.Time                          // for ages
 	pickFolder func(title string, done func(dir string)) // a folder the human picks
@@ -85,11 +92,14 @@ type UI struct {
 	status *statusBar
 	tray   *trayMenu
 
-	clients    *clientsWindow  // created on first use
-	settings   *settingsWindow // created on first use
-	shown      bool            // the window is on screen (statsdemand.go)
-	statsAsked []string        // what ShowStats was last told
-	rowHeight  float32         // of the sandbox list, once measured
+	clients       *clientsWindow  // created on first use
+	settings      *settingsWindow // created on first use
+	shown         bool            // the window is on screen (statsdemand.go)
+	statsAsked    []string        // what ShowStats was last told
+	statsFollowed string          // what FollowStats was last told
+	rowHeight     float32         // of the sandbox list, once measured
+	parking       bool            // park is queued or running (idle.go)
+	wake          chan struct{}   // ends a park at once
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
@@ -97,12 +107,15 @@ type UI struct {
 func New(a fyne.App, b Backend, opts Options) *UI {
 	u := &UI{
 		app: a, b: b, opts: opts, m: newModel(),
-		do:    fyne.Do,
-		spawn: func(f func()) { go f() },
-		now:   time.Now,
+		queue:    fyne.Do,
+		parkWait: waitWoken,
+		wake:     make(chan struct{}, 1),
+		spawn:    func(f func()) { go f() },
+		now:      time.Now,
 		// Until Run starts, clicks have no engine lifetime to follow.
 		ctx: context.Background(),
 	}
+	u.do = func(f func()) { u.queue(f); u.nudge() }
 	if u.opts.Notify == nil {
 		u.opts.Notify = func(title, body string) { a.SendNotification(fyne.NewNotification(title, body)) }
 	}

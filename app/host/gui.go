@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -21,6 +22,12 @@ type uiBackend struct{ *engine.Engine }
 
 // Watch follows the engine's snapshots.
 func (b uiBackend) Watch(ctx context.Context) ui.Snapshots { return b.Engine.Watch(ctx) }
+
+// parkHidden is whether Fyne's event loop may sleep while the window is
+// hidden (ui.Options.ParkHidden): on Linux and the BSDs, whose tray talks
+// D-Bus from its own goroutines. macOS's tray runs on the main thread, and
+// Windows is not measured yet.
+const parkHidden = runtime.GOOS != "darwin" && runtime.GOOS != "windows"
 
 // RunGUI runs the tray app: the engine, the MCP socket and the window. It must
 // be called on the main goroutine (Fyne's rule) and returns when the person
@@ -43,7 +50,7 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
 		cancel()
-	}}, cmpOr(opts.ConfigPath, ConfigPath())))
+	}, ParkHidden: parkHidden}, cmpOr(opts.ConfigPath, ConfigPath())))
 
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	var wg sync.WaitGroup
