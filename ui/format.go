@@ -214,7 +214,14 @@ func SecurityText(s sandbox.Spec) string {
 	if s.Runtime != "" {
 		runtime = s.Runtime
 	}
-	return caps + "; no-new-privileges; default seccomp; runtime " + runtime
+	profile := ""
+	switch s.Profile {
+	case "strict":
+		profile = "strict profile: read-only root, workdir and /tmp in memory, non-root user, no network; "
+	case "standard":
+		profile = "standard profile; "
+	}
+	return profile + caps + "; no-new-privileges; default seccomp; runtime " + runtime
 }
 
 // NetworkText names a sandbox's network mode.

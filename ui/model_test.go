@@ -100,6 +100,8 @@ func TestSpecTexts(t *testing.T) {
 		{LimitsText(sandbox.Spec{}), "Docker defaults"},
 		{SecurityText(spec), "all capabilities dropped, CHOWN SETUID added back; no-new-privileges; default seccomp; runtime runc"},
 		{SecurityText(sandbox.Spec{Runtime: "runsc"}), "all capabilities dropped; no-new-privileges; default seccomp; runtime runsc"},
+		{SecurityText(sandbox.Spec{Profile: "strict"}), "strict profile: read-only root, workdir and /tmp in memory, non-root user, no network; all capabilities dropped; no-new-privileges; default seccomp; runtime runc"},
+		{SecurityText(sandbox.Spec{Profile: "standard"}), "standard profile; all capabilities dropped; no-new-privileges; default seccomp; runtime runc"},
 		{NetworkText(""), "none (no network)"}, {NetworkText("bridge"), "bridge (internet access)"}, {NetworkText("host"), "host"},
 		{PidsText(alpha), "4 of at most 256"}, {PidsText(beta), "none (not running)"},
 		{SavedText(sandbox.CopyResult{Path: "/h/x", Files: 1, Bytes: 10}), "Saved 1 file (10 B) to /h/x."},

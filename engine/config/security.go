@@ -115,6 +115,7 @@ func isRootUser(u string) bool {
 // config's bounds (the engine calls it for every new sandbox).
 func (c *Config) SecureSpec(spec *sandbox.Spec) error {
 	l := c.Limits
+	spec.Profile = cmp.Or(c.Sandbox.Profile, ProfileStandard)
 	if c.Sandbox.Profile == ProfileStrict {
 		if spec.Network != sandbox.NetworkNone {
 			return fmt.Errorf("network %q is not available: the user's config runs sandboxes in the strict profile (sandbox.profile = \"strict\"), which has no network; work offline: %w", spec.Network, sandbox.ErrForbidden)

@@ -95,6 +95,7 @@ type sandboxSummary struct {
 	MemoryBytes uint64        `json:"memory_bytes" jsonschema:"Memory in use, in bytes."`
 	Ports       []portSummary `json:"ports" jsonschema:"Ports forwarded to the host by expose_port: open url on this machine."`
 	GPUs        string        `json:"gpus,omitempty" jsonschema:"The GPUs it was given: all or a count; absent for none."`
+	Profile     string        `json:"profile,omitempty" jsonschema:"standard, or strict: a read-only root, the workdir and /tmp in memory, a non-root user, no network and no install_packages."`
 }
 
 type sandboxList struct {
@@ -128,7 +129,7 @@ func summarize(infos []sandbox.Info) sandboxList {
 			Persistent: info.Persistent, Owner: info.Owner.Client,
 			CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
 			CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
-			Ports: portSummaries(info.Ports), GPUs: info.Spec.GPUs,
+			Ports: portSummaries(info.Ports), GPUs: info.Spec.GPUs, Profile: info.Spec.Profile,
 		})
 	}
 	return out

@@ -35,8 +35,9 @@ type Spec struct {
 	Workdir    string            `json:"workdir"`
 	Runtime    string            `json:"runtime,omitempty"` // "runsc" for gVisor, "" for Docker's default
 	CapAdd     []string          `json:"cap_add,omitempty"`
-	User       string            `json:"user,omitempty"` // what every exec runs as unless it says; "" is the image's user
-	GPUs       string            `json:"gpus,omitempty"` // "" none, "all", or a count such as "2"
+	User       string            `json:"user,omitempty"`    // what every exec runs as unless it says; "" is the image's user
+	GPUs       string            `json:"gpus,omitempty"`    // "" none, "all", or a count such as "2"
+	Profile    string            `json:"profile,omitempty"` // "standard" or "strict" (sandbox.profile when it was made); "" before profiles existed
 }
 
 // Owner is the MCP session that created a sandbox.

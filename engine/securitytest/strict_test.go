@@ -33,6 +33,16 @@ func TestStrictProfile(t *testing.T) {
 		t.Errorf("Config.User %q, NetworkMode %q; want a user that is not root and none", u, doc.str("HostConfig.NetworkMode"))
 	}
 
+	var profile any
+	for _, s := range e.client.ok(t, "list_sandboxes", map[string]any{}).data["sandboxes"].([]any) {
+		if s := s.(map[string]any); s["id"] == id {
+			profile = s["profile"]
+		}
+	}
+	if profile != "strict" {
+		t.Errorf("list_sandboxes gives the sandbox profile %v, want strict", profile)
+	}
+
 	out := e.client.command(t, id, `id -u; touch /etc/x 2>&1; touch /usr/local/bin/x 2>&1; echo ok > note && cat note; df -m /workspace | tail -1`, 10)
 	for _, want := range []string{"1000\n", "Read-only file system", "ok\n", " 64 "} {
 		if !strings.Contains(out.stdout, want) {
