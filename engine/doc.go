@@ -18,6 +18,8 @@
 //   - jobs: the table of background jobs (job_status, job_stop);
 //   - portfwd: port forwards, with expose_port's policy and the table of
 //     every sandbox's forwards;
+//   - statedir: the state dir's per-sandbox state files and activity logs
+//     (state.go keeps what a state holds);
 //   - docker: the only importer of the Docker SDK.
 //
 // The configuration is package engine/config (config.go here keeps the
