@@ -26,7 +26,7 @@ func (e *Engine) record(id string, a sandbox.Activity) {
 	if !ok {
 		return
 	}
-	if err := e.store.appendActivity(id, a); err != nil {
+	if err := e.store.AppendActivity(id, a); err != nil {
 		e.log.Warn("write activity log", "id", sandbox.ShortID(id), "err", err)
 	}
 	e.publish()

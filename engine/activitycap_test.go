@@ -29,21 +29,24 @@ func TestTrimActivity(t *testing.T) {
 }
 
 func TestActivityFileRotates(t *testing.T) {
-	s := &stateStore{dir: t.TempDir()}
+	s, err := newStateStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	entry := sandbox.Activity{Tool: "execute_command", Stdout: strings.Repeat("x", 1<<20)}
 	for range 40 {
-		if err := s.appendActivity("abc", entry); err != nil {
+		if err := s.AppendActivity("abc", entry); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.appendActivity("abc", sandbox.Activity{Tool: "last"}); err != nil {
+	if err := s.AppendActivity("abc", sandbox.Activity{Tool: "last"}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.loadActivity("abc", activityKept)
 	if err != nil || len(got) == 0 || got[len(got)-1].Tool != "last" {
 		t.Fatalf("loadActivity after rotation: %d entries, %v", len(got), err)
 	}
-	s.remove("abc")
+	s.Remove("abc")
 	if got, _ := s.loadActivity("abc", activityKept); len(got) != 0 {
 		t.Errorf("remove left %d entries", len(got))
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -48,6 +49,8 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 		return sandbox.CopyResult{}, err
 	}
 	res := sandbox.CopyResult{Path: path.Join(dir, name)}
+	_, err = e.docker.StatPath(ctx, b.id, res.Path)
+	fresh := errors.Is(err, sandbox.ErrNotFound) // a failed copy removes what it began
 	pr, pw := io.Pipe()
 	tarred := make(chan error, 1)
 	go func() {
@@ -62,9 +65,23 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 	}
 	e.record(b.id, activityFor("copy_to_sandbox", owner, src+" → "+res.Path, err, fmt.Sprintf("%d files, %d bytes", res.Files, res.Bytes)))
 	if err != nil {
+		if fresh {
+			e.removePartial(ctx, b, res.Path)
+		}
 		return sandbox.CopyResult{}, fmt.Errorf("copy %s into sandbox %s: %w", src, b.name, err)
 	}
 	return res, nil
+}
+
+// removePartial removes what a failed or cancelled copy into a new
+// destination wrote. It outlives a cancelled ctx (which is why the copy
+// ended) but for a bounded time, and the call still holds the sandbox.
+func (e *Engine) removePartial(ctx context.Context, b *box, p string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := e.files.Remove(ctx, e.fileTarget(b), p); err != nil {
+		e.log.Warn("remove a partial copy", "sandbox", b.name, "path", p, "err", err)
+	}
 }
 
 // CopyFromSandbox copies a sandbox file or folder to the host, under the

@@ -18,6 +18,8 @@
 //   - jobs: the table of background jobs (job_status, job_stop);
 //   - portfwd: port forwards, with expose_port's policy and the table of
 //     every sandbox's forwards;
+//   - statedir: the state dir's per-sandbox state files and activity logs
+//     (state.go keeps what a state holds);
 //   - docker: the only importer of the Docker SDK.
 //
 // The configuration is package engine/config (config.go here keeps the
@@ -25,10 +27,23 @@
 //
 // They never import the engine: each defines the small interface or value
 // it needs (a Target sandbox, a Runner, a Host) and the engine implements
-// it. One execute_code call goes execute.go (validate, target, dispatch) →
-// guard.go (calls registry, disk watchdog) → internal/kernel (or
-// internal/run for the exec path) → internal/run's Output, and back to
-// execute.go, which decides the call's one sandbox.Outcome and renders it.
+// it.
+//
+// One execute_code call, in one direction, through at most six files:
+//
+//  1. mcpserver/exec.go: the tool's arguments into a sandbox.CodeRequest;
+//  2. execute.go: ExecCode validates, picks the language, asks the registry
+//     for its sandbox, and dispatch runs the work (on the caller's
+//     goroutine, or as a job when it outlasts its wait);
+//  3. registry.go: target resolves the sandbox (the session's default one is
+//     created once, create.go) and acquire marks it busy;
+//  4. guard.go: the call is counted with the disk watchdog;
+//  5. internal/kernel: the language's kernel runs the code (boxTarget, in
+//     execute.go, is the sandbox as it sees it);
+//  6. internal/run: its Output collects the streams, and the Result with the
+//     call's one sandbox.Outcome comes back to execute.go's finishCall, which
+//     settles a kill for memory, renders the outcome once and records it
+//     (activity.go).
 //
 // One lifetime: the engine's base context, made in New and cancelled by
 // Close, is the root of the loops, the calls' and jobs' runs and the

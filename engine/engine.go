@@ -66,8 +66,9 @@ type Engine struct {
 	cancelLoops context.CancelFunc
 	saves       *lastUse // coalesced saves of last-use times
 	// wg is the engine's one wait group: it counts the background loops,
-	// and every call from acquire to release, jobs included (a job holds
-	// its sandbox until it ends). Add only under mu while !closing.
+	// every call from acquire to release, jobs included (a job holds its
+	// sandbox until it ends), and every exec of the kernels (kernelExecs).
+	// Add only under mu while !closing.
 	wg      sync.WaitGroup
 	loops   sync.WaitGroup   // the loops alone, for stopLoops in tests
 	pool    *pool.Pool       // the warm pool; nil when disabled
@@ -135,7 +136,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	// Close cancels it. It outlives the ctx New was called with, which only
 	// bounds the start-up, so it is the one root context of the engine.
 	e.base, e.cancel = context.WithCancel(context.Background())
-	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
+	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = e.newCapture()
 	e.files = files.New(x)
@@ -187,8 +188,8 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closing = true
 	e.mu.Unlock()
 	e.cancel()
-	e.wg.Wait()
-	e.kernels.CloseAll() // their execs ended with base; this waits for their goroutines
+	e.wg.Wait()          // calls, jobs, loops and the kernels' execs (kernelExecs)
+	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
 	e.saves.flush(e)
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
@@ -271,6 +272,29 @@ func (e *Engine) SetPaused(paused bool) {
 	e.paused = paused
 	e.mu.Unlock()
 	e.publish()
+}
+
+// kernelExecs is the Docker the kernels exec through: each of their execs
+// is counted in the engine's one wait group, like a call, so Close waits for
+// them in the same Wait; once Close has begun, none starts.
+type kernelExecs struct {
+	e *Engine
+	kernel.Docker
+}
+
+func (k kernelExecs) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+	e := k.e
+	e.mu.Lock()
+	closing := e.closing
+	if !closing {
+		e.wg.Add(1) // under mu, before Close can see closing: see Engine.wg
+	}
+	e.mu.Unlock()
+	if closing {
+		return -1, errClosing
+	}
+	defer e.wg.Done()
+	return k.Docker.Exec(ctx, id, o)
 }
 
 // errClosing refuses work that arrives while the engine closes.

@@ -204,3 +204,60 @@ func (e *Engine) logRun(id string, act sandbox.Activity, out run.Result, err err
 	}
 	e.record(id, act)
 }
+
+// timeoutFor applies the configured default and maximum to a requested timeout.
+func (e *Engine) timeoutFor(requested time.Duration, background bool) (time.Duration, error) {
+	maxT := e.cfg.Limits.MaxExecTimeout.Duration
+	switch {
+	case requested < 0:
+		return 0, fmt.Errorf("timeout_s must not be negative: %w", sandbox.ErrInvalid)
+	case requested > maxT:
+		return 0, fmt.Errorf("timeout_s %d exceeds the maximum %d (limits.max_exec_timeout in the config): %w",
+			int(requested.Seconds()), int(maxT.Seconds()), sandbox.ErrInvalid)
+	case requested > 0:
+		return requested, nil
+	case background:
+		return maxT, nil
+	}
+	return e.cfg.Limits.ExecTimeout.Duration, nil
+}
+
+// execute runs r in b (see run.Runner.Run).
+func (e *Engine) execute(ctx context.Context, b *box, r run.Process) (run.Result, error) {
+	return e.runner.Run(ctx, boxTarget{e, b}, r)
+}
+
+// boxTarget is a sandbox of the engine as run and kernel see it.
+type boxTarget struct {
+	e *Engine
+	b *box
+}
+
+func (t boxTarget) ID() string                              { return t.b.id }
+func (t boxTarget) Name() string                            { return t.b.name }
+func (t boxTarget) Workdir() string                         { return t.b.spec.Workdir }
+func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
+func (t boxTarget) MarkStopped()                            { t.e.setStatus(t.b, sandbox.StatusStopped) }
+func (t boxTarget) Gone(err error) error                    { return t.e.gone(t.b, err) }
+
+// killedForMemory reports whether the kernel's OOM killer struck in the
+// sandbox since the engine last looked: a SIGKILL exit alone could be anyone's
+// kill -9, so the cgroup's own count decides. It costs one exec, and only
+// runs after a call ended by SIGKILL or lost its process. Where the sandbox
+// cannot tell (it refused the exec: under gVisor, running out of memory
+// stops the whole sandbox), Docker's record of the container's end decides.
+func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
+	t := boxTarget{e, b}
+	n, ok, err := e.runner.OOMKills(ctx, t)
+	if err != nil {
+		return e.runner.DiedOfMemory(ctx, t)
+	}
+	if !ok {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rose := n > b.oomKills
+	b.oomKills = n
+	return rose
+}

@@ -3,11 +3,15 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -146,4 +150,89 @@ func TestCopyBetweenHostAndSandbox(t *testing.T) {
 	if entries, _ := os.ReadDir(root); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), ".sandtray-copy") }) {
 		t.Error("a temporary copy folder was left in the host root")
 	}
+}
+
+// stallingCopy lets the first MB of a copy into a sandbox through, then holds
+// the rest until the call's ctx is done, as a slow host disk would: the copy
+// is under way when the caller gives up.
+type stallingCopy struct {
+	dockerAPI
+	started chan struct{}
+}
+
+func (d stallingCopy) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
+	return d.dockerAPI.CopyTo(ctx, id, dstDir, &stallingReader{r: tarStream, ctx: ctx, started: d.started})
+}
+
+type stallingReader struct {
+	r       io.Reader
+	ctx     context.Context
+	started chan struct{}
+	n       int
+}
+
+func (s *stallingReader) Read(p []byte) (int, error) {
+	if s.n >= 1<<20 {
+		select {
+		case s.started <- struct{}{}:
+		default:
+		}
+		<-s.ctx.Done()
+		return 0, s.ctx.Err()
+	}
+	n, err := s.r.Read(p[:min(len(p), 1<<20-s.n)])
+	s.n += n
+	return n, err
+}
+
+// TestCancelledCopyLeavesNothing: a copy_to_sandbox whose caller gives up
+// midway (the client cancels the request) stops, and leaves neither a
+// half-written destination in the sandbox nor a container of its own.
+func TestCancelledCopyLeavesNothing(t *testing.T) {
+	started := make(chan struct{}, 1)
+	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return stallingCopy{d, started} })
+	root := te.cfg.Host.AllowedRoots[0]
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	src := filepath.Join(root, "big")
+	os.MkdirAll(src, 0o755)
+	for i := range 4 {
+		os.WriteFile(filepath.Join(src, fmt.Sprintf("part%d", i)), bytes.Repeat([]byte{byte(i)}, 1<<20), 0o644)
+	}
+	before := containersOf(t, te)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := te.CopyToSandbox(ctx, te.owner, id, src, "big")
+		done <- err
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("the copy ended before it stalled: %v", err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the cancelled copy returned %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the copy did not stop when its ctx was cancelled")
+	}
+	if out := te.command(t, id, "ls -d /workspace/big 2>&1; true").Stdout; !strings.Contains(out, "No such file") {
+		t.Errorf("the cancelled copy left its destination behind: %q", out)
+	}
+	if after := containersOf(t, te); after != before {
+		t.Errorf("%d containers after the cancelled copy, %d before", after, before)
+	}
+}
+
+// containersOf counts the containers carrying te's labels.
+func containersOf(t *testing.T, te *testEngine) int {
+	t.Helper()
+	list, err := te.docker.List(context.Background(), te.labels, true)
+	if err != nil {
+		t.Fatalf("list containers: %v", err)
+	}
+	return len(list)
 }

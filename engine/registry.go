@@ -161,7 +161,7 @@ func (e *Engine) forget(id string) {
 		}
 	}
 	e.mu.Unlock()
-	e.store.remove(id)
+	e.store.Remove(id)
 	e.publish()
 }
 

@@ -83,17 +83,14 @@ func attacks() []attack {
 // within a few seconds of the attack's call returning.
 func recovers(t *testing.T, e *env, id, after string) {
 	t.Helper()
-	var last execOut
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	eventually(t, 10*time.Second, "after "+after+", the sandbox still cannot run a command 10 s after the call returned", func() bool {
 		r := e.client.call(t, "execute_command", map[string]any{"sandbox_id": id, "command": "echo alive", "timeout_s": 5})
-		last = execOf(r)
-		if r.err == nil && !r.isError && strings.TrimSpace(last.stdout) == "alive" {
-			return
+		if last := execOf(r); r.err == nil && !r.isError && strings.TrimSpace(last.stdout) == "alive" {
+			return true
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	t.Fatalf("after %s, the sandbox still cannot run a command 10 s after the call returned: %v", after, last.result)
+		t.Logf("after %s, not yet: %v", after, r)
+		return false
+	})
 }
 
 // processes lists "pid stat args" of every process in the sandbox that
@@ -136,13 +133,32 @@ func forkBomb(t *testing.T, e *env, id string) {
 // detachedForkBomb starts the bomb in a session of its own, out of the
 // call's process group, and returns at once.
 func detachedForkBomb(t *testing.T, e *env, id string) {
+	before := pids(t, e, id)
 	out := e.client.command(t, id, `setsid bash -c ':(){ :|:& };:' >/dev/null 2>&1 & echo started`, 5)
 	t.Logf("detached fork bomb: %s", out.text)
-	time.Sleep(2 * time.Second) // let it fill the sandbox's process table
+	// Wait until the bomb has filled the sandbox's process table, or the
+	// call's sweep has brought the table back to what it was before.
+	limit := int64(e.inspect(t, id)["HostConfig"].(map[string]any)["PidsLimit"].(float64))
+	eventually(t, 30*time.Second, "the sandbox's process count settles after a detached fork bomb", func() bool {
+		n := pids(t, e, id)
+		return n <= before || n >= limit*9/10
+	})
 	recovers(t, e, id, "a fork bomb detached with setsid")
 	if ps := processes(t, e, id); len(ps) > 0 {
 		t.Errorf("the detached fork bomb left %d processes behind: %s", len(ps), strings.Join(ps[:min(len(ps), 5)], "; "))
 	}
+}
+
+// pids is how many processes the sandbox holds, as its cgroup counts them.
+func pids(t *testing.T, e *env, id string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := e.docker.Stats(ctx, id)
+	if err != nil {
+		t.Fatalf("stats of %s: %v", id, err)
+	}
+	return int64(s.Pids)
 }
 
 func memoryBomb(t *testing.T, e *env, id string) {
@@ -243,15 +259,14 @@ func zombies(t *testing.T, e *env, id string) {
 	e.client.code(t, id, "python", code, 10)
 	e.client.ok(t, "execute_command", map[string]any{"sandbox_id": id, "timeout_s": 2,
 		"command": "python3 -c \"" + strings.ReplaceAll(code, "\"", "\\\"") + "\" stay"})
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	eventually(t, 5*time.Second, "zombies still there 5 s after their calls", func() bool {
 		out := e.client.command(t, id, `ps -eo stat=,pid=,ppid=,comm= | grep '^Z' || true`, 10)
-		if strings.TrimSpace(out.stdout) == "" {
-			return
+		left := strings.TrimSpace(out.stdout)
+		if left != "" {
+			t.Logf("zombies (stat pid ppid command): %.300s", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("zombies still there 5 s after their calls (stat pid ppid command): %.300s", out.stdout)
-		}
-	}
+		return left == ""
+	})
 }
 
 func procWrites(t *testing.T, e *env, id string) {

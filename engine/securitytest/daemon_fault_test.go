@@ -4,6 +4,8 @@ package securitytest
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,13 +67,9 @@ func restartDockerd(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatalf("stop dockerd: %v", err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("dockerd %d did not stop within 60 s", pid)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	eventually(t, 60*time.Second, fmt.Sprintf("dockerd %d did not stop within 60 s", pid), func() bool {
+		return syscall.Kill(pid, 0) != nil
+	})
 	startDockerd(t)
 	waitDocker(t)
 }
@@ -87,20 +85,43 @@ func startDockerd(t *testing.T) {
 }
 
 func waitDocker(t *testing.T) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually(t, 60*time.Second, "dockerd did not answer within 60 s", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		c, err := docker.New(ctx)
 		cancel()
-		if err == nil {
-			c.Close()
-			return
+		if err != nil {
+			t.Logf("dockerd not answering yet: %v", err)
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dockerd did not answer within 60 s: %v", err)
-		}
-		time.Sleep(500 * time.Millisecond)
+		c.Close()
+		return true
+	})
+}
+
+// newDocker is a client of the daemon for the test, closed when it ends.
+func newDocker(t *testing.T) *docker.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dc, err := docker.New(ctx)
+	if err != nil {
+		t.Fatalf("docker: %v", err)
 	}
+	t.Cleanup(func() { dc.Close() })
+	return dc
+}
+
+// waitRunning waits until a process whose command line contains pattern
+// runs in the container: the call that starts it is under way. It asks the
+// daemon directly, not the engine, whose calls to that sandbox are busy.
+func waitRunning(t *testing.T, dc *docker.Client, id, pattern string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "no process "+pattern+" started in "+id, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		code, err := dc.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"pgrep", "-f", pattern}, Stdout: io.Discard, Stderr: io.Discard})
+		return err == nil && code == 0
+	})
 }
 
 // TestFaultDaemonRestartIdle: the engine reconnects and re-adopts; the
@@ -141,7 +162,7 @@ func TestFaultDaemonRestartMidExec(t *testing.T) {
 		defer cancel()
 		done <- e.client.callCtx(ctx, "execute_command", map[string]any{"sandbox_id": id, "command": "sleep 20; echo finished", "timeout_s": 60})
 	}()
-	time.Sleep(time.Second)
+	waitRunning(t, e.docker, id, "sleep 20")
 	restartDockerd(t)
 	var r result
 	select {
@@ -264,7 +285,8 @@ func TestFaultEngineKilled(t *testing.T) {
 	persistent := c.sandbox(t, map[string]any{"persistent": true})
 	ephemeral := c.sandbox(t, nil)
 	go c.call(t, "execute_command", map[string]any{"sandbox_id": persistent, "command": "sleep 60"})
-	time.Sleep(time.Second)
+	dc := newDocker(t)
+	waitRunning(t, dc, persistent, "sleep 60")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,15 @@ func TestImageRunsNothingOutsideCalls(t *testing.T) {
 	e := newEnv(t)
 	image := e.buildImage(t, "VOLUME /data", "HEALTHCHECK --interval=1s --start-period=1s CMD touch /tmp/healthcheck-ran")
 	id := e.client.sandbox(t, map[string]any{"image": image})
-	time.Sleep(3 * time.Second) // three health check intervals
+	// The health check, had it been kept, would have run by the end of its
+	// start period plus three intervals of the container's life.
+	started, err := time.Parse(time.RFC3339Nano, e.inspect(t, id)["State"].(map[string]any)["StartedAt"].(string))
+	if err != nil {
+		t.Fatalf("the sandbox's start time: %v", err)
+	}
+	eventually(t, 30*time.Second, "the sandbox lived through its image's health check start period and three intervals", func() bool {
+		return time.Since(started) >= 4*time.Second
+	})
 	if out := e.client.command(t, id, `ls /tmp/healthcheck-ran 2>&1`, 10); !strings.Contains(out.stdout, "No such file") {
 		t.Errorf("the image's health check ran inside the sandbox: %q", out.stdout)
 	}

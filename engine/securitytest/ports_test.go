@@ -51,19 +51,12 @@ func fetch(ctx context.Context, url string) (string, int64, int, error) {
 // before the server listens, and those early connections are just closed.
 func waitServing(t *testing.T, url string) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	eventually(t, 60*time.Second, "GET "+url+" never answered 200", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		_, _, status, err := fetch(ctx, url)
-		cancel()
-		if err == nil && status == http.StatusOK {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET %s never answered 200 (last: %d, %v)", url, status, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && status == http.StatusOK
+	})
 }
 
 // refusesConnections checks nothing listens on 127.0.0.1:port any more.
@@ -324,16 +317,10 @@ func TestExposePortUploadWithHalfClose(t *testing.T) {
 	}
 	untilUploaded := func() {
 		t.Helper()
-		for deadline := time.Now().Add(60 * time.Second); ; { // until the server listens
+		eventually(t, 60*time.Second, "upload through "+addr+" never got the server's hash "+want, func() bool { // until the server listens
 			got, err := upload()
-			if err == nil && got == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("upload through %s: got %q, %v; want the server's hash %s", addr, got, err, want)
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+			return err == nil && got == want
+		})
 	}
 	untilUploaded()
 	var wg sync.WaitGroup

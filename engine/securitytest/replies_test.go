@@ -3,6 +3,7 @@ package securitytest
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -121,7 +122,10 @@ func TestRepliesAreBounded(t *testing.T) {
 		r := e.client.ok(t, "execute_command", map[string]any{"sandbox_id": id, "background": true,
 			"command": `head -c 8388608 /dev/zero | tr '\0' '<'; sleep 30`})
 		job := r.str("job_id")
-		time.Sleep(2 * time.Second)
+		eventually(t, 30*time.Second, "the job wrote its 8 MB of output", func() bool {
+			st, err := e.eng.JobStatus(context.Background(), job, math.MaxInt64)
+			return err == nil && st.NextOffset >= 8<<20
+		})
 		from := len(e.client.tap.lines())
 		e.client.ok(t, "job_status", map[string]any{"job_id": job, "since": 0})
 		if n := e.client.largestLineSince(from); n > maxReplyLine {

@@ -63,18 +63,15 @@ func TestSoak(t *testing.T) {
 		t.Errorf("soak call failed: %.300s", f)
 	}
 	var goroutines, files, left int
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+	defer func() { // also when eventually fails: the numbers it waited on
+		t.Logf("30 s after the soak at most: goroutines %d (baseline %d), open files %d (%d), sandboxes left %d (0)",
+			goroutines, baseGoroutines, files, baseFiles, left)
+	}()
+	eventually(t, 30*time.Second, "goroutines, open files and sandboxes back to the baseline after the soak", func() bool {
 		runtime.GC()
 		goroutines, files, left = runtime.NumGoroutine(), openFiles(t), containersOf(t, e.labels)
-		if goroutines <= baseGoroutines+5 && files <= baseFiles+5 && left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("30 s after the soak: goroutines %d (baseline %d), open files %d (%d), sandboxes left %d (0)",
-				goroutines, baseGoroutines, files, baseFiles, left)
-			break
-		}
-	}
+		return goroutines <= baseGoroutines+5 && files <= baseFiles+5 && left == 0
+	})
 	t.Logf("soak %s: %d calls, %d failed; goroutines %d → %d, open files %d → %d, sandboxes left %d",
 		d, calls.Load(), failures.Load(), baseGoroutines, goroutines, baseFiles, files, left)
 }

@@ -81,6 +81,20 @@ func (f *Files) Mkdir(ctx context.Context, t Target, dir string) error {
 	return nil
 }
 
+// Remove removes p (a file or a folder with its contents) inside the
+// sandbox: what a failed copy left half written.
+func (f *Files) Remove(ctx context.Context, t Target, p string) error {
+	var out bytes.Buffer
+	code, err := f.docker.Exec(ctx, t.ID, execOptions([]string{"rm", "-rf", "--", p}, &out))
+	if err != nil {
+		return t.gone(fmt.Errorf("remove %s: %w", p, err))
+	}
+	if code != 0 {
+		return fmt.Errorf("cannot remove %s: %s: %w", p, bytes.TrimSpace(out.Bytes()), sandbox.ErrConflict)
+	}
+	return nil
+}
+
 // resolve follows symlinks (inside the sandbox) and refuses folders and
 // special files with a message saying what to use instead.
 func (f *Files) resolve(ctx context.Context, t Target, p string) (string, error) {
