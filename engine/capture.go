@@ -68,7 +68,7 @@ func (e *Engine) enterCall(ctx context.Context, b *box, cancel context.CancelCau
 				b.calls = map[uint64]context.CancelCauseFunc{}
 			}
 			b.calls[seq] = cancel
-			if jo := out.Combined(); jo != nil {
+			if jo := jobOutput(out); jo != nil {
 				if b.gate.outs == nil {
 					b.gate.outs = map[uint64]*run.JobOutput{}
 				}
@@ -89,6 +89,15 @@ func (e *Engine) enterCall(ctx context.Context, b *box, cancel context.CancelCau
 			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
 		}
 	}
+}
+
+// jobOutput is the job output a call writes to, if it is a job's; nil for
+// a file tool's work, which has no Output.
+func jobOutput(out *run.Output) *run.JobOutput {
+	if out == nil {
+		return nil
+	}
+	return out.Combined()
 }
 
 // holdForInstall keeps new calls out of b (they wait in enterCall) until
@@ -323,11 +332,11 @@ func (e *Engine) SaveDockerfile(ctx context.Context, ref, hostDir string) (sandb
 // export runs an export and logs it once it got as far as a plan: a refused
 // folder or a failed diff is only the caller's error.
 func (e *Engine) export(ctx context.Context, owner sandbox.Owner, ref, dir string) (sandbox.Export, error) {
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.Export{}, err
 	}
-	defer e.release(b)
+	defer done()
 	ex, detail, err := e.capture.Export(ctx, e.captureTarget(b), dir)
 	input := dir
 	if dir == "" {

@@ -27,11 +27,11 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 	if err := hostfs.CheckTree(src, e.copyLimits()); err != nil {
 		return sandbox.CopyResult{}, fmt.Errorf("copy %s: %w", src, err)
 	}
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.CopyResult{}, err
 	}
-	defer e.release(b)
+	defer done()
 	dir, name := b.spec.Workdir, filepath.Base(src)
 	if dest != "" {
 		abs := e.fileTarget(b).Path(dest)
@@ -123,11 +123,11 @@ func (e *Engine) SaveFiles(ctx context.Context, ref, p, hostPath string) (sandbo
 }
 
 func (e *Engine) copyOut(ctx context.Context, owner sandbox.Owner, ref, p, dst string, lim hostfs.Limits) (sandbox.CopyResult, error) {
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.CopyResult{}, err
 	}
-	defer e.release(b)
+	defer done()
 	src := e.fileTarget(b).Path(p)
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		dst = filepath.Join(dst, path.Base(src))

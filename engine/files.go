@@ -23,11 +23,11 @@ func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string,
 	if req.Path == "" {
 		return sandbox.FileContent{}, fmt.Errorf("path is empty; give a file path such as \"src/main.py\": %w", sandbox.ErrInvalid)
 	}
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}
-	defer e.release(b)
+	defer done()
 	t := e.fileTarget(b)
 	p := t.Path(req.Path)
 	if p == "/" || isDirPath(req.Path) {
@@ -50,11 +50,11 @@ func (e *Engine) MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, p 
 	if p == "" {
 		return "", fmt.Errorf("path is empty: %w", sandbox.ErrInvalid)
 	}
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return "", err
 	}
-	defer e.release(b)
+	defer done()
 	t := e.fileTarget(b)
 	abs := t.Path(p)
 	err = e.files.Mkdir(ctx, t, abs)
@@ -72,11 +72,11 @@ func (e *Engine) ReadFile(ctx context.Context, owner sandbox.Owner, ref, p strin
 	if limit <= 0 || limit > maxRead {
 		limit = maxRead
 	}
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}
-	defer e.release(b)
+	defer done()
 	t := e.fileTarget(b)
 	return e.files.Read(ctx, t, t.Path(p), offset, limit)
 }
@@ -87,11 +87,11 @@ func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p stri
 	if depth > files.MaxListDepth {
 		return sandbox.Listing{}, fmt.Errorf("depth %d is too deep; use at most %d: %w", depth, files.MaxListDepth, sandbox.ErrInvalid)
 	}
-	b, err := e.ready(ctx, ref)
+	b, done, err := e.readyForFiles(ctx, ref)
 	if err != nil {
 		return sandbox.Listing{}, err
 	}
-	defer e.release(b)
+	defer done()
 	if p == "" {
 		p = "."
 	}
@@ -110,6 +110,30 @@ func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// readyForFiles is ready for the file, copy and export tools: their work
+// counts as a call. It waits while an install holds the sandbox online
+// (list_files and make_directory run the sandbox's own programs), an install
+// waits for it to end, and the disk watch between calls leaves the sandbox
+// alone meanwhile (what it writes is the caller's, not a hidden process's).
+// done releases all of it.
+func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done func(), err error) {
+	b, err = e.ready(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
+	if err != nil {
+		e.release(b)
+		return nil, nil, err
+	}
+	b.disk.CallStarted()
+	return b, func() {
+		b.disk.CallEnded()
+		leave()
+		e.release(b)
+	}, nil
 }
 
 func activityFor(tool string, owner sandbox.Owner, input string, err error, detail string) sandbox.Activity {

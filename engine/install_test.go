@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -136,4 +137,48 @@ func TestInstallNetworkForbidden(t *testing.T) {
 		t.Errorf("error does not name the setting: %v", err)
 	}
 	te.wantOffline(t, info.ID)
+}
+
+// TestFileToolsWaitForTheInstallWindow: list_files and make_directory run
+// the sandbox's own programs, so while an install has an offline sandbox
+// online they wait for it like every call: each returns with the sandbox
+// offline again, and does its work.
+func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	type ended struct {
+		tool     string
+		networks []string
+		err      error
+	}
+	results := make(chan ended, 2)
+	var once sync.Once
+	_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}}, func(_, _ float64, msg string) {
+		if !strings.Contains(msg, "on the bridge network") {
+			return
+		}
+		once.Do(func() {
+			go func() {
+				_, err := te.ListFiles(ctx, te.owner, id, ".", 1, false)
+				results <- ended{"list_files", te.networksOf(t, id), err}
+			}()
+			go func() {
+				_, err := te.MakeDirectory(ctx, te.owner, id, "made")
+				results <- ended{"make_directory", te.networksOf(t, id), err}
+			}()
+		})
+	})
+	if err != nil {
+		t.Fatalf("install jq: %v", err)
+	}
+	for range 2 {
+		r := <-results
+		if r.err != nil || !slices.Equal(r.networks, []string{"none"}) {
+			t.Errorf("%s during an install returned %v with the sandbox on %v; want it to wait until the sandbox is offline again", r.tool, r.err, r.networks)
+		}
+	}
+	if out := te.command(t, id, "test -d made && echo yes").Stdout; out != "yes\n" {
+		t.Errorf("make_directory's folder after the install: %q", out)
+	}
 }
