@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandtray/sandtray/app/atomicfile"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // launchAgentLabel names the LaunchAgent; it is the app's bundle id.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sandtray/sandtray/app/atomicfile"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // xdgEntry is a freedesktop autostart entry:

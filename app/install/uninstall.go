@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sandtray/sandtray/app/atomicfile"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // Uninstall removes Sandtray's entry from client's MCP config and nothing

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sandtray/sandtray/app/atomicfile"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // newFileMode is the mode of a config file Install creates: client configs

@@ -13,8 +13,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/sandtray/sandtray/app/atomicfile"
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // Store reads and writes the settings in one config.toml.

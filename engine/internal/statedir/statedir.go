@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // Store reads and writes each sandbox's state file and activity log
@@ -56,32 +57,7 @@ func (s *Store) Save(id string, st any) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.statePath(id), b, 0o600)
-}
-
-// WriteFileAtomic writes data to path through a synced temp file and a rename.
-func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(s.statePath(id), b, 0o600)
 }
 
 // activityFileMax is the size at which a sandbox's activity log is rotated:
