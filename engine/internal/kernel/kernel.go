@@ -42,7 +42,7 @@ const kernelUnavailable = 218
 // supervisor's program, $3 the driver.
 const kernelLauncher = `command -v python3 >/dev/null 2>&1 || exit 218
 case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
-exec python3 -u -c "$2" "$1" "$3"`
+exec python3 -c "$2" "$1" "$3"`
 
 // startTimeout bounds a kernel's start, up to its hello.
 const startTimeout = 20 * time.Second
@@ -80,11 +80,19 @@ type kernelHello struct {
 
 // kernelRequest is a run frame's payload.
 type kernelRequest struct {
-	ID       string `json:"id"`
-	Code     string `json:"code"`
-	Cap      int    `json:"cap"` // bytes per stream to send; the rest is counted
-	OutDir   string `json:"outdir"`
-	MaxImage int    `json:"max_image"`
+	ID       string // hex
+	Code     string
+	Cap      int // bytes per stream to send; the rest is counted
+	OutDir   string
+	MaxImage int
+}
+
+// encode is the run frame's payload: a line "<id> <cap> <max image>
+// <outdir length>", then the outdir and the code, as they are. Not JSON: the
+// supervisor would import json (and re) to read it, on every kernel's start.
+func (r kernelRequest) encode() []byte {
+	b := fmt.Appendf(nil, "%s %d %d %d\n", r.ID, r.Cap, r.MaxImage, len(r.OutDir))
+	return append(append(b, r.OutDir...), r.Code...)
 }
 
 // kernelDone is how a run ended.

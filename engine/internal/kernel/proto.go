@@ -14,7 +14,7 @@ import (
 // Every byte user code prints travels inside a frame, so no output can pass
 // for one; there are no sentinel strings.
 const (
-	frameRun       = 'R' // engine → kernel: JSON kernelRequest
+	frameRun       = 'R' // engine → kernel: kernelRequest.encode
 	frameInterrupt = 'I' // engine → kernel: SIGINT to the code's process group
 	frameKill      = 'K' // engine → kernel: SIGKILL to it, and exit
 	frameHello     = 'H' // kernel → engine: JSON pids, once started
