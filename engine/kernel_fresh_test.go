@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -37,5 +38,31 @@ func TestPythonKernelIsAFreshInterpreter(t *testing.T) {
 		if r.Stdout != want || r.ExitCode != 0 {
 			t.Errorf("reset %v: stdout\n%s\nexit %d stderr %q; want\n%s", req.Reset, r.Stdout, r.ExitCode, r.Stderr, want)
 		}
+	}
+}
+
+// TestPythonTracebacksShowTheCells: a traceback shows the lines of the
+// cells it goes through, whether the kernel reports the error or the code
+// prints one itself, also when the kernel is new (it loads the traceback
+// machinery only when something needs it).
+func TestPythonTracebacksShowTheCells(t *testing.T) {
+	te := newTestEngine(t)
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	r := te.code(t, id, sandbox.CodeRequest{Code: "import traceback\ntry:\n    {}['missing']\nexcept KeyError:\n    traceback.print_exc()\nprint('caught')"})
+	if r.Stdout != "caught\n" || !strings.Contains(r.Stderr, "{}['missing']") || !strings.Contains(r.Stderr, "<cell 1>") {
+		t.Errorf("a traceback the code prints: %+v", r)
+	}
+	r = te.code(t, id, sandbox.CodeRequest{Code: "def f():\n    return 1 / 0", Reset: true})
+	if r.ExitCode != 0 {
+		t.Fatalf("define f: %+v", r)
+	}
+	r = te.code(t, id, sandbox.CodeRequest{Code: "x = 1\nf()"})
+	for _, want := range []string{"ZeroDivisionError", "<cell 2>", "    f()", "<cell 1>", "return 1 / 0"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("the kernel's traceback lacks %q: %q", want, r.Stderr)
+		}
+	}
+	if r.ExitCode != 1 || strings.Contains(r.Stderr, "_sandtray") {
+		t.Errorf("the kernel's traceback: exit %d, stderr %q; want exit 1 and only the code's frames", r.ExitCode, r.Stderr)
 	}
 }
