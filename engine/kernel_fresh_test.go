@@ -39,6 +39,13 @@ func TestPythonKernelIsAFreshInterpreter(t *testing.T) {
 			t.Errorf("reset %v: stdout\n%s\nexit %d stderr %q; want\n%s", req.Reset, r.Stdout, r.ExitCode, r.Stderr, want)
 		}
 	}
+	// The kernel's programs do not travel in its command line: `ps` in the
+	// sandbox lists its two processes (the supervisor and its fork) in a
+	// line each, not 20 kB each that push the rest out of the output.
+	r := te.command(t, id, "sleep 30 & ps -eo args; kill $!")
+	if n := strings.Count(r.Stdout, "# Sandtray kernel"); n != 2 || len(r.Stdout) > 4096 || !strings.Contains(r.Stdout, "sleep 30") {
+		t.Errorf("ps in the sandbox: %d kernel processes, %d bytes; want 2 in under 4 kB, and the sleep:\n%.2000s", n, len(r.Stdout), r.Stdout)
+	}
 }
 
 // TestPythonTracebacksShowTheCells: a traceback shows the lines of the

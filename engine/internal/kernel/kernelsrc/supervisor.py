@@ -24,7 +24,6 @@
 # Until the child is forked it imports only what interpreters usually have
 # built in (no json, struct, subprocess, ctypes, or signal.py, which imports
 # enum): each module read from a new container's files costs milliseconds.
-_FRESH = dict(globals())  # what `python -c` gives the code's __main__
 import os
 import select
 import sys
@@ -35,7 +34,9 @@ try:
 except ImportError:
     import signal
 
-LANG, DRIVER = sys.argv[1], sys.argv[2]
+LANG, DRIVER = sys.argv[1], sys.argv[2]  # see kernelBoot in kernel.go
+# What `python -c` gives the code's __main__.
+_FRESH = {k: globals()[k] for k in ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__")}
 REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
 CHUNK = 64 << 10
 MAX_IMAGES = 8
