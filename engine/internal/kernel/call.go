@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -69,9 +68,8 @@ func (ks *Set) request(t Target, id, code string, out *run.Output) []byte {
 	if out.Combined() != nil {
 		keep = max(keep, run.JobOutputKept)
 	}
-	req, _ := json.Marshal(kernelRequest{ID: id, Code: code, Cap: keep + 1,
-		OutDir: path.Join(t.Workdir(), outputsDir), MaxImage: ks.limits.MaxImageBytes})
-	return req
+	return kernelRequest{ID: id, Code: code, Cap: keep + 1,
+		OutDir: path.Join(t.Workdir(), outputsDir), MaxImage: ks.limits.MaxImageBytes}.encode()
 }
 
 // await sends the run and waits for its end. At the timeout, or when

@@ -38,11 +38,39 @@ var kernelDrivers = map[string]string{"python": kernelPython, "bash": kernelBash
 // takes the exec path, which reports a missing runtime in its own words.
 const kernelUnavailable = 218
 
-// kernelLauncher starts the supervisor: $1 is the language, $2 the
-// supervisor's program, $3 the driver.
+// kernelLauncher starts the supervisor: $1 is the language, $2 kernelBoot.
 const kernelLauncher = `command -v python3 >/dev/null 2>&1 || exit 218
 case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
-exec python3 -u -c "$2" "$1" "$3"`
+exec python3 -c "$2" "$1"`
+
+// kernelBoot is the supervisor's command line: it reads the supervisor's
+// program and the driver from stdin (bootBlob), ahead of the frames, and
+// runs the supervisor with the driver as its second argument. On stdin,
+// not in arguments: the python kernel is a fork of the supervisor and shows
+// its command line, and `ps` in a sandbox would list the two programs
+// (some 20 kB) twice. Its first line marks the kernel's processes in `ps`.
+const kernelBoot = `# Sandtray kernel: its programs come on stdin
+import os, sys
+def _sandtray_read(n):
+    b = b""
+    while len(b) < n:
+        c = os.read(0, n - len(b))
+        if not c:
+            os._exit(1)
+        b += c
+    return b
+_sandtray_n = [int(x) for x in _sandtray_read(20).split()]
+_sandtray_src = _sandtray_read(_sandtray_n[0]).decode()
+sys.argv.append(_sandtray_read(_sandtray_n[1]).decode())
+del os, sys, _sandtray_read, _sandtray_n
+exec(compile(_sandtray_src, "<string>", "exec"))`
+
+// bootBlob is what kernelBoot reads: a 20-byte header with the two
+// lengths, the supervisor's program, the driver.
+func bootBlob(lang string) []byte {
+	b := fmt.Appendf(nil, "%9d %9d\n", len(kernelSupervisor), len(kernelDrivers[lang]))
+	return append(append(b, kernelSupervisor...), kernelDrivers[lang]...)
+}
 
 // startTimeout bounds a kernel's start, up to its hello.
 const startTimeout = 20 * time.Second
@@ -80,11 +108,19 @@ type kernelHello struct {
 
 // kernelRequest is a run frame's payload.
 type kernelRequest struct {
-	ID       string `json:"id"`
-	Code     string `json:"code"`
-	Cap      int    `json:"cap"` // bytes per stream to send; the rest is counted
-	OutDir   string `json:"outdir"`
-	MaxImage int    `json:"max_image"`
+	ID       string // hex
+	Code     string
+	Cap      int // bytes per stream to send; the rest is counted
+	OutDir   string
+	MaxImage int
+}
+
+// encode is the run frame's payload: a line "<id> <cap> <max image>
+// <outdir length>", then the outdir and the code, as they are. Not JSON: the
+// supervisor would import json (and re) to read it, on every kernel's start.
+func (r kernelRequest) encode() []byte {
+	b := fmt.Appendf(nil, "%s %d %d %d\n", r.ID, r.Cap, r.MaxImage, len(r.OutDir))
+	return append(append(b, r.OutDir...), r.Code...)
 }
 
 // kernelDone is how a run ended.
@@ -118,14 +154,16 @@ func (c *kernelCall) finish(d kernelDone) {
 // lives until the kernel is killed or the set's base context is done.
 func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error) {
 	execCtx, cancel := context.WithCancel(ks.base)
-	k := &kernel{lang: lang, set: ks, target: t, in: newKernelInput(), cancel: cancel, exited: make(chan struct{}), hello: make(chan kernelHello, 1)}
+	in := newKernelInput()
+	in.rest = bootBlob(lang) // the first bytes the exec reads
+	k := &kernel{lang: lang, set: ks, target: t, in: in, cancel: cancel, exited: make(chan struct{}), hello: make(chan kernelHello, 1)}
 	frames := &frameReader{max: max(64<<10, ks.limits.MaxImageBytes) + 64<<10, handle: k.onFrame, broken: func(err error) {
 		ks.log.Warn("kernel protocol broken; killing the kernel", "sandbox", t.Name(), "language", lang, "err", err)
 		k.lose(err)
 	}}
 	diag := run.NewCapBuffer(4 << 10)
 	opts := docker.ExecOptions{
-		Cmd:     []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelSupervisor, kernelDrivers[lang]},
+		Cmd:     []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot},
 		Workdir: t.Workdir(), Stdin: k.in, Stdout: frames, Stderr: diag,
 	}
 	ks.wg.Add(1)

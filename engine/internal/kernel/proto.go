@@ -14,7 +14,7 @@ import (
 // Every byte user code prints travels inside a frame, so no output can pass
 // for one; there are no sentinel strings.
 const (
-	frameRun       = 'R' // engine → kernel: JSON kernelRequest
+	frameRun       = 'R' // engine → kernel: kernelRequest.encode
 	frameInterrupt = 'I' // engine → kernel: SIGINT to the code's process group
 	frameKill      = 'K' // engine → kernel: SIGKILL to it, and exit
 	frameHello     = 'H' // kernel → engine: JSON pids, once started
@@ -98,7 +98,7 @@ type kernelInput struct {
 	frames chan []byte
 	closed chan struct{}
 	once   sync.Once
-	rest   []byte // what Read has not returned yet of a frame
+	rest   []byte // what is still to be written before the next frame (the boot blob, a frame's rest)
 }
 
 func newKernelInput() *kernelInput {
@@ -142,6 +142,14 @@ func (in *kernelInput) WriteTo(w io.Writer) (int64, error) {
 	probe := time.NewTicker(probeInterval)
 	defer probe.Stop()
 	var written int64
+	if len(in.rest) > 0 {
+		n, err := w.Write(in.rest)
+		written, in.rest = int64(n), nil
+		if err != nil {
+			in.close()
+			return written, err
+		}
+	}
 	for {
 		var err error
 		select {

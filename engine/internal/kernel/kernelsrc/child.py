@@ -3,12 +3,19 @@
 # on fd 62 as "<id> <length>\n<code>"; the end of each run goes to fd 63 as
 # "<id> <exit code> <i if interrupted, else ->\n", after which the kernel
 # stops itself until the supervisor continues it for the next run.
+#
+# It imports only what the interpreter already has (see supervisor.py):
+# traceback and linecache (which imports tokenize and re) cost a new
+# kernel's first call milliseconds, so traceback is imported when a run
+# fails, and the cells' source reaches linecache when something imports it.
 def _sandtray_kernel():
-    import linecache
     import os
-    import signal
     import sys
-    import traceback
+
+    try:
+        import _signal as signal  # signal.py imports enum
+    except ImportError:
+        import signal
 
     os.set_inheritable(62, False)  # programs the code starts never get them
     os.set_inheritable(63, False)
@@ -24,7 +31,50 @@ def _sandtray_kernel():
 
     def report(exc):
         # Start the traceback below this frame: it shows only the user's code.
+        import traceback
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
+
+    # The cells' source, for tracebacks: in linecache's cache once linecache
+    # is imported (by this kernel's report, or by the code: traceback,
+    # warnings, inspect), here until then.
+    cells = {}
+
+    def remember(name, source):
+        cells[name] = (len(source), None, source.splitlines(True), name)
+        lines = sys.modules.get("linecache")
+        if lines is not None and isinstance(getattr(lines, "cache", None), dict):
+            lines.cache.update(cells)
+            cells.clear()
+
+    class CellLines:
+        # A finder first on sys.meta_path that finds nothing itself: when
+        # linecache is first imported, it has the finders after it find it,
+        # and adds the cells to its cache once it is loaded.
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name != "linecache":
+                return None
+            sys.meta_path.remove(CellLines)
+            for finder in sys.meta_path:
+                spec = getattr(finder, "find_spec", lambda *a: None)(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            if isinstance(spec.loader, type):
+                return spec  # a class, shared: not patched (remember adds the cells next run)
+            load = spec.loader.exec_module
+
+            def exec_module(module):
+                load(module)
+                module.cache.update(cells)
+                cells.clear()
+
+            spec.loader.exec_module = exec_module
+            return spec
+
+    if "linecache" not in sys.modules:
+        sys.meta_path.insert(0, CellLines)
 
     def children():
         # This process's children, from each thread's list (cheap), or every
@@ -69,7 +119,7 @@ def _sandtray_kernel():
     def run(source):
         state["cell"] += 1
         name = "<cell %d>" % state["cell"]
-        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        remember(name, source)
         try:
             try:
                 signal.signal(signal.SIGINT, signal.default_int_handler)

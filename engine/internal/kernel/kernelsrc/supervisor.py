@@ -4,6 +4,9 @@
 # The interpreter that does is its child, in a session of its own, with
 # stdout and stderr on pipes the supervisor drains and wraps in
 # length-prefixed frames, so nothing user code prints can pass for a frame.
+# For python the child is a fork of this process that runs the driver in a
+# fresh __main__ (no second interpreter start, the first call's largest
+# cost after Docker's exec); for bash and node it execs their interpreter.
 # The child reports the end of a run on a private pipe, tagged with the
 # run's random id, and then stops itself (SIGSTOP). User code runs in the
 # child's own process and can write that line too, so the line alone ends
@@ -14,60 +17,104 @@
 # (SIGCONT) just before it hands it the next run.
 #
 # Frames, both ways: one type byte, a 4-byte big-endian length, the payload.
-# In: R run (JSON), I interrupt, K kill. Out: H hello, O stdout, E stderr,
-# F image (JSON line, then the bytes), D done (JSON), X the child exited.
-import json
+# In: R run ("<id> <cap> <max image> <outdir length>\n", the outdir, the
+# code), I interrupt, K kill. Out: H hello, O stdout, E stderr, F image
+# (JSON line, then the bytes), D done (JSON), X the child exited.
+#
+# Until the child is forked it imports only what interpreters usually have
+# built in (no json, struct, subprocess, ctypes, or signal.py, which imports
+# enum): each module read from a new container's files costs milliseconds.
 import os
 import select
-import signal
-import struct
-import subprocess
 import sys
 import time
 
-LANG, DRIVER = sys.argv[1], sys.argv[2]
+try:
+    import _signal as signal  # signal.py adds enums, and imports enum for them
+except ImportError:
+    import signal
+
+LANG, DRIVER = sys.argv[1], sys.argv[2]  # see kernelBoot in kernel.go
+# What `python -c` gives the code's __main__.
+_FRESH = {k: globals()[k] for k in ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__")}
 REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
 CHUNK = 64 << 10
 MAX_IMAGES = 8
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".gif": "image/gif", ".svg": "image/svg+xml"}
 
-proto = os.dup(1)  # not inheritable: the child never gets it
+proto = os.dup(1)  # not inheritable, and closed in the child
 null = os.open(os.devnull, os.O_RDWR)
 os.dup2(null, 1)
-try:  # not dumpable: another process of this uid cannot open /proc/<pid>/fd
-    import ctypes
-    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-except Exception:
-    pass
 
 
 def send(kind, payload=b""):
-    data = memoryview(kind + struct.pack(">I", len(payload)) + payload)
+    data = memoryview(kind + len(payload).to_bytes(4, "big") + payload)
     while data:
         data = data[os.write(proto, data):]
 
 
 def child_argv():
-    if LANG == "python":
-        return [sys.executable, "-c", DRIVER]
     if LANG == "bash":
         return ["bash", "--noprofile", "--norc", "-c", DRIVER, "sandtray-kernel"]
     return ["node", "-e", DRIVER]
 
 
 def spawn():
+    """Starts the child with its stdin on /dev/null, its stdout and stderr
+    on pipes, its request and done pipes on REQ_FD and DONE_FD, and nothing
+    else of this process's open: returns its pid, the request pipe's write
+    end, the done pipe's read end and the output pipes' read ends. SIGINT
+    stays ignored in it until the driver takes it over (a late interrupt
+    cannot kill a kernel that is still starting)."""
     req_r, req_w = os.pipe()
     done_r, done_w = os.pipe()
-    os.dup2(req_r, REQ_FD)
-    os.dup2(done_w, DONE_FD)
-    for fd in (req_r, done_w):
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            for src, dst in ((null, 0), (out_w, 1), (err_w, 2), (req_r, REQ_FD), (done_w, DONE_FD)):
+                os.dup2(src, dst)  # inheritable, as pass_fds made them
+            for name in os.listdir("/proc/self/fd"):
+                if int(name) > 2 and int(name) not in (REQ_FD, DONE_FD):
+                    try:
+                        os.close(int(name))
+                    except OSError:
+                        pass  # the listing's own
+        except BaseException:
+            os._exit(127)
+        if LANG == "python":
+            run_python_driver()  # never returns
+        try:
+            for sig in ("SIGPIPE", "SIGXFSZ"):  # python ignores them; a program it starts should not
+                if hasattr(signal, sig):
+                    signal.signal(getattr(signal, sig), signal.SIG_DFL)
+            os.execvp(child_argv()[0], child_argv())
+        finally:
+            os._exit(127)
+    for fd in (req_r, done_w, out_w, err_w):
         os.close(fd)
-    child = subprocess.Popen(child_argv(), stdin=null, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             pass_fds=(REQ_FD, DONE_FD), start_new_session=True)
-    os.close(REQ_FD)
-    os.close(DONE_FD)
-    return child, req_w, done_r
+    return pid, req_w, done_r, out_r, err_r
+
+
+def run_python_driver():
+    """The forked child's life as the python kernel: what `python -c DRIVER`
+    would be, in the interpreter this process has already started. The
+    driver runs in a new __main__ with the globals `python -c` gives; when
+    it returns, the interpreter exits as at the end of a -c program
+    (atexit handlers, flushed streams); an exception it lets out ends it
+    with a traceback and status 1, as it would there."""
+    sys.argv[:] = ["-c"]
+    if hasattr(sys, "orig_argv"):
+        sys.orig_argv[:] = sys.orig_argv[:1] + ["-c", DRIVER]
+    main = type(sys)("__main__")
+    main.__dict__.update(_FRESH, __annotations__={})
+    sys.modules["__main__"] = main
+    exec(compile(DRIVER, "<string>", "exec"), main.__dict__)
+    raise SystemExit(0)
 
 
 def snapshot(folder):
@@ -159,10 +206,26 @@ def sweep(run_id, group):
                     pass
 
 
+def not_dumpable():
+    """Makes this process not dumpable: another process of this uid (the
+    code's) cannot open /proc/<pid>/fd, nor trace it. Done after the fork,
+    so the child stays dumpable as an exec'd interpreter is, and before the
+    first request reaches the child, so before any user code runs."""
+    try:
+        import ctypes
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def jbool(b):
+    return "true" if b else "false"
+
+
 class Supervisor:
-    def __init__(self):
-        self.child, self.req_w, self.done_r = spawn()
-        self.outs = {self.child.stdout.fileno(): b"O", self.child.stderr.fileno(): b"E"}
+    def __init__(self, child):
+        self.pid, self.req_w, self.done_r, out_r, err_r = child
+        self.outs = {out_r: b"O", err_r: b"E"}
         for fd in list(self.outs) + [self.done_r, self.req_w]:
             os.set_blocking(fd, False)
         self.inbuf, self.donebuf, self.pending = bytearray(), b"", b""
@@ -175,7 +238,10 @@ class Supervisor:
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        send(b"H", json.dumps({"pid": os.getpid(), "child": self.child.pid}).encode())
+        send(b"H", b'{"pid": %d, "child": %d}' % (os.getpid(), self.pid))
+        # The engine's first request is on its way: the rest of the start
+        # overlaps it.
+        not_dumpable()
 
     def loop(self):
         while True:
@@ -196,7 +262,7 @@ class Supervisor:
                         pass
                 else:
                     self.pump(fd)
-            if self.ending is not None and self.run is not None and stopped(self.child.pid):
+            if self.ending is not None and self.run is not None and stopped(self.pid):
                 (code, interrupted), self.ending = self.ending, None
                 self.finish(code, interrupted)
 
@@ -234,7 +300,7 @@ class Supervisor:
             self.kill()
         self.inbuf += data
         while len(self.inbuf) >= 5:
-            n = struct.unpack(">I", self.inbuf[1:5])[0]
+            n = int.from_bytes(self.inbuf[1:5], "big")
             if len(self.inbuf) < 5 + n:
                 return
             kind, payload = bytes(self.inbuf[:1]), bytes(self.inbuf[5:5 + n])
@@ -243,17 +309,18 @@ class Supervisor:
 
     def on_frame(self, kind, payload):
         if kind == b"R":
-            req = json.loads(payload)
-            code = req["code"].encode("utf-8", "surrogatepass")
-            self.run = {"id": req["id"], "cap": req["cap"], "outdir": req["outdir"], "max_image": req["max_image"],
+            head, rest = payload.split(b"\n", 1)
+            rid, cap, max_image, n = head.decode("ascii").split(" ")
+            outdir, code = rest[:int(n)].decode("utf-8", "surrogateescape"), rest[int(n):]
+            self.run = {"id": rid, "cap": int(cap), "outdir": outdir, "max_image": int(max_image),
                         "sent": {b"O": 0, b"E": 0}, "dropped": {b"O": 0, b"E": 0},
-                        "before": snapshot(req["outdir"]), "pids": set(os.listdir("/proc"))}
+                        "before": snapshot(outdir), "pids": set(os.listdir("/proc"))}
             self.ending = None
             try:
-                os.kill(self.child.pid, signal.SIGCONT)  # stopped since the last run's end
+                os.kill(self.pid, signal.SIGCONT)  # stopped since the last run's end
             except OSError:
                 pass
-            self.pending += ("%s %d\n" % (req["id"], len(code))).encode() + code
+            self.pending += ("%s %d\n" % (rid, len(code))).encode() + code
             self.flush_request()
         elif kind == b"I":
             self.signal(signal.SIGINT)
@@ -284,14 +351,17 @@ class Supervisor:
         self.drain()
         run, self.run = self.run, None
         if set(os.listdir("/proc")) - run["pids"]:  # only a run that left a process can need a sweep
-            sweep(run["id"], self.child.pid)
+            sweep(run["id"], self.pid)
         self.send_images(run)
-        send(b"D", json.dumps({"id": run["id"], "exit": code, "interrupted": interrupted,
-                               "dropped_out": run["dropped"][b"O"], "dropped_err": run["dropped"][b"E"]}).encode())
+        # The id is the engine's (hex), checked against the done line.
+        send(b"D", ('{"id": "%s", "exit": %d, "interrupted": %s, "dropped_out": %d, "dropped_err": %d}' % (
+            run["id"], code, jbool(interrupted), run["dropped"][b"O"], run["dropped"][b"E"])).encode())
 
     def send_images(self, run):
         after = snapshot(run["outdir"])
         changed = sorted(n for n in after if run["before"].get(n) != after[n])
+        if changed:
+            import json
         for name in changed[:MAX_IMAGES]:
             path = os.path.join(run["outdir"], name)
             meta = {"path": path, "mime": IMAGE_TYPES[os.path.splitext(name)[1].lower()], "size": after[name][1]}
@@ -306,18 +376,19 @@ class Supervisor:
 
     def signal(self, sig):
         try:
-            os.killpg(self.child.pid, sig)
+            os.killpg(self.pid, sig)
         except OSError:
             pass
 
     def exited(self):
-        status = self.child.wait()
+        _, status = os.waitpid(self.pid, 0)
         self.signal(signal.SIGKILL)  # what it left running goes with it
         if self.run is not None:
-            sweep(self.run["id"], self.child.pid)
+            sweep(self.run["id"], self.pid)
         self.drain()
+        code = 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
         try:
-            send(b"X", json.dumps({"exit": 128 - status if status < 0 else status}).encode())
+            send(b"X", b'{"exit": %d}' % code)
         finally:
             os._exit(0)
 
@@ -326,5 +397,4 @@ class Supervisor:
         self.exited()
 
 
-signal.signal(signal.SIGINT, signal.SIG_IGN)
-Supervisor().loop()
+Supervisor(spawn()).loop()
