@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,8 @@ func TestStdioUserFlow(t *testing.T) {
 		}
 	})
 
-	made := c.call("create_sandbox", map[string]any{"name": "flow"})
+	name := fmt.Sprintf("flow-%d", os.Getpid()) // sandbox names are the daemon's: unique per test run
+	made := c.call("create_sandbox", map[string]any{"name": name})
 	id := made["sandbox_id"].(string)
 	c.ids[id] = true
 	if made["workdir"] != "/workspace" || made["network"] != "none" || made["persistent"] != false {
@@ -49,28 +51,12 @@ func TestStdioUserFlow(t *testing.T) {
 		{"c", "#include <stdio.h>\nint main(){puts(\"from C\");}", "from C\n"},
 	}
 	for _, r := range runs {
-		out := c.call("execute_code", map[string]any{"sandbox_id": "flow", "language": r.lang, "code": r.code})
+		out := c.call("execute_code", map[string]any{"sandbox_id": name, "language": r.lang, "code": r.code})
 		if out["stdout"] != r.want || out["exit_code"] != float64(0) {
 			t.Errorf("%s: %v", r.lang, out)
 		}
 	}
-	c.call("make_directory", map[string]any{"sandbox_id": id, "path": "project"})
-	c.call("write_file", map[string]any{"sandbox_id": id, "path": "project/main.py", "content": "print('hello from main.py')\n"})
-	if out := c.call("execute_command", map[string]any{"sandbox_id": id, "command": "cd project && python main.py"}); out["stdout"] != "hello from main.py\n" {
-		t.Errorf("run main.py: %v", out)
-	}
-	if out := c.call("read_file", map[string]any{"sandbox_id": id, "path": "project/main.py"}); out["content"] != "print('hello from main.py')\n" {
-		t.Errorf("read_file: %v", out)
-	}
-	if res := c.try("list_files", map[string]any{"sandbox_id": id, "depth": 2}); !strings.Contains(text(res), "main.py") {
-		t.Errorf("list_files tree: %s", text(res))
-	}
-	os.WriteFile(filepath.Join(root, "data.csv"), []byte("a,b\n1,2\n"), 0o644)
-	c.call("copy_to_sandbox", map[string]any{"sandbox_id": id, "host_path": filepath.Join(root, "data.csv"), "path": "project/data.csv"})
-	c.call("copy_from_sandbox", map[string]any{"sandbox_id": id, "path": "project", "host_path": filepath.Join(root, "out")})
-	if b, err := os.ReadFile(filepath.Join(root, "out", "data.csv")); err != nil || string(b) != "a,b\n1,2\n" {
-		t.Errorf("round trip through the sandbox: %q, %v", b, err)
-	}
+	fileFlow(t, c, id, root, "out")
 
 	bad := []struct {
 		tool string
@@ -101,5 +87,29 @@ func TestStdioUserFlow(t *testing.T) {
 	}
 	if containerExists(defID) {
 		t.Error("the session's ephemeral default sandbox outlived the server")
+	}
+}
+
+// fileFlow is what a model does with files in sandbox id: a folder, a
+// script written and run, read back and listed, and a host file copied in
+// and the folder copied out again (to root/out, root being an allowed root).
+func fileFlow(t *testing.T, c *client, id, root, out string) {
+	t.Helper()
+	c.call("make_directory", map[string]any{"sandbox_id": id, "path": "project"})
+	c.call("write_file", map[string]any{"sandbox_id": id, "path": "project/main.py", "content": "print('hello from main.py')\n"})
+	if out := c.call("execute_command", map[string]any{"sandbox_id": id, "command": "cd project && python3 main.py"}); out["stdout"] != "hello from main.py\n" {
+		t.Errorf("run main.py: %v", out)
+	}
+	if out := c.call("read_file", map[string]any{"sandbox_id": id, "path": "project/main.py"}); out["content"] != "print('hello from main.py')\n" {
+		t.Errorf("read_file: %v", out)
+	}
+	if res := c.try("list_files", map[string]any{"sandbox_id": id, "depth": 2}); !strings.Contains(text(res), "main.py") {
+		t.Errorf("list_files tree: %s", text(res))
+	}
+	os.WriteFile(filepath.Join(root, out+".csv"), []byte("a,b\n1,2\n"), 0o644)
+	c.call("copy_to_sandbox", map[string]any{"sandbox_id": id, "host_path": filepath.Join(root, out+".csv"), "path": "project/data.csv"})
+	c.call("copy_from_sandbox", map[string]any{"sandbox_id": id, "path": "project", "host_path": filepath.Join(root, out)})
+	if b, err := os.ReadFile(filepath.Join(root, out, "data.csv")); err != nil || string(b) != "a,b\n1,2\n" {
+		t.Errorf("round trip through the sandbox: %q, %v", b, err)
 	}
 }

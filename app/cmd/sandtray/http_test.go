@@ -169,7 +169,7 @@ func TestHTTPUserFlow(t *testing.T) {
 			if got := c.s.InitializeResult().ProtocolVersion; got != tr.protocol {
 				t.Errorf("negotiated %s, want %s", got, tr.protocol)
 			}
-			name := "flow-" + tr.name
+			name := fmt.Sprintf("flow-%s-%d", tr.name, os.Getpid()) // sandbox names are the daemon's
 			id := c.call("create_sandbox", map[string]any{"name": name})["sandbox_id"].(string)
 			for _, r := range []struct{ lang, code, want string }{
 				{"python", "print(2**10)", "1024\n"},
@@ -180,23 +180,7 @@ func TestHTTPUserFlow(t *testing.T) {
 					t.Errorf("%s: %v", r.lang, out)
 				}
 			}
-			c.call("make_directory", map[string]any{"sandbox_id": id, "path": "project"})
-			c.call("write_file", map[string]any{"sandbox_id": id, "path": "project/main.py", "content": "print('hello from main.py')\n"})
-			if out := c.call("execute_command", map[string]any{"sandbox_id": id, "command": "cd project && python3 main.py"}); out["stdout"] != "hello from main.py\n" {
-				t.Errorf("run main.py: %v", out)
-			}
-			if out := c.call("read_file", map[string]any{"sandbox_id": id, "path": "project/main.py"}); out["content"] != "print('hello from main.py')\n" {
-				t.Errorf("read_file: %v", out)
-			}
-			if res := c.try("list_files", map[string]any{"sandbox_id": id, "depth": 2}); !strings.Contains(text(res), "main.py") {
-				t.Errorf("list_files: %s", text(res))
-			}
-			os.WriteFile(filepath.Join(hs.root, name+".csv"), []byte("a,b\n1,2\n"), 0o644)
-			c.call("copy_to_sandbox", map[string]any{"sandbox_id": id, "host_path": filepath.Join(hs.root, name+".csv"), "path": "project/data.csv"})
-			c.call("copy_from_sandbox", map[string]any{"sandbox_id": id, "path": "project", "host_path": filepath.Join(hs.root, name)})
-			if b, err := os.ReadFile(filepath.Join(hs.root, name, "data.csv")); err != nil || string(b) != "a,b\n1,2\n" {
-				t.Errorf("round trip through the sandbox: %q, %v", b, err)
-			}
+			fileFlow(t, c, id, hs.root, name)
 			for _, b := range []struct {
 				tool string
 				args map[string]any
