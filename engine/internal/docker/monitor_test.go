@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 func sha256Hex(b []byte) string {
@@ -19,10 +20,16 @@ func sha256Hex(b []byte) string {
 
 func TestStats(t *testing.T) {
 	c, id := newSandbox(t)
-	s, err := c.Stats(testCtx(t), id)
-	if err != nil {
-		t.Fatalf("Stats: %v", err)
-	}
+	var s docker.StatsSample
+	// Right after the start, init may not have started sleep yet.
+	testwait.Eventually(t, 10*time.Second, "a sample that counts init and sleep", func() bool {
+		var err error
+		s, err = c.Stats(testCtx(t), id)
+		if err != nil {
+			t.Fatalf("Stats: %v", err)
+		}
+		return s.Pids >= 2
+	})
 	checks := []struct {
 		name string
 		ok   bool
