@@ -126,7 +126,7 @@ func newFakeBackend() *fakeBackend {
 	now := time.Now()
 	spec := func(name, image string, mem int64, cpus float64, net string) sandbox.Spec {
 		return sandbox.Spec{Name: name, Image: image, Network: net, MemoryMB: mem, CPUs: cpus,
-			PidsLimit: 256, Workdir: "/workspace", CapAdd: []string{"CHOWN", "SETUID", "SETGID"}}
+			PidsLimit: 256, Workdir: "/workspace", CapAdd: []string{"CHOWN", "SETUID", "SETGID"}, Profile: "standard"}
 	}
 	box := func(id, name, image string, st sandbox.Status, persistent bool, client string, age time.Duration, mem int64, net string) sandbox.Info {
 		sum := sha256.Sum256([]byte(name))
