@@ -60,7 +60,14 @@ type toolResult struct {
 // call calls a tool and returns its structured result; a tool error is an
 // error carrying the tool's text.
 func (c *client) call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
-	raw, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
+	return callTool(ctx, c.request, tool, args)
+}
+
+// callTool calls a tool through request, whichever transport sends it, and
+// returns its structured result; a tool error is an error carrying the
+// tool's text.
+func callTool(ctx context.Context, request func(context.Context, string, any) (json.RawMessage, error), tool string, args map[string]any) (map[string]any, error) {
+	raw, err := request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", tool, err)
 	}

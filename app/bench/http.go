@@ -65,18 +65,7 @@ func dialHTTP(ctx context.Context, url, token, name string) (*httpClient, error)
 
 // call is client.call over HTTP.
 func (c *httpClient) call(ctx context.Context, tool string, args map[string]any) (map[string]any, error) {
-	raw, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tool, err)
-	}
-	var res toolResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, fmt.Errorf("%s: decode result: %w", tool, err)
-	}
-	if res.IsError {
-		return nil, fmt.Errorf("%s: tool error: %v", tool, res.Content)
-	}
-	return res.StructuredContent, nil
+	return callTool(ctx, c.request, tool, args)
 }
 
 // request sends one request and returns its result.
