@@ -123,7 +123,7 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	stopWatch()
 	loops.Wait()
-	h.endSessions()
+	h.endSessions(context.WithoutCancel(ctx))
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	_ = h.streamable.Shutdown(shutdownCtx)
@@ -142,8 +142,7 @@ func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 // endSessions ends every HTTP session: Streamable HTTP and SSE sessions
 // (their streams close and their clients must start again) and the
 // stateless clients' sessions, with any task they were running.
-func (h *HTTPServer) endSessions() {
-	ctx := context.Background()
+func (h *HTTPServer) endSessions(ctx context.Context) {
 	h.streamable.CloseSessions(ctx)
 	h.ids.clear()
 	h.sse.CloseSessions()

@@ -118,7 +118,7 @@ func (g *guard) authorized(r *http.Request) bool {
 		}
 		return false
 	}
-	g.noteToken(want)
+	g.noteToken(context.WithoutCancel(r.Context()), want)
 	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
@@ -129,8 +129,9 @@ func (g *guard) authorized(r *http.Request) bool {
 }
 
 // noteToken ends every live session when tok differs from the token seen
-// before: sessions opened with a rotated token must not outlive it.
-func (g *guard) noteToken(tok string) {
+// before: sessions opened with a rotated token must not outlive it. ctx
+// carries the caller's values only: ending sessions is never cut short.
+func (g *guard) noteToken(ctx context.Context, tok string) {
 	g.mu.Lock()
 	changed := g.lastToken != "" && g.lastToken != tok
 	g.lastToken = tok
@@ -140,7 +141,7 @@ func (g *guard) noteToken(tok string) {
 	g.mu.Unlock()
 	if changed {
 		g.h.srv.log.Info("the HTTP token changed: ending every HTTP session")
-		g.h.endSessions()
+		g.h.endSessions(ctx)
 	}
 }
 
@@ -158,7 +159,7 @@ func (g *guard) watchToken(ctx context.Context, every time.Duration) {
 			if err != nil {
 				tok = unreadableToken // fail closed, as requests do: sessions end
 			}
-			g.noteToken(tok)
+			g.noteToken(context.WithoutCancel(ctx), tok)
 		}
 	}
 }

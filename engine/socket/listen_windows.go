@@ -51,6 +51,8 @@ func Listen(path string, opts ...Option) (*Listener, error) {
 		OutputBufferSize:   pipeBuffer,
 	})
 	if err != nil {
+		// Listen has no caller context (as on Unix, where net.DialTimeout
+		// bounds the same check): the timeout alone bounds this dial.
 		ctx, cancel := context.WithTimeout(context.Background(), staleDialTimeout)
 		defer cancel()
 		if c, dialErr := Dial(ctx, path); dialErr == nil {
