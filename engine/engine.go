@@ -37,21 +37,11 @@ type Engine struct {
 
 	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
-	// mu guards the registry: boxes and every field of each box (but its
-	// disk, which has its own lock), sessions, callSeq, watchers, paused,
-	// closing, dockerStatus, notices, noticeSeq. Jobs have their own lock
-	// (jobs.Table). Lock order: mu is never held while taking another lock of
-	// the engine or of its packages (kernel.Set, lastUse, pool, run.Disk),
-	// nor across a Docker call or a disk write; those take their own locks
-	// first and mu after, if at all.
-	mu           sync.Mutex
-	boxes        map[string]*box // by container id
-	creating     int             // creates under way, counted against limits.max_sandboxes (sandboxcap.go)
-	sessions     map[string]*session
-	callSeq      uint64 // numbers the calls in boxes' calls
+	// registry is the sandboxes, the sessions and the calls' gate
+	// (registry.go); its mu also guards the fields below up to reap.
+	registry
 	watchers     map[*Watcher]struct{}
 	paused       bool
-	closing      bool // Close has begun: acquire and Create refuse
 	dockerStatus sandbox.DockerStatus
 	notices      []sandbox.Notice
 	noticeSeq    uint64
@@ -64,17 +54,12 @@ type Engine struct {
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
-	saves       *lastUse // coalesced saves of last-use times
-	// wg is the engine's one wait group: it counts the background loops,
-	// every call from acquire to release, jobs included (a job holds its
-	// sandbox until it ends), and every exec of the kernels (kernelExecs).
-	// Add only under mu while !closing.
-	wg      sync.WaitGroup
-	loops   sync.WaitGroup   // the loops alone, for stopLoops in tests
-	pool    *pool.Pool       // the warm pool; nil when disabled
-	capture *capture.Capture // installs, commits, diffs, exports
-	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files   *files.Files     // write_file, read_file, make_directory, list_files
+	saves       *lastUse         // coalesced saves of last-use times
+	loops       sync.WaitGroup   // the loops alone, for stopLoops in tests
+	pool        *pool.Pool       // the warm pool; nil when disabled
+	capture     *capture.Capture // installs, commits, diffs, exports
+	runner      *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	files       *files.Files     // write_file, read_file, make_directory, list_files
 
 	execEnv *execEnv      // wraps docker: env of sandboxes taken from the pool (execenv.go)
 	stats   *statsStreams // what is sampled, for whom (stats.go)
@@ -127,7 +112,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	x := withExecEnv(d)
 	e := &Engine{
 		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
-		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
+		registry: newRegistry(), reap: make(chan struct{}, 1),
 		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
 		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
 			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
@@ -184,11 +169,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 // calls' and jobs' runs, the kernels' execs), and one wait group holds Close
 // until they have ended.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	e.closing = true
-	e.mu.Unlock()
-	e.cancel()
-	e.wg.Wait()          // calls, jobs, loops and the kernels' execs (kernelExecs)
+	e.close(e.cancel)    // calls, jobs, loops and the kernels' execs (kernelExecs)
 	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
 	e.saves.flush(e)
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
@@ -227,41 +208,19 @@ func (e *Engine) StopEphemeral(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func (e *Engine) ephemeral() []*box {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var out []*box
-	for _, b := range e.boxes {
-		if !b.state.Persistent {
-			out = append(out, b)
-		}
-	}
-	return out
-}
-
 // Config returns the configuration the engine runs with.
 func (e *Engine) Config() Config { return e.cfg.Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {
-	e.mu.Lock()
-	if s, ok := e.sessions[owner.Session]; ok {
-		s.owner, s.ended = owner, time.Time{}
-	} else {
-		e.sessions[owner.Session] = &session{owner: owner}
-	}
-	e.mu.Unlock()
+	e.sessionStarted(owner)
 	e.publish()
 }
 
 // SessionEnded marks a session closed; its ephemeral sandboxes are removed
 // after the session grace period, by the reaper. It never blocks on Docker.
 func (e *Engine) SessionEnded(id string) {
-	e.mu.Lock()
-	if s, ok := e.sessions[id]; ok {
-		s.ended = time.Now()
-	}
-	e.mu.Unlock()
+	e.sessionEnded(id)
 	e.publish()
 	e.reapSoon() // the reaper's own goroutine: never on the caller's (a connection's teardown)
 }
@@ -283,17 +242,10 @@ type kernelExecs struct {
 }
 
 func (k kernelExecs) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
-	e := k.e
-	e.mu.Lock()
-	closing := e.closing
-	if !closing {
-		e.wg.Add(1) // under mu, before Close can see closing: see Engine.wg
+	if err := k.e.enter(); err != nil {
+		return -1, err
 	}
-	e.mu.Unlock()
-	if closing {
-		return -1, errClosing
-	}
-	defer e.wg.Done()
+	defer k.e.wg.Done()
 	return k.Docker.Exec(ctx, id, o)
 }
 

@@ -22,10 +22,7 @@ func newLastUse() *lastUse { return &lastUse{dirty: map[string]struct{}{}} }
 // releaseSoon ends a call started by acquire, like release, but saves the
 // last-use time later, coalesced, off the caller's path.
 func (e *Engine) releaseSoon(b *box) {
-	e.mu.Lock()
-	b.busy--
-	e.wg.Done()
-	e.mu.Unlock()
+	e.done(b)
 	s := e.saves
 	s.mu.Lock()
 	defer s.mu.Unlock()

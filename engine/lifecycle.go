@@ -47,16 +47,13 @@ func (e *Engine) listOwned(ctx context.Context) ([]docker.Container, error) {
 // when a registry answers, with progress; otherwise the error names the image.
 // A container that fails to start is removed, never left behind.
 func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error) {
+	if err := e.enter(); err != nil { // a create is a call: Close waits for it
+		return sandbox.Info{}, err
+	}
+	defer e.wg.Done()
 	e.mu.Lock()
-	paused, closing := e.paused, e.closing
-	if !closing {
-		e.wg.Add(1) // a create is a call: Close waits for it
-		defer e.wg.Done()
-	}
+	paused := e.paused
 	e.mu.Unlock()
-	if closing {
-		return sandbox.Info{}, errClosing
-	}
 	ctx, cancel := e.bound(ctx)
 	defer cancel()
 	if paused {
@@ -66,7 +63,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	done, err := e.reserveSandbox()
+	done, err := e.reserve(e.cfg.Limits.MaxSandboxes)
 	if err != nil {
 		return sandbox.Info{}, err
 	}

@@ -136,23 +136,7 @@ func (e *Engine) reapSoon() {
 func (e *Engine) reapOnce(ctx context.Context) {
 	now := time.Now()
 	grace, ttl := e.cfg.Sandbox.SessionGrace.Duration, e.cfg.Sandbox.IdleTTL.Duration
-	e.mu.Lock()
-	var expired []*box
-	for _, b := range e.boxes {
-		if b.state.Persistent {
-			continue
-		}
-		ended := e.start
-		if s, ok := e.sessions[b.state.Owner.Session]; ok {
-			ended = s.ended
-		}
-		sessionOver := !ended.IsZero() && now.Sub(ended) >= grace
-		if (sessionOver || now.Sub(b.state.LastUsed) >= ttl) && b.pick() {
-			expired = append(expired, b) // reaping: no call can acquire it now
-		}
-	}
-	e.pruneSessionsLocked(now, grace)
-	e.mu.Unlock()
+	expired := e.expired(now, e.start, grace, ttl)
 	for _, b := range expired {
 		err := e.docker.Remove(ctx, b.id)
 		if err != nil && !errors.Is(err, sandbox.ErrNotFound) {

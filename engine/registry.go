@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -11,8 +12,8 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// The registry: the engine's sandboxes (boxes) and MCP sessions, all
-// guarded by Engine.mu (see its comment for the lock order).
+// registry is the engine's sandboxes (boxes) and MCP sessions, and the gate
+// that counts every call so Close can wait for them.
 //
 // A box is live from register (or adoption) until the reaper or Delete
 // picks it (reaping), and gone once it is forgotten. Only a live box can be
@@ -23,6 +24,30 @@ import (
 // once per session: the first call creates it (the session is creating
 // until then), concurrent calls of the same session wait for it or for
 // their ctx, and other sessions never wait.
+type registry struct {
+	// mu guards the fields below and every field of each box but its disk
+	// (which has its own lock), and also the Engine's watchers, paused,
+	// dockerStatus, notices and noticeSeq. Lock order: mu is taken last. It
+	// is never held while taking another lock of the engine or of its
+	// packages (kernel.Set, lastUse, pool, the stats sampler, run.Disk, a
+	// box's install slot), nor across a Docker call or a disk write; those
+	// take their own locks first and mu after, if at all.
+	mu       sync.Mutex
+	boxes    map[string]*box // by container id
+	sessions map[string]*session
+	creating int    // creates under way, counted against limits.max_sandboxes
+	callSeq  uint64 // numbers the calls in boxes' calls
+	closing  bool   // Close has begun: enter, acquire and Create refuse
+	// wg counts the background loops, every call from acquire (or enter) to
+	// release, jobs included (a job holds its sandbox until it ends), and
+	// every exec of the kernels. Add only under mu while !closing, so that
+	// once close has set closing, Wait sees every Add.
+	wg sync.WaitGroup
+}
+
+func newRegistry() registry {
+	return registry{boxes: map[string]*box{}, sessions: map[string]*session{}}
+}
 
 // stage is where a box is in its life.
 type stage int
@@ -33,7 +58,7 @@ const (
 	gone                 // forgotten: whoever still holds it holds a stale record
 )
 
-// box is the engine's record of one sandbox; guarded by Engine.mu.
+// box is the engine's record of one sandbox; guarded by registry.mu.
 type box struct {
 	id, name string
 	spec     sandbox.Spec
@@ -65,17 +90,17 @@ type session struct {
 
 // lookup resolves a sandbox reference: a full id, a unique id prefix of at
 // least 4 characters, or a name. It never resolves containers Sandtray does
-// not manage. Callers hold e.mu.
-func (e *Engine) lookup(ref string) (*box, error) {
+// not manage. Callers hold r.mu.
+func (r *registry) lookup(ref string) (*box, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("no sandbox_id given: %w", sandbox.ErrInvalid)
 	}
-	if b, ok := e.boxes[ref]; ok {
+	if b, ok := r.boxes[ref]; ok {
 		return b, nil
 	}
 	var found *box
-	for id, b := range e.boxes {
+	for id, b := range r.boxes {
 		if b.name == ref || (len(ref) >= 4 && strings.HasPrefix(id, ref)) {
 			if found != nil && found != b {
 				return nil, fmt.Errorf("sandbox %q is ambiguous; give more of the id or the name: %w", ref, sandbox.ErrInvalid)
@@ -93,33 +118,61 @@ func (e *Engine) lookup(ref string) (*box, error) {
 // alone), counts the call in the engine's wait group and records its use.
 // It refuses a sandbox being removed, and every sandbox once Close began.
 // Pair with release (or releaseSoon).
-func (e *Engine) acquire(ref string) (*box, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closing {
+func (r *registry) acquire(ref string) (*box, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
 		return nil, errClosing
 	}
-	b, err := e.lookup(ref)
+	b, err := r.lookup(ref)
 	if err != nil {
 		return nil, err
 	}
 	if b.stage != live {
 		return nil, fmt.Errorf("sandbox %s is being removed (its session ended, it idled, or it was deleted); create a new one: %w", b.name, sandbox.ErrNotFound)
 	}
-	e.wg.Add(1) // under mu, before Close can see closing: see Engine.wg
+	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
 	b.busy++
 	b.state.LastUsed = time.Now().UTC()
 	return b, nil
 }
 
+// done ends a call started by acquire, and returns the sandbox's state to
+// save and whether it is still registered.
+func (r *registry) done(b *box) (boxState, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b.busy--
+	r.wg.Done()
+	_, live := r.boxes[b.id]
+	return b.state, live
+}
+
+// enter counts work that holds no sandbox (a create, a kernel's exec) in
+// wg, or refuses it once Close has begun. Pair with r.wg.Done.
+func (r *registry) enter() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return errClosing
+	}
+	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
+	return nil
+}
+
+// close refuses new work from now on and waits for what is counted in wg.
+// The caller cancels that work first.
+func (r *registry) close(cancel context.CancelFunc) {
+	r.mu.Lock()
+	r.closing = true
+	r.mu.Unlock()
+	cancel()
+	r.wg.Wait()
+}
+
 // release ends a call started by acquire and saves the last-use time.
 func (e *Engine) release(b *box) {
-	e.mu.Lock()
-	b.busy--
-	e.wg.Done()
-	st := b.state
-	_, live := e.boxes[b.id]
-	e.mu.Unlock()
+	st, live := e.done(b)
 	if live {
 		if err := e.store.save(b.id, st); err != nil {
 			e.log.Warn("save sandbox state", "id", short(b.id), "err", err)
@@ -129,7 +182,7 @@ func (e *Engine) release(b *box) {
 
 // pick marks b reaping when no call holds it, and reports whether it did:
 // the caller then removes its container, and calls forget or unpick.
-// Callers hold e.mu.
+// Callers hold r.mu.
 func (b *box) pick() bool {
 	if b.busy > 0 || b.stage != live {
 		return false
@@ -139,28 +192,33 @@ func (b *box) pick() bool {
 }
 
 // unpick makes a box whose removal failed usable again.
-func (e *Engine) unpick(b *box) {
-	e.mu.Lock()
+func (r *registry) unpick(b *box) {
+	r.mu.Lock()
 	if b.stage == reaping {
 		b.stage = live
 	}
-	e.mu.Unlock()
+	r.mu.Unlock()
+}
+
+// drop forgets a sandbox: whoever still holds its box holds a gone one.
+func (r *registry) drop(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if b := r.boxes[id]; b != nil {
+		b.stage = gone
+	}
+	delete(r.boxes, id)
+	for _, s := range r.sessions {
+		if s.defaultBox == id {
+			s.defaultBox = ""
+		}
+	}
 }
 
 // forget drops a sandbox from memory and the state dir.
 func (e *Engine) forget(id string) {
 	e.kernels.Close(id)
-	e.mu.Lock()
-	if b := e.boxes[id]; b != nil {
-		b.stage = gone
-	}
-	delete(e.boxes, id)
-	for _, s := range e.sessions {
-		if s.defaultBox == id {
-			s.defaultBox = ""
-		}
-	}
-	e.mu.Unlock()
+	e.drop(id)
 	e.store.Remove(id)
 	e.publish()
 }
@@ -224,15 +282,106 @@ func (e *Engine) createDefault(ctx context.Context, owner sandbox.Owner, s *sess
 }
 
 // pruneSessionsLocked forgets the sessions that ended more than grace ago
-// and own no sandbox: a long-running engine sees many. Callers hold e.mu.
-func (e *Engine) pruneSessionsLocked(now time.Time, grace time.Duration) {
+// and own no sandbox: a long-running engine sees many. Callers hold r.mu.
+func (r *registry) pruneSessionsLocked(now time.Time, grace time.Duration) {
 	owned := map[string]bool{}
-	for _, b := range e.boxes {
+	for _, b := range r.boxes {
 		owned[b.state.Owner.Session] = true
 	}
-	for id, s := range e.sessions {
+	for id, s := range r.sessions {
 		if !s.ended.IsZero() && now.Sub(s.ended) >= grace && !owned[id] && s.creating == nil {
-			delete(e.sessions, id)
+			delete(r.sessions, id)
 		}
 	}
+}
+
+// expired picks (see pick) the ephemeral sandboxes due for removal at now:
+// their session ended grace ago (a sandbox of no known session counts as
+// one whose session ended at engine start), or they idled ttl. It prunes
+// the sessions it no longer needs.
+func (r *registry) expired(now, start time.Time, grace, ttl time.Duration) []*box {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*box
+	for _, b := range r.boxes {
+		if b.state.Persistent {
+			continue
+		}
+		ended := start
+		if s, ok := r.sessions[b.state.Owner.Session]; ok {
+			ended = s.ended
+		}
+		sessionOver := !ended.IsZero() && now.Sub(ended) >= grace
+		if (sessionOver || now.Sub(b.state.LastUsed) >= ttl) && b.pick() {
+			out = append(out, b) // reaping: no call can acquire it now
+		}
+	}
+	r.pruneSessionsLocked(now, grace)
+	return out
+}
+
+// reserve holds a place for one new sandbox under limit (0: none),
+// counting every sandbox (persistent and stopped ones too) and the creates
+// under way, or refuses with a sentence that names limits.max_sandboxes and
+// what to do. done gives the place back once the create has registered its
+// sandbox (or failed).
+func (r *registry) reserve(limit int) (done func(), err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if limit > 0 && len(r.boxes)+r.creating >= limit {
+		return nil, fmt.Errorf("Sandtray already has %d sandboxes, the most limits.max_sandboxes allows (persistent and stopped ones count); "+
+			"delete one you no longer need with delete_sandbox (list_sandboxes shows them), reuse one by its sandbox_id, or ask the user to raise limits.max_sandboxes in config.toml: %w",
+			len(r.boxes), sandbox.ErrTooLarge)
+	}
+	r.creating++
+	return func() {
+		r.mu.Lock()
+		r.creating--
+		r.mu.Unlock()
+	}, nil
+}
+
+// ephemeral returns the sandboxes that are not persistent.
+func (r *registry) ephemeral() []*box {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*box
+	for _, b := range r.boxes {
+		if !b.state.Persistent {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// sessionStarted records a live session (again live, if it had ended).
+func (r *registry) sessionStarted(owner sandbox.Owner) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.sessions[owner.Session]; ok {
+		s.owner, s.ended = owner, time.Time{}
+	} else {
+		r.sessions[owner.Session] = &session{owner: owner}
+	}
+}
+
+// sessionEnded marks a session ended now.
+func (r *registry) sessionEnded(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.sessions[id]; ok {
+		s.ended = time.Now()
+	}
+}
+
+// liveSessionsLocked counts the MCP sessions that have not ended. Callers
+// hold r.mu.
+func (r *registry) liveSessionsLocked() int {
+	n := 0
+	for _, s := range r.sessions {
+		if s.ended.IsZero() {
+			n++
+		}
+	}
+	return n
 }

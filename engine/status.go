@@ -66,14 +66,3 @@ func (e *Engine) checkDocker(ctx context.Context) bool {
 	}
 	return st.Connected
 }
-
-// liveSessionsLocked counts the MCP sessions that have not ended.
-func (e *Engine) liveSessionsLocked() int {
-	n := 0
-	for _, s := range e.sessions {
-		if s.ended.IsZero() {
-			n++
-		}
-	}
-	return n
-}
