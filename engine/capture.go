@@ -173,7 +173,7 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 	if err := capture.CheckInstall(req); err != nil {
 		return sandbox.InstallResult{}, err
 	}
-	timeout, err := e.timeoutFor(req.Timeout, true)
+	timeout, err := e.cfg.timeoutFor(req.Timeout, true)
 	if err != nil {
 		return sandbox.InstallResult{}, err
 	}

@@ -17,7 +17,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if strings.TrimSpace(req.Command) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("command is empty; give a shell command such as \"ls -la\": %w", sandbox.ErrInvalid)
 	}
-	o, err := e.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := e.cfg.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -63,7 +63,7 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	if strings.TrimSpace(req.Code) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.name, sandbox.ErrInvalid)
 	}
-	o, err := e.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := e.cfg.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -103,8 +103,8 @@ type callOpts struct {
 
 // callOptions applies the defaults and limits to a call's timing: wait is 0
 // for background, DefaultWait when not given, and at most the maximum timeout.
-func (e *Engine) callOptions(timeout, wait time.Duration, background bool, progress sandbox.Progress) (callOpts, error) {
-	t, err := e.timeoutFor(timeout, background)
+func (s *settings) callOptions(timeout, wait time.Duration, background bool, progress sandbox.Progress) (callOpts, error) {
+	t, err := s.timeoutFor(timeout, background)
 	if err != nil {
 		return callOpts{}, err
 	}
@@ -116,7 +116,7 @@ func (e *Engine) callOptions(timeout, wait time.Duration, background bool, progr
 	case wait == 0:
 		wait = sandbox.DefaultWait
 	}
-	return callOpts{timeout: t, wait: min(wait, e.cfg.Limits.MaxExecTimeout.Duration), progress: progress}, nil
+	return callOpts{timeout: t, wait: min(wait, s.Limits.MaxExecTimeout.Duration), progress: progress}, nil
 }
 
 // runFunc does a call's work, writing output to out as it comes.
@@ -183,7 +183,7 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 		res.Result.Outcome.End, res.Result.Outcome.MemoryMB = sandbox.KilledForMemory, b.spec.MemoryMB
 	}
 	res.Render()
-	e.logRun(b.id, act, res, err)
+	e.record(b.id, ranActivity(act, res, err))
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -193,7 +193,8 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.Result}, nil
 }
 
-func (e *Engine) logRun(id string, act sandbox.Activity, out run.Result, err error) {
+// ranActivity is act completed with how its run ended.
+func ranActivity(act sandbox.Activity, out run.Result, err error) sandbox.Activity {
 	if err != nil {
 		act.Error = err.Error()
 	} else {
@@ -202,12 +203,12 @@ func (e *Engine) logRun(id string, act sandbox.Activity, out run.Result, err err
 		act.Duration = out.Result.Duration.Milliseconds()
 		act.Stdout, act.Stderr, act.TimedOut = out.LogOut, out.LogErr, out.Result.TimedOut
 	}
-	e.record(id, act)
+	return act
 }
 
 // timeoutFor applies the configured default and maximum to a requested timeout.
-func (e *Engine) timeoutFor(requested time.Duration, background bool) (time.Duration, error) {
-	maxT := e.cfg.Limits.MaxExecTimeout.Duration
+func (s *settings) timeoutFor(requested time.Duration, background bool) (time.Duration, error) {
+	maxT := s.Limits.MaxExecTimeout.Duration
 	switch {
 	case requested < 0:
 		return 0, fmt.Errorf("timeout_s must not be negative: %w", sandbox.ErrInvalid)
@@ -219,7 +220,7 @@ func (e *Engine) timeoutFor(requested time.Duration, background bool) (time.Dura
 	case background:
 		return maxT, nil
 	}
-	return e.cfg.Limits.ExecTimeout.Duration, nil
+	return s.Limits.ExecTimeout.Duration, nil
 }
 
 // execute runs r in b (see run.Runner.Run).

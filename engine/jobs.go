@@ -26,7 +26,7 @@ func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution) sandbox.Ex
 		defer x.cancel()
 		<-x.done
 		x.res.Render()
-		e.logRun(b.id, act, x.res, x.err)
+		e.record(b.id, ranActivity(act, x.res, x.err))
 		e.jobs.Finish(j, x.res, x.err)
 	}()
 	return sandbox.ExecOutcome{SandboxID: b.id, JobID: j.ID(), Result: sofar, NextOffset: offset}
