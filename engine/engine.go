@@ -113,10 +113,11 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e := &Engine{
 		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
 		registry: newRegistry(), reap: make(chan struct{}, 1),
-		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
+		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
 			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
+	e.saves = newLastUse(e.saveState)
 	// The engine's lifetime: everything it starts derives from base, and
 	// Close cancels it. It outlives the ctx New was called with, which only
 	// bounds the start-up, so it is the one root context of the engine.
@@ -171,7 +172,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 func (e *Engine) Close(ctx context.Context) error {
 	e.close(e.cancel)    // calls, jobs, loops and the kernels' execs (kernelExecs)
 	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
-	e.saves.flush(e)
+	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.pool.Drain(ctx) // pooled containers are not sandboxes: none outlives the engine

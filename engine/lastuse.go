@@ -10,30 +10,31 @@ import (
 const lastUseSaveDelay = time.Second
 
 // lastUse is the coalesced saving of sandboxes' last-use times that keeps
-// warm calls off the disk.
+// warm calls off the disk: mark notes a sandbox, and save runs for each
+// marked one at most once per lastUseSaveDelay, off the caller's path.
 type lastUse struct {
+	save  func(id string) // writes one sandbox's state
 	mu    sync.Mutex
 	dirty map[string]struct{} // guarded by mu: sandbox ids whose last use is not saved yet
 	timer *time.Timer         // guarded by mu: pending save of dirty, or nil
 }
 
-func newLastUse() *lastUse { return &lastUse{dirty: map[string]struct{}{}} }
+func newLastUse(save func(id string)) *lastUse {
+	return &lastUse{save: save, dirty: map[string]struct{}{}}
+}
 
-// releaseSoon ends a call started by acquire, like release, but saves the
-// last-use time later, coalesced, off the caller's path.
-func (e *Engine) releaseSoon(b *box) {
-	e.done(b)
-	s := e.saves
+// mark schedules a save of id's state.
+func (s *lastUse) mark(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.dirty[b.id] = struct{}{}
+	s.dirty[id] = struct{}{}
 	if s.timer == nil {
-		s.timer = time.AfterFunc(lastUseSaveDelay, func() { s.flush(e) })
+		s.timer = time.AfterFunc(lastUseSaveDelay, s.flush)
 	}
 }
 
-// flush writes the pending last-use times now.
-func (s *lastUse) flush(e *Engine) {
+// flush saves the marked states now.
+func (s *lastUse) flush() {
 	s.mu.Lock()
 	dirty := s.dirty
 	s.dirty = map[string]struct{}{}
@@ -43,18 +44,6 @@ func (s *lastUse) flush(e *Engine) {
 	}
 	s.mu.Unlock()
 	for id := range dirty {
-		e.mu.Lock()
-		b, live := e.boxes[id]
-		var st boxState
-		if live {
-			st = b.state
-		}
-		e.mu.Unlock()
-		if !live {
-			continue
-		}
-		if err := e.store.save(id, st); err != nil {
-			e.log.Warn("save sandbox state", "id", short(id), "err", err)
-		}
+		s.save(id)
 	}
 }

@@ -172,11 +172,29 @@ func (r *registry) close(cancel context.CancelFunc) {
 
 // release ends a call started by acquire and saves the last-use time.
 func (e *Engine) release(b *box) {
-	st, live := e.done(b)
+	if st, live := e.done(b); live {
+		e.store.saveOrWarn(e.log, b.id, st)
+	}
+}
+
+// releaseSoon ends a call started by acquire, like release, but saves the
+// last-use time later, coalesced, off the caller's path.
+func (e *Engine) releaseSoon(b *box) {
+	e.done(b)
+	e.saves.mark(b.id)
+}
+
+// saveState writes a registered sandbox's state (see lastUse).
+func (e *Engine) saveState(id string) {
+	e.mu.Lock()
+	b, live := e.boxes[id]
+	var st boxState
 	if live {
-		if err := e.store.save(b.id, st); err != nil {
-			e.log.Warn("save sandbox state", "id", short(b.id), "err", err)
-		}
+		st = b.state
+	}
+	e.mu.Unlock()
+	if live {
+		e.store.saveOrWarn(e.log, id, st)
 	}
 }
 

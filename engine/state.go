@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/statedir"
@@ -44,6 +45,14 @@ func (s *stateStore) load(id string) (boxState, bool, error) {
 }
 
 func (s *stateStore) save(id string, st boxState) error { return s.Save(id, st) }
+
+// saveOrWarn saves st and logs a failure: the state on disk is only
+// stale then (the sandbox itself is unharmed).
+func (s *stateStore) saveOrWarn(log *slog.Logger, id string, st boxState) {
+	if err := s.save(id, st); err != nil {
+		log.Warn("save sandbox state", "id", sandbox.ShortID(id), "err", err)
+	}
+}
 
 // loadActivity returns the last max entries of the activity log, trimmed
 // to what a sandbox keeps in memory.
