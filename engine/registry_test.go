@@ -176,3 +176,34 @@ func TestEndedSessionsArePruned(t *testing.T) {
 		return len(te.sessions) <= 1 // the test's own, live
 	})
 }
+
+// A call's last use reaches the state dir soon after the call (coalesced,
+// off the call's path) and at Close at the latest, so the idle TTL counts
+// from it after a restart.
+func TestLastUseIsSaved(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	info := te.create(t, sandbox.CreateRequest{Persistent: true})
+	saved := func() time.Time {
+		st, ok, err := te.store.load(info.ID)
+		if err != nil || !ok {
+			t.Fatalf("load state: %v (found %v)", err, ok)
+		}
+		return st.LastUsed
+	}
+	te.command(t, info.ID, "true")
+	used, _ := te.Get(ctx, info.ID)
+	if !used.LastUsed.After(info.LastUsed) {
+		t.Fatalf("last use after a call = %v, not after the create's %v", used.LastUsed, info.LastUsed)
+	}
+	eventually(t, 5*time.Second, "the call's last use saved", func() bool { return saved().Equal(used.LastUsed) })
+
+	te.command(t, info.ID, "true")
+	again, _ := te.Get(ctx, info.ID)
+	if err := te.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := saved(); !got.Equal(again.LastUsed) {
+		t.Errorf("after Close the saved last use is %v, want the last call's %v", got, again.LastUsed)
+	}
+}
