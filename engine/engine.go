@@ -17,6 +17,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -61,8 +62,8 @@ type Engine struct {
 	runner      *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 	files       *files.Files     // write_file, read_file, make_directory, list_files
 
-	execEnv *execEnv      // wraps docker: env of sandboxes taken from the pool (execenv.go)
-	stats   *statsStreams // what is sampled, for whom (stats.go)
+	execEnv *execEnv       // wraps docker: env of sandboxes taken from the pool (execenv.go)
+	stats   *stats.Sampler // what is sampled, for whom (stats.go)
 }
 
 // Options are what New needs besides the config.
@@ -111,7 +112,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
+		cfg: settings{cfg}, docker: x, execEnv: x, log: log, store: store, start: time.Now(), labels: opts.Labels,
 		registry: newRegistry(), reap: make(chan struct{}, 1),
 		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
@@ -126,6 +127,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = e.newCapture()
 	e.files = files.New(x)
+	e.stats = stats.New(x, statsSink{e}, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.checkDocker(ctx)
 	if err := e.adopt(ctx); err != nil {
@@ -140,7 +142,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.cancelLoops = cancelLoops
 	loops := []func(){
 		func() { e.eventLoop(loopCtx, tick) },
-		func() { e.statsLoop(loopCtx) },
+		func() { e.stats.Run(loopCtx) },
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}

@@ -24,11 +24,7 @@ func TestStatsOnlyForWhatIsShown(t *testing.T) {
 		}
 		return info.Stats
 	}
-	open := func() int {
-		te.stats.mu.Lock()
-		defer te.stats.mu.Unlock()
-		return len(te.stats.open)
-	}
+	open := te.stats.Streams
 	if s := stats(shown.ID); s.MemoryBytes != 0 || open() != 0 {
 		t.Fatalf("stats sampled with nobody looking: %+v, %d streams", s, open())
 	}
@@ -54,72 +50,6 @@ func TestStatsOnlyForWhatIsShown(t *testing.T) {
 	for _, info := range list {
 		if info.Stats.MemoryBytes == 0 || info.Stats.Pids == 0 {
 			t.Errorf("list_sandboxes gave %s no stats: %+v", info.Name, info.Stats)
-		}
-	}
-}
-
-// TestStatsPollEvery: a row in view is read when it comes into view, then
-// not again before statsPollEvery (less the slack that batches rows), and
-// a stopped sandbox is not read at all.
-func TestStatsPollEvery(t *testing.T) {
-	te := newTestEngine(t)
-	ctx := context.Background()
-	a := te.create(t, sandbox.CreateRequest{})
-	b := te.create(t, sandbox.CreateRequest{})
-	if _, err := te.Stop(ctx, te.owner, b.ID); err != nil {
-		t.Fatal(err)
-	}
-	s := te.stats
-	s.mu.Lock()
-	s.shown = []string{a.ID, b.ID} // as ShowStats, without waking statsLoop
-	s.mu.Unlock()
-	sampled := func(id string) time.Time {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.sampled[id]
-	}
-	t0 := time.Now()
-	if next := te.pollStats(ctx, t0); next != statsPollEvery {
-		t.Errorf("after the first read, the next is due in %v, want %v", next, statsPollEvery)
-	}
-	read := sampled(a.ID) // when the read answered
-	if read.Before(t0) {
-		t.Fatalf("the row that came into view was not read: %v", read)
-	}
-	if got := sampled(b.ID); !got.IsZero() {
-		t.Errorf("a stopped sandbox was read: %v", got)
-	}
-	if info, err := te.Get(ctx, a.ID); err != nil || info.Stats.MemoryBytes == 0 {
-		t.Errorf("the read gave no stats: %+v, %v", info.Stats, err)
-	}
-	if next := te.pollStats(ctx, read.Add(time.Second)); next != statsPollEvery-time.Second {
-		t.Errorf("a second later the next read is due in %v, want %v", next, statsPollEvery-time.Second)
-	}
-	if got := sampled(a.ID); !got.Equal(read) {
-		t.Errorf("read again after a second: %v", got)
-	}
-	te.pollStats(ctx, read.Add(statsPollEvery-statsPollSlack))
-	if got := sampled(a.ID); got.Equal(read) {
-		t.Errorf("not read again when due")
-	}
-}
-
-func TestVisiblyDifferent(t *testing.T) {
-	base := sandbox.Stats{CPUPercent: 1.0, MemoryBytes: 10 << 20, MemoryLimit: 1 << 30, Pids: 3}
-	with := func(f func(*sandbox.Stats)) sandbox.Stats { s := base; f(&s); return s }
-	for _, c := range []struct {
-		next sandbox.Stats
-		want bool
-	}{
-		{base, false},
-		{with(func(s *sandbox.Stats) { s.CPUPercent = 1.01 }), false},
-		{with(func(s *sandbox.Stats) { s.MemoryBytes += 4096 }), false},
-		{with(func(s *sandbox.Stats) { s.CPUPercent = 1.2 }), true},
-		{with(func(s *sandbox.Stats) { s.MemoryBytes -= 200_000 }), true},
-		{with(func(s *sandbox.Stats) { s.Pids = 4 }), true},
-	} {
-		if got := visiblyDifferent(base, c.next); got != c.want {
-			t.Errorf("visiblyDifferent(%+v) = %v, want %v", c.next, got, c.want)
 		}
 	}
 }
