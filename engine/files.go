@@ -99,43 +99,6 @@ func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p stri
 	return e.files.List(ctx, t, t.Path(p), depth, all)
 }
 
-// ready acquires a sandbox and makes sure its container runs.
-func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
-	b, err := e.acquire(ref)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.ensureRunning(ctx, b); err != nil {
-		e.release(b)
-		return nil, err
-	}
-	return b, nil
-}
-
-// readyForFiles is ready for the file, copy and export tools: their work
-// counts as a call. It waits while an install holds the sandbox online
-// (list_files and make_directory run the sandbox's own programs), an install
-// waits for it to end, and the disk watch between calls leaves the sandbox
-// alone meanwhile (what it writes is the caller's, not a hidden process's).
-// done releases all of it.
-func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done func(), err error) {
-	b, err = e.ready(ctx, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
-	if err != nil {
-		e.release(b)
-		return nil, nil, err
-	}
-	b.disk.CallStarted()
-	return b, func() {
-		b.disk.CallEnded()
-		leave()
-		e.release(b)
-	}, nil
-}
-
 func activityFor(tool string, owner sandbox.Owner, input string, err error, detail string) sandbox.Activity {
 	a := sandbox.Activity{Tool: tool, Client: owner.Client, Input: input, Stdout: detail}
 	if err != nil {
