@@ -4,7 +4,8 @@
 // that rebuilds it.
 //
 // It never sees the engine: a call names its sandbox with a Target value,
-// and runs processes through a Runner the engine binds to that sandbox.
+// runs processes through a Runner the engine binds to that sandbox, and
+// tells the sandbox's activity log through a func value.
 package capture
 
 import (
