@@ -44,7 +44,9 @@ func (e *Engine) adopt(ctx context.Context) error {
 	}
 	e.log.Info("adopted sandboxes", "count", len(e.boxes))
 	e.removePoolLeftovers(ctx, leftovers)
-	e.restoreOfflineNetworks(ctx) // an install cut short by a crash must not leave a sandbox online
+	for _, b := range e.boxes { // an install cut short by a crash must not leave a sandbox online
+		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
+	}
 	e.reapOnce(ctx)
 	return nil
 }
@@ -90,7 +92,7 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	if b.spec.Network != sandbox.NetworkNone && !e.cfg.Sandbox.AllowNetwork {
 		// Docker reconnects a bridged sandbox at every start; the user's
 		// config now forbids the network.
-		e.capture.RestoreOffline(ctx, e.captureTarget(b))
+		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.mu.Lock()
 	b.status = sandbox.StatusRunning

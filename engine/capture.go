@@ -2,15 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
+	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -19,127 +14,29 @@ import (
 // diff_sandbox) are engine/internal/capture's; the engine resolves the
 // sandbox, keeps it busy, and records the activity and the manifest.
 
-// newCapture returns the engine's capture tools.
-func (e *Engine) newCapture() *capture.Capture {
-	return capture.New(e.docker, capture.Config{
-		AllowNetwork: e.cfg.Sandbox.AllowNetwork, OutputBytes: e.cfg.Limits.OutputBytes,
-		MaxTimeout: e.cfg.Limits.MaxExecTimeout.Duration, Private: run.PidDir,
-		Protected: e.cfg.configuredImages(), CopyLimits: e.copyLimits(), ExportRecords: e.exportRecords(),
-	}, e.log)
+// captureConfig is what capture needs of the configuration.
+func (s *settings) captureConfig() capture.Config {
+	return capture.Config{
+		AllowNetwork: s.Sandbox.AllowNetwork, OutputBytes: s.Limits.OutputBytes,
+		MaxTimeout: s.Limits.MaxExecTimeout.Duration, Private: run.PidDir, Protected: s.configuredImages(),
+		CopyLimits: s.copyLimits(), ExportRecords: capture.RecordsIn(s.StateDir),
+	}
 }
 
-// captureTarget is b as capture sees it.
-func (e *Engine) captureTarget(b *box) capture.Target {
+// captureTarget is the sandbox as capture sees it.
+func (t boxTarget) captureTarget() capture.Target {
+	e, b := t.e, t.b
 	e.mu.Lock()
 	pkgs := slices.Clone(b.state.Packages)
 	e.mu.Unlock()
 	return capture.Target{ID: b.id, Name: b.name, Image: b.spec.Image, Workdir: b.spec.Workdir,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
-		Gone:  func(err error) error { return e.gone(b, err) },
+		Gone:  t.Gone,
 		Hold:  func(ctx context.Context) (func(), error) { return e.holdForInstall(ctx, b) },
-		Execs: func() int { return e.execEnv.execsIn(b.id) }}
-}
-
-// installCall marks the context of an install's own exec: it runs while
-// the install holds its sandbox (see enterCall); its value is the box.
-type installCall struct{}
-
-// installGate is a box's gate for installs; guarded by Engine.mu.
-type installGate struct {
-	// window is closed when an install's hold on the sandbox ends; nil
-	// when none holds it.
-	window chan struct{}
-	// outs are the job outputs of the calls in b.calls that may become
-	// jobs, by call number: which of them are jobs (see holdForInstall).
-	outs map[uint64]*run.JobOutput
-}
-
-// enterCall records a call in b.calls (see guarded), and returns what ends
-// the record. While an install holds b (holdForInstall), a new call waits
-// for it to end, or for ctx: the install's own exec alone goes in.
-func (e *Engine) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
-	for {
-		e.mu.Lock()
-		w := b.gate.window
-		if w == nil || ctx.Value(installCall{}) == b {
-			e.callSeq++
-			seq := e.callSeq
-			if b.calls == nil {
-				b.calls = map[uint64]context.CancelCauseFunc{}
-			}
-			b.calls[seq] = cancel
-			if jo := jobOutput(out); jo != nil {
-				if b.gate.outs == nil {
-					b.gate.outs = map[uint64]*run.JobOutput{}
-				}
-				b.gate.outs[seq] = jo
-			}
-			e.mu.Unlock()
-			return func() {
-				e.mu.Lock()
-				delete(b.calls, seq)
-				delete(b.gate.outs, seq)
-				e.mu.Unlock()
-			}, nil
-		}
-		e.mu.Unlock()
-		select {
-		case <-w:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
-		}
-	}
-}
-
-// jobOutput is the job output a call writes to, if it is a job's; nil for
-// a file tool's work, which has no Output.
-func jobOutput(out *run.Output) *run.JobOutput {
-	if out == nil {
-		return nil
-	}
-	return out.Combined()
-}
-
-// holdForInstall keeps new calls out of b (they wait in enterCall) until
-// release, and returns once the calls in flight in b have ended, but for
-// background jobs, which go on (the install stops their processes).
-func (e *Engine) holdForInstall(ctx context.Context, b *box) (release func(), err error) {
-	w := make(chan struct{})
-	e.mu.Lock()
-	if b.gate.window != nil { // installs take turns (lockInstall): never
-		e.mu.Unlock()
-		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.name, sandbox.ErrConflict)
-	}
-	b.gate.window = w
-	e.mu.Unlock()
-	release = sync.OnceFunc(func() {
-		e.mu.Lock()
-		b.gate.window = nil
-		e.mu.Unlock()
-		close(w)
-	})
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		jobs := e.jobs.OutputsIn(b.id) // before mu: see Engine.mu's lock order
-		e.mu.Lock()
-		foreground := 0
-		for seq := range b.calls {
-			if jo := b.gate.outs[seq]; jo == nil || !jobs[jo] {
-				foreground++
-			}
-		}
-		e.mu.Unlock()
-		if foreground == 0 {
-			return release, nil
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			release()
-			return nil, fmt.Errorf("waiting for the calls running in sandbox %s to end before the install: %w", b.name, ctx.Err())
-		}
-	}
+		Execs: func() int { return e.execEnv.execsIn(b.id) },
+		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
+			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })
+		}}
 }
 
 // boxRunner runs capture's processes in one sandbox, with execute.
@@ -187,45 +84,9 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 		return sandbox.InstallResult{}, err
 	}
 	defer unlock()
-	res, input, ran, err := e.capture.Install(ctx, e.captureTarget(b), boxRunner{e, b}, req, timeout, progress)
-	if input == "" { // refused before it ran: nothing to log
-		return res, err
-	}
-	if err == nil {
-		e.recordPackages(b, res.Installed)
-	}
-	act := sandbox.Activity{Tool: "install_packages", Client: owner.Client, Input: input,
-		Duration: res.Duration.Milliseconds(), Stdout: ran.LogOut, Stderr: ran.LogErr, TimedOut: ran.Result.TimedOut}
-	if err != nil {
-		act.Error = err.Error()
-	} else {
-		act.ExitCode = &ran.Result.ExitCode
-	}
-	e.record(b.id, act)
-	return res, err
-}
-
-// lockInstall waits for b's install slot (see box.install), or for ctx.
-func (e *Engine) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
-	e.mu.Lock()
-	if b.install == nil {
-		b.install = make(chan struct{}, 1)
-	}
-	slot := b.install
-	e.mu.Unlock()
-	select {
-	case slot <- struct{}{}:
-		return func() { <-slot }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for another install in the same sandbox: %w", ctx.Err())
-	}
-}
-
-// recordPackages merges installed packages into the sandbox's manifest and
-// saves it at once, so a crash right after an install keeps the record.
-func (e *Engine) recordPackages(b *box, pkgs []sandbox.Package) {
-	e.changeState(b, "package manifest", func(st *boxState) {
-		st.Packages = capture.MergePackages(st.Packages, pkgs)
+	return e.capture.Install(ctx, boxTarget{e, b}.captureTarget(), boxRunner{e, b}, req, timeout, progress, func(a sandbox.Activity) {
+		a.Client = owner.Client
+		e.record(b.id, a)
 	})
 }
 
@@ -239,31 +100,6 @@ func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, e
 		return nil, err
 	}
 	return append([]sandbox.Package{}, b.state.Packages...), nil
-}
-
-// restoreOfflineNetworks takes every sandbox created without network off any
-// network it is on: an engine that crashed during an install could not do it
-// itself. While the user's config forbids the network (sandbox.allow_network
-// = false), sandboxes created with the bridge network go offline too. The
-// engine's adoption is the place to call it.
-func (e *Engine) restoreOfflineNetworks(ctx context.Context) {
-	e.mu.Lock()
-	var offline []*box
-	for _, b := range e.boxes {
-		if e.keptOffline(b) {
-			offline = append(offline, b)
-		}
-	}
-	e.mu.Unlock()
-	for _, b := range offline {
-		e.capture.RestoreOffline(ctx, e.captureTarget(b))
-	}
-}
-
-// keptOffline reports whether b must be on no network: it was created
-// without one, or the user's config now forbids the network.
-func (e *Engine) keptOffline(b *box) bool {
-	return b.spec.Network == sandbox.NetworkNone || !e.cfg.Sandbox.AllowNetwork
 }
 
 // Commit saves a sandbox's filesystem as the image req.Image ("repo:tag";
@@ -284,8 +120,9 @@ func (e *Engine) Commit(ctx context.Context, owner sandbox.Owner, ref string, re
 		return sandbox.CommitResult{}, err
 	}
 	defer e.release(b)
-	res, err := e.capture.Commit(ctx, e.captureTarget(b), tag, req.Overwrite, progress)
-	e.record(b.id, activityFor("commit_sandbox", owner, tag, err, res.ImageID))
+	t := boxTarget{e, b}
+	res, err := e.capture.Commit(ctx, t.captureTarget(), tag, req.Overwrite, progress)
+	t.log("commit_sandbox", owner)(tag, err, res.ImageID)
 	return res, err
 }
 
@@ -299,11 +136,13 @@ func (e *Engine) ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref,
 	dir := ""
 	if hostPath != "" {
 		var err error
-		if dir, err = e.hostPath(hostPath, false); err != nil {
+		if dir, err = e.cfg.hostPath(hostPath, false); err != nil {
 			return sandbox.Export{}, err
 		}
 	}
-	return e.export(ctx, owner, ref, dir)
+	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Export, error) {
+		return e.capture.Export(ctx, t.captureTarget(), dir, t.log("export_dockerfile", owner))
+	})
 }
 
 // SaveDockerfile writes a sandbox's export (see ExportDockerfile) to hostDir,
@@ -312,40 +151,13 @@ func (e *Engine) ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref,
 // Sandtray export, whose Dockerfile, .dockerignore and rootfs.tar are then
 // replaced; anything else is refused with sandbox.ErrConflict.
 func (e *Engine) SaveDockerfile(ctx context.Context, ref, hostDir string) (sandbox.Export, error) {
-	if !filepath.IsAbs(hostDir) {
-		return sandbox.Export{}, fmt.Errorf("folder %q must be an absolute path: %w", hostDir, sandbox.ErrInvalid)
-	}
-	dir, err := filepath.EvalSymlinks(hostDir)
-	if errors.Is(err, os.ErrNotExist) {
-		parent, perr := filepath.EvalSymlinks(filepath.Dir(hostDir))
-		if perr != nil {
-			return sandbox.Export{}, fmt.Errorf("folder %s does not exist: %w", filepath.Dir(hostDir), sandbox.ErrNotFound)
-		}
-		dir, err = filepath.Join(parent, filepath.Base(hostDir)), nil
-	}
-	if err != nil {
-		return sandbox.Export{}, fmt.Errorf("folder %s: %w", hostDir, err)
-	}
-	return e.export(ctx, sandbox.Owner{Client: "Sandtray app"}, ref, dir)
-}
-
-// export runs an export and logs it once it got as far as a plan: a refused
-// folder or a failed diff is only the caller's error.
-func (e *Engine) export(ctx context.Context, owner sandbox.Owner, ref, dir string) (sandbox.Export, error) {
-	b, done, err := e.readyForFiles(ctx, ref)
+	dir, err := hostfs.Picked(hostDir)
 	if err != nil {
 		return sandbox.Export{}, err
 	}
-	defer done()
-	ex, detail, err := e.capture.Export(ctx, e.captureTarget(b), dir)
-	input := dir
-	if dir == "" {
-		input = "(returned as text)"
-	}
-	if err == nil || ex.Dir != "" {
-		e.record(b.id, activityFor("export_dockerfile", owner, input, err, detail))
-	}
-	return ex, err
+	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Export, error) {
+		return e.capture.Export(ctx, t.captureTarget(), dir, t.log("export_dockerfile", appOwner))
+	})
 }
 
 // Diff lists the paths added, changed and deleted in a sandbox against its
@@ -356,5 +168,5 @@ func (e *Engine) Diff(ctx context.Context, owner sandbox.Owner, ref, p string) (
 		return sandbox.Diff{}, err
 	}
 	defer e.release(b)
-	return e.capture.Diff(ctx, e.captureTarget(b), p)
+	return e.capture.Diff(ctx, boxTarget{e, b}.captureTarget(), p)
 }

@@ -125,8 +125,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.base, e.cancel = context.WithCancel(context.Background())
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	e.capture = e.newCapture()
-	e.files = files.New(x)
+	e.capture = capture.New(x, e.cfg.captureConfig(), log)
+	e.files = files.New(x, files.Config{Limits: e.cfg.copyLimits(), Log: log})
 	e.stats = stats.New(x, statsSink{e}, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.checkDocker(ctx)

@@ -33,7 +33,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	cmd := req.Command
 	env := sandbox.EnvList(req.Env)
 	if req.Workdir != "" {
-		env = append(env, "SANDTRAY_CWD="+e.fileTarget(b).Path(req.Workdir))
+		env = append(env, "SANDTRAY_CWD="+boxTarget{e, b}.fileTarget().Path(req.Workdir))
 		cmd = "cd -- \"$SANDTRAY_CWD\" || exit 1\n" + cmd
 	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -12,136 +11,82 @@ import (
 // engine/internal/files'; the engine resolves the sandbox, keeps it busy and
 // records the activity.
 
-// fileTarget is b as the file tools see it.
-func (e *Engine) fileTarget(b *box) files.Target {
-	return files.Target{ID: b.id, Name: b.name, Workdir: b.spec.Workdir, User: b.spec.User,
-		Gone: func(err error) error { return e.gone(b, err) }}
+// appOwner is who the app's own calls (its save dialogs) are logged for.
+var appOwner = sandbox.Owner{Client: "Sandtray app"}
+
+// withFiles runs do on the sandbox ref names, held for the file, copy and
+// export tools (see readyForFiles). It is a function because methods have
+// no type parameters.
+func withFiles[T any](ctx context.Context, e *Engine, ref string, do func(boxTarget) (T, error)) (T, error) {
+	b, done, err := e.readyForFiles(ctx, ref)
+	if err != nil {
+		var none T
+		return none, err
+	}
+	defer done()
+	return do(boxTarget{e, b})
+}
+
+// fileTarget is the sandbox as the file tools see it.
+func (t boxTarget) fileTarget() files.Target {
+	return files.Target{ID: t.b.id, Name: t.b.name, Workdir: t.b.spec.Workdir, User: t.b.spec.User, Gone: t.Gone}
+}
+
+// log records in the sandbox's activity log what tool did for owner.
+func (t boxTarget) log(tool string, owner sandbox.Owner) func(input string, err error, detail string) {
+	return func(input string, err error, detail string) {
+		a := sandbox.Activity{Tool: tool, Client: owner.Client, Input: input, Stdout: detail}
+		if err != nil {
+			a.Error = err.Error()
+		}
+		t.e.record(t.b.id, a)
+	}
 }
 
 // WriteFile writes one file into a sandbox, creating missing parent folders.
 func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error) {
-	if req.Path == "" {
-		return sandbox.FileContent{}, fmt.Errorf("path is empty; give a file path such as \"src/main.py\": %w", sandbox.ErrInvalid)
-	}
-	b, done, err := e.readyForFiles(ctx, ref)
-	if err != nil {
+	if err := files.CheckWrite(req); err != nil {
 		return sandbox.FileContent{}, err
 	}
-	defer done()
-	t := e.fileTarget(b)
-	p := t.Path(req.Path)
-	if p == "/" || isDirPath(req.Path) {
-		return sandbox.FileContent{}, fmt.Errorf("path %q names a folder; give a file name: %w", req.Path, sandbox.ErrInvalid)
-	}
-	mode := req.Mode.Perm()
-	if mode == 0 {
-		mode = 0o644
-	}
-	err = e.files.Write(ctx, t, p, req.Data, mode)
-	e.record(b.id, activityFor("write_file", owner, p, err, fmt.Sprintf("%d bytes", len(req.Data))))
-	if err != nil {
-		return sandbox.FileContent{}, err
-	}
-	return sandbox.FileContent{Path: p, Size: int64(len(req.Data))}, nil
+	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.FileContent, error) {
+		return e.files.WriteFile(ctx, t.fileTarget(), req, t.log("write_file", owner))
+	})
 }
 
 // MakeDirectory creates a folder (and its parents) inside a sandbox.
 func (e *Engine) MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, p string) (string, error) {
-	if p == "" {
-		return "", fmt.Errorf("path is empty: %w", sandbox.ErrInvalid)
-	}
-	b, done, err := e.readyForFiles(ctx, ref)
-	if err != nil {
+	if err := files.CheckMkdir(p); err != nil {
 		return "", err
 	}
-	defer done()
-	t := e.fileTarget(b)
-	abs := t.Path(p)
-	err = e.files.Mkdir(ctx, t, abs)
-	e.record(b.id, activityFor("make_directory", owner, abs, err, ""))
-	return abs, err
+	return withFiles(ctx, e, ref, func(t boxTarget) (string, error) {
+		return e.files.MakeDirectory(ctx, t.fileTarget(), p, t.log("make_directory", owner))
+	})
 }
 
 // ReadFile reads up to limit bytes of a file from offset (limit <= 0 means
 // the configured maximum). A symlink is followed inside the sandbox.
 func (e *Engine) ReadFile(ctx context.Context, owner sandbox.Owner, ref, p string, offset, limit int64) (sandbox.FileContent, error) {
-	maxRead := e.cfg.Limits.ReadFileBytes
-	if offset < 0 {
-		return sandbox.FileContent{}, fmt.Errorf("offset must not be negative: %w", sandbox.ErrInvalid)
-	}
-	if limit <= 0 || limit > maxRead {
-		limit = maxRead
-	}
-	b, done, err := e.readyForFiles(ctx, ref)
+	limit, err := files.CheckRead(offset, limit, e.cfg.Limits.ReadFileBytes)
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}
-	defer done()
-	t := e.fileTarget(b)
-	return e.files.Read(ctx, t, t.Path(p), offset, limit)
+	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.FileContent, error) {
+		ft := t.fileTarget()
+		return e.files.Read(ctx, ft, ft.Path(p), offset, limit)
+	})
 }
 
 // ListFiles lists a folder inside a sandbox to depth levels (1: just its
 // entries). Hidden entries are skipped unless all is set.
 func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p string, depth int, all bool) (sandbox.Listing, error) {
-	if depth > files.MaxListDepth {
-		return sandbox.Listing{}, fmt.Errorf("depth %d is too deep; use at most %d: %w", depth, files.MaxListDepth, sandbox.ErrInvalid)
-	}
-	b, done, err := e.readyForFiles(ctx, ref)
-	if err != nil {
+	if err := files.CheckList(depth); err != nil {
 		return sandbox.Listing{}, err
 	}
-	defer done()
 	if p == "" {
 		p = "."
 	}
-	t := e.fileTarget(b)
-	return e.files.List(ctx, t, t.Path(p), depth, all)
+	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Listing, error) {
+		ft := t.fileTarget()
+		return e.files.List(ctx, ft, ft.Path(p), depth, all)
+	})
 }
-
-// ready acquires a sandbox and makes sure its container runs.
-func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
-	b, err := e.acquire(ref)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.ensureRunning(ctx, b); err != nil {
-		e.release(b)
-		return nil, err
-	}
-	return b, nil
-}
-
-// readyForFiles is ready for the file, copy and export tools: their work
-// counts as a call. It waits while an install holds the sandbox online
-// (list_files and make_directory run the sandbox's own programs), an install
-// waits for it to end, and the disk watch between calls leaves the sandbox
-// alone meanwhile (what it writes is the caller's, not a hidden process's).
-// done releases all of it.
-func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done func(), err error) {
-	b, err = e.ready(ctx, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
-	if err != nil {
-		e.release(b)
-		return nil, nil, err
-	}
-	b.disk.CallStarted()
-	return b, func() {
-		b.disk.CallEnded()
-		leave()
-		e.release(b)
-	}, nil
-}
-
-func activityFor(tool string, owner sandbox.Owner, input string, err error, detail string) sandbox.Activity {
-	a := sandbox.Activity{Tool: tool, Client: owner.Client, Input: input, Stdout: detail}
-	if err != nil {
-		a.Error = err.Error()
-	}
-	return a
-}
-
-func isDirPath(p string) bool { return len(p) > 0 && p[len(p)-1] == '/' }

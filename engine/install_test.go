@@ -123,7 +123,10 @@ func TestInstallPackages(t *testing.T) {
 		if err := te.docker.ConnectNetwork(ctx, info.ID, "bridge"); err != nil {
 			t.Fatal(err)
 		}
-		te.restoreOfflineNetworks(ctx)
+		te.mu.Lock()
+		b := te.boxes[info.ID]
+		te.mu.Unlock()
+		te.capture.RestoreOffline(ctx, boxTarget{te.Engine, b}.captureTarget()) // what adoption does
 		te.wantOffline(t, info.ID)
 	})
 }

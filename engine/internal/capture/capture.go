@@ -4,7 +4,8 @@
 // that rebuilds it.
 //
 // It never sees the engine: a call names its sandbox with a Target value,
-// and runs processes through a Runner the engine binds to that sandbox.
+// runs processes through a Runner the engine binds to that sandbox, and
+// tells the sandbox's activity log through a func value.
 package capture
 
 import (
@@ -12,6 +13,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,9 +44,9 @@ type Config struct {
 	// Private is a folder of the engine's own inside every sandbox, left
 	// out of diffs.
 	Private string
-	// ExportRecords is a folder in the engine's state dir where each
-	// export records what it wrote (see exportRecord); "" keeps none, so no
-	// folder that holds files is ever written again.
+	// ExportRecords is a folder in the engine's state dir (see RecordsIn)
+	// where each export records what it wrote (see exportRecord); "" keeps
+	// none, so no folder that holds files is ever written again.
 	ExportRecords string
 	// CopyLimits bound an export's archive (limits.max_copy_bytes and
 	// limits.max_copy_files).
@@ -52,6 +54,15 @@ type Config struct {
 	// Protected are the images the configuration starts sandboxes from
 	// (default, language and pool images): commits never write them.
 	Protected []string
+}
+
+// RecordsIn is the folder for Config.ExportRecords in the engine's state
+// dir, out of every sandbox's reach; "" when there is no state dir.
+func RecordsIn(stateDir string) string {
+	if stateDir == "" {
+		return ""
+	}
+	return filepath.Join(stateDir, "exports")
 }
 
 // Capture runs the capture tools. Create it with New.
@@ -86,6 +97,9 @@ type Target struct {
 	// Execs, when set, counts the execs the engine has in flight in the
 	// sandbox: started, or about to start.
 	Execs func() int
+	// Installed, when set, saves packages an install just installed in
+	// the sandbox's manifest (see MergePackages).
+	Installed func([]sandbox.Package)
 }
 
 func (t Target) gone(err error) error {
@@ -115,6 +129,10 @@ type Ran struct {
 type Runner interface {
 	Run(ctx context.Context, x Exec) (Ran, error)
 }
+
+// Log records a tool's work in the sandbox's activity log: input is what it
+// worked on, detail what it did, err how it ended.
+type Log func(input string, err error, detail string)
 
 // MergePackages returns manifest with each package of add replacing the
 // entry of the same manager and name (a re-install updates the version),

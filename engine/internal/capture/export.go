@@ -34,9 +34,23 @@ type exportPlan struct {
 // for files of the image it deleted. With dir it also writes Dockerfile,
 // .dockerignore and rootfs.tar there: the folder must be new (its parent
 // exists), empty, or hold exactly Sandtray's own earlier export to it, whose
-// files are then replaced; anything else is refused with sandbox.ErrConflict. detail says
-// what was exported, for the activity log.
-func (c *Capture) Export(ctx context.Context, t Target, dir string) (ex sandbox.Export, detail string, err error) {
+// files are then replaced; anything else is refused with sandbox.ErrConflict.
+// log hears of the export once it got as far as a plan: a refused folder or
+// a failed diff is only the caller's error.
+func (c *Capture) Export(ctx context.Context, t Target, dir string, log Log) (sandbox.Export, error) {
+	ex, detail, err := c.export(ctx, t, dir)
+	input := dir
+	if dir == "" {
+		input = "(returned as text)"
+	}
+	if err == nil || ex.Dir != "" {
+		log(input, err, detail)
+	}
+	return ex, err
+}
+
+// export is Export; detail says what was exported, for the activity log.
+func (c *Capture) export(ctx context.Context, t Target, dir string) (ex sandbox.Export, detail string, err error) {
 	var root *os.Root
 	if dir != "" {
 		// Checked first: a refused folder should not cost a diff.

@@ -81,9 +81,31 @@ func CheckInstall(req sandbox.InstallRequest) error {
 // this returns, whether the install worked, failed, timed out or was
 // cancelled. Output lines stream to progress. A failed or timed-out install
 // is an error wrapping sandbox.ErrInvalid that quotes the end of the
-// output. input describes the install for the activity log, and ran is
-// what the installer left (zero when it never ran).
-func (c *Capture) Install(ctx context.Context, t Target, r Runner, req sandbox.InstallRequest, timeout time.Duration, progress sandbox.Progress) (res sandbox.InstallResult, input string, ran Ran, err error) {
+// output. Once the installer ran, t.Installed hears of the packages it
+// installed, and log of the install's entry in the activity log.
+func (c *Capture) Install(ctx context.Context, t Target, r Runner, req sandbox.InstallRequest, timeout time.Duration, progress sandbox.Progress, log func(sandbox.Activity)) (sandbox.InstallResult, error) {
+	res, input, ran, err := c.runInstall(ctx, t, r, req, timeout, progress)
+	if input == "" { // refused before it ran: nothing to log
+		return res, err
+	}
+	if err == nil && t.Installed != nil {
+		t.Installed(res.Installed)
+	}
+	act := sandbox.Activity{Tool: "install_packages", Input: input, Duration: res.Duration.Milliseconds(),
+		Stdout: ran.LogOut, Stderr: ran.LogErr, TimedOut: ran.Result.TimedOut}
+	if err != nil {
+		act.Error = err.Error()
+	} else {
+		act.ExitCode = &ran.Result.ExitCode
+	}
+	log(act)
+	return res, err
+}
+
+// runInstall is Install; input describes the install for the activity log
+// ("" when it was refused before it ran), and ran is what the installer
+// left (zero when it never ran).
+func (c *Capture) runInstall(ctx context.Context, t Target, r Runner, req sandbox.InstallRequest, timeout time.Duration, progress sandbox.Progress) (res sandbox.InstallResult, input string, ran Ran, err error) {
 	if err := c.checkWritableRoot(ctx, t); err != nil {
 		return sandbox.InstallResult{}, "", Ran{}, err
 	}

@@ -84,10 +84,14 @@ func (c *Capture) setNetwork(ctx context.Context, t Target, want string) error {
 	return c.docker.ConnectNetwork(ctx, t.ID, want)
 }
 
-// RestoreOffline takes t, a sandbox created without network, off any
-// network it is on: an engine that crashed during an install could not do
-// it itself. The engine's adoption is the place to call it.
+// RestoreOffline takes t off any network it is on when it must be on none
+// (see keptOffline): an engine that crashed during an install could not do
+// it itself, and Docker reconnects a bridged sandbox at every start. The
+// engine's adoption, and its start of a sandbox, are the places to call it.
 func (c *Capture) RestoreOffline(ctx context.Context, t Target) {
+	if !c.keptOffline(t) {
+		return
+	}
 	ctr, err := c.docker.Inspect(ctx, t.ID)
 	if err != nil || slices.Equal(ctr.Networks, []string{sandbox.NetworkNone}) {
 		return
@@ -96,4 +100,10 @@ func (c *Capture) RestoreOffline(ctx context.Context, t Target) {
 	if err := c.setNetwork(ctx, t, sandbox.NetworkNone); err != nil {
 		c.log.Error("take sandbox offline", "sandbox", t.Name, "err", err)
 	}
+}
+
+// keptOffline reports whether t must be on no network: it was created
+// without one, or the user's config now forbids the network.
+func (c *Capture) keptOffline(t Target) bool {
+	return t.Network == sandbox.NetworkNone || !c.cfg.AllowNetwork
 }

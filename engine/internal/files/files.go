@@ -206,8 +206,8 @@ func (f *Files) List(ctx context.Context, t Target, abs string, depth int, all b
 	if depth <= 0 {
 		depth = 1
 	}
-	if depth > MaxListDepth {
-		return sandbox.Listing{}, fmt.Errorf("depth %d is too deep; use at most %d: %w", depth, MaxListDepth, sandbox.ErrInvalid)
+	if err := CheckList(depth); err != nil {
+		return sandbox.Listing{}, err
 	}
 	var errOut bytes.Buffer
 	out := recordsWriter{max: maxListEntries + 1} // find's output past the cap is never kept

@@ -1,16 +1,20 @@
-// Package files moves single files in and out of a sandbox through Docker's
+// Package files moves files in and out of a sandbox through Docker's
 // archive API and lists its folders: write_file, read_file,
-// make_directory, list_files, and the folder and owner work host copies
-// need. It never sees the engine: the sandbox is a Target value.
+// make_directory, list_files, and the copies between the host and a
+// sandbox (copy_to_sandbox, copy_from_sandbox, the app's save), whose host
+// side is hostfs'. It never sees the engine: the sandbox is a Target value,
+// and the activity log a Log.
 package files
 
 import (
 	"context"
 	"io"
+	"log/slog"
 	"path"
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/hostfs"
 )
 
 // Docker is what the file tools need from Docker.
@@ -47,11 +51,26 @@ func (t Target) Path(p string) string {
 	return path.Join(t.Workdir, p)
 }
 
+// Config is what the file tools need of the engine's configuration.
+type Config struct {
+	// Limits bound one copy a model asks for (limits.max_copy_bytes and
+	// limits.max_copy_files); the app's saves have none.
+	Limits hostfs.Limits
+	Log    *slog.Logger // where a failed clean-up is told
+}
+
 // Files runs the file tools. Create it with New.
-type Files struct{ docker Docker }
+type Files struct {
+	docker Docker
+	cfg    Config
+}
 
 // New returns the file tools on d.
-func New(d Docker) *Files { return &Files{docker: d} }
+func New(d Docker, cfg Config) *Files { return &Files{docker: d, cfg: cfg} }
+
+// Log records a tool's work in the sandbox's activity log: input is what it
+// worked on, detail what it moved, err how it ended.
+type Log func(input string, err error, detail string)
 
 // execOptions is a plain exec of the engine's own helpers, both streams to out.
 func execOptions(cmd []string, out io.Writer) docker.ExecOptions {

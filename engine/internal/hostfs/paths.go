@@ -79,3 +79,24 @@ func ExpandHome(p string) string {
 	}
 	return p
 }
+
+// Picked resolves dir, a folder a person picked in the app (so no allowed
+// root binds it), through every symlink. It must be absolute; when it does
+// not exist yet, its parent must.
+func Picked(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("folder %q must be an absolute path: %w", dir, sandbox.ErrInvalid)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		parent, perr := filepath.EvalSymlinks(filepath.Dir(dir))
+		if perr != nil {
+			return "", fmt.Errorf("folder %s does not exist: %w", filepath.Dir(dir), sandbox.ErrNotFound)
+		}
+		real, err = filepath.Join(parent, filepath.Base(dir)), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("folder %s: %w", dir, err)
+	}
+	return real, nil
+}
