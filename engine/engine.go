@@ -16,6 +16,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
+	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -39,8 +40,8 @@ type Engine struct {
 
 	// mu guards the registry: boxes and every field of each box (but its
 	// disk, which has its own lock), sessions, callSeq, watchers, paused,
-	// closing, dockerStatus, notices, noticeSeq. Jobs have their own lock
-	// (jobs.Table). Lock order: mu is never held while taking another lock of
+	// closing, notices, noticeSeq. Jobs and dockerStatus have their own locks
+	// (jobs.Table, probe.Watch). Lock order: mu is never held while taking another lock of
 	// the engine or of its packages (kernel.Set, lastUse, pool, run.Disk),
 	// nor across a Docker call or a disk write; those take their own locks
 	// first and mu after, if at all.
@@ -52,7 +53,7 @@ type Engine struct {
 	watchers     map[*Watcher]struct{}
 	paused       bool
 	closing      bool // Close has begun: acquire and Create refuse
-	dockerStatus sandbox.DockerStatus
+	dockerStatus *probe.Watch
 	notices      []sandbox.Notice
 	noticeSeq    uint64
 	reap         chan struct{} // buffer of one: a coalesced request for a reaper pass
@@ -141,7 +142,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.capture = e.newCapture()
 	e.files = files.New(x)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
-	e.checkDocker(ctx)
+	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
+	e.dockerStatus.Check(ctx)
 	if err := e.adopt(ctx); err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -71,7 +72,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		return sandbox.Info{}, err
 	}
 	defer done()
-	if err := e.checkGPUs(ctx, spec); err != nil {
+	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, spec); err != nil {
 		return sandbox.Info{}, err
 	}
 	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {

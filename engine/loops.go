@@ -25,7 +25,7 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(tick):
-			if e.checkDocker(ctx) {
+			if e.dockerStatus.Check(ctx) {
 				e.resync(ctx) // catch up on what happened while disconnected
 			}
 		}
