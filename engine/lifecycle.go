@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -102,11 +103,11 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	c := e.cfg
 	lang := ""
 	if req.Language != "" {
-		l, err := languageFor(req.Language)
+		l, err := run.LanguageFor(req.Language)
 		if err != nil {
 			return sandbox.Spec{}, err
 		}
-		lang = l.name
+		lang = l.Name
 	}
 	spec := sandbox.Spec{
 		Name: req.Name, Image: req.Image, Language: lang, Persistent: req.Persistent,
