@@ -130,9 +130,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		cfg: settings{cfg}, docker: x, execEnv: x, stats: newStatsStreams(), log: log, store: store, start: time.Now(), labels: opts.Labels,
 		boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
 		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{}, saves: newLastUse(),
-		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
-			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
+	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
+		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	// The engine's lifetime: everything it starts derives from base, and
 	// Close cancels it. It outlives the ctx New was called with, which only
 	// bounds the start-up, so it is the one root context of the engine.
@@ -147,7 +147,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	if err := e.adopt(ctx); err != nil {
 		return nil, err
 	}
-	e.restorePorts(ctx)
+	e.ports.RestoreAll(ctx)
 	tick := opts.Tick
 	if tick <= 0 {
 		tick = 2 * time.Second

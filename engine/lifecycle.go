@@ -188,7 +188,9 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	b.status = sandbox.StatusStopped
 	b.stats = sandbox.Stats{}
 	e.mu.Unlock()
-	e.endPorts(b)
+	if e.ports.End(b.id) {
+		e.publish()
+	}
 	e.mu.Lock()
 	info := e.infoLocked(b)
 	e.mu.Unlock()

@@ -70,7 +70,9 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 	}
 	e.mu.Unlock()
 	if s == sandbox.StatusStopped {
-		e.endPorts(b)
+		if e.ports.End(b.id) {
+			e.publish()
+		}
 	}
 	if changed {
 		e.publish()
