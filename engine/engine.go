@@ -160,7 +160,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	if e.pool = e.newPool(); e.pool != nil {
+	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, containerPrefix, e.scope()), e.docker, poolHost{e}, e.log)
+	if e.pool != nil { // nil when disabled
 		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
 	}
 	for _, loop := range loops {

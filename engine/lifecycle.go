@@ -78,7 +78,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	}
 	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 		if err == nil {
-			e.noteUse(spec)
+			e.pool.NoteUse(spec)
 		}
 		return info, err
 	}
@@ -93,7 +93,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	}
 	if err == nil {
 		e.warmSoon(info.ID, spec) // see warm.go
-		e.noteUse(spec)
+		e.pool.NoteUse(spec)
 	}
 	return info, err
 }
