@@ -33,7 +33,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
 			b.state = st
-			e.adoptPooled(b)
+			b.adoptPooled(e.execEnv)
 		}
 		acts, err := e.store.loadActivity(c.ID, activityKept)
 		if err != nil {
@@ -43,7 +43,8 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.boxes[c.ID] = b
 	}
 	e.log.Info("adopted sandboxes", "count", len(e.boxes))
-	e.removePoolLeftovers(ctx, leftovers)
+	// The spares a crashed engine left are removed.
+	pool.RemoveAll(ctx, e.docker, e.kernels.Close, e.log, leftovers)
 	for _, b := range e.boxes { // an install cut short by a crash must not leave a sandbox online
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
+	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -39,11 +40,12 @@ type Engine struct {
 	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
 	// registry is the sandboxes, the sessions and the calls' gate
-	// (registry.go); its mu also guards the fields below up to reap.
+	// (registry.go); its mu also guards watchers, paused, notices and
+	// noticeSeq.
 	registry
 	watchers     map[*Watcher]struct{}
 	paused       bool
-	dockerStatus sandbox.DockerStatus
+	dockerStatus *probe.Watch // its own lock, a leaf
 	notices      []sandbox.Notice
 	noticeSeq    uint64
 	reap         chan struct{} // buffer of one: a coalesced request for a reaper pass
@@ -115,9 +117,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		cfg: settings{cfg}, docker: x, execEnv: x, log: log, store: store, start: time.Now(), labels: opts.Labels,
 		registry: newRegistry(), reap: make(chan struct{}, 1),
 		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{},
-		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
-			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
+	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
+		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
 	// The engine's lifetime: everything it starts derives from base, and
 	// Close cancels it. It outlives the ctx New was called with, which only
@@ -129,11 +131,12 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.files = files.New(x, files.Config{Limits: e.cfg.copyLimits(), Log: log})
 	e.stats = stats.New(x, statsSink{e}, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
-	e.checkDocker(ctx)
+	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
+	e.dockerStatus.Check(ctx)
 	if err := e.adopt(ctx); err != nil {
 		return nil, err
 	}
-	e.restorePorts(ctx)
+	e.ports.RestoreAll(ctx)
 	tick := opts.Tick
 	if tick <= 0 {
 		tick = 2 * time.Second
@@ -146,7 +149,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	if e.pool = e.newPool(); e.pool != nil {
+	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, containerPrefix, e.scope()), e.docker, poolHost{e}, e.log)
+	if e.pool != nil { // nil when disabled
 		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
 	}
 	for _, loop := range loops {

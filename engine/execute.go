@@ -56,42 +56,34 @@ func (e *Engine) ExecCode(ctx context.Context, owner sandbox.Owner, ref string, 
 // execCode is ExecCode, with kernels or without (the per-call exec path, for
 // the benchmark that compares them).
 func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest, kernels bool) (sandbox.ExecOutcome, error) {
-	lang, err := languageFor(req.Language)
+	lang, err := run.LanguageFor(req.Language)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
 	if strings.TrimSpace(req.Code) == "" {
-		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.name, sandbox.ErrInvalid)
+		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.Name, sandbox.ErrInvalid)
 	}
 	o, err := e.cfg.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	b, err := e.target(ctx, owner, ref, lang.name)
+	b, err := e.target(ctx, owner, ref, lang.Name)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	act := sandbox.Activity{Tool: "execute_code", Client: owner.Client, Language: lang.name, Input: req.Code}
+	act := sandbox.Activity{Tool: "execute_code", Client: owner.Client, Language: lang.Name, Input: req.Code}
 	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
-		if kernels && lang.kernel {
-			if res, ok, err := e.kernels.Run(ctx, boxTarget{e, b}, lang.name, req.Code, req.Reset, o.timeout, out); ok {
+		if kernels && lang.Kernel {
+			if res, ok, err := e.kernels.Run(ctx, boxTarget{e, b}, lang.Name, req.Code, req.Reset, o.timeout, out); ok {
 				return res, err
 			}
 		}
-		return e.runScript(ctx, b, lang, req.Code, o.timeout, out)
+		res, err := e.execute(ctx, b, lang.Script(req.Code, b.spec.Workdir, o.timeout, out))
+		if err == nil {
+			err = lang.NoRuntime(res, b.spec.Image)
+		}
+		return res, err
 	})
-}
-
-// runScript runs code as a fresh process: saved to a file, run by the first
-// runtime the image has.
-func (e *Engine) runScript(ctx context.Context, b *box, lang language, code string, timeout time.Duration, out *run.Output) (run.Result, error) {
-	res, err := e.execute(ctx, b, run.Process{Cmd: []string{"/bin/sh", "-c", lang.codeScript()}, Workdir: b.spec.Workdir,
-		Stdin: strings.NewReader(code), Timeout: timeout, Out: out})
-	if err == nil && res.Result.ExitCode == missingRuntime {
-		err = fmt.Errorf("image %s has no %s runtime (looked for %s); create a sandbox with an image that has it (create_sandbox image=...), or install it with execute_command: %w",
-			b.spec.Image, lang.name, strings.Join(lang.runtimes, ", "), sandbox.ErrUnsupported)
-	}
-	return res, err
 }
 
 // callOpts are an execute call's timing: its timeout, how long the caller

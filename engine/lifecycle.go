@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -68,12 +70,12 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		return sandbox.Info{}, err
 	}
 	defer done()
-	if err := e.checkGPUs(ctx, spec); err != nil {
+	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, spec); err != nil {
 		return sandbox.Info{}, err
 	}
 	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 		if err == nil {
-			e.noteUse(spec)
+			e.pool.NoteUse(spec)
 		}
 		return info, err
 	}
@@ -88,7 +90,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	}
 	if err == nil {
 		e.warmSoon(info.ID, spec) // see warm.go
-		e.noteUse(spec)
+		e.pool.NoteUse(spec)
 	}
 	return info, err
 }
@@ -98,11 +100,11 @@ func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	c := e.cfg
 	lang := ""
 	if req.Language != "" {
-		l, err := languageFor(req.Language)
+		l, err := run.LanguageFor(req.Language)
 		if err != nil {
 			return sandbox.Spec{}, err
 		}
-		lang = l.name
+		lang = l.Name
 	}
 	spec := sandbox.Spec{
 		Name: req.Name, Image: req.Image, Language: lang, Persistent: req.Persistent,
@@ -183,7 +185,9 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	b.status = sandbox.StatusStopped
 	b.stats = sandbox.Stats{}
 	e.mu.Unlock()
-	e.endPorts(b)
+	if e.ports.End(b.id) {
+		e.publish()
+	}
 	e.mu.Lock()
 	info := e.infoLocked(b)
 	e.mu.Unlock()

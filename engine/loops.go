@@ -25,7 +25,7 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(tick):
-			if e.checkDocker(ctx) {
+			if e.dockerStatus.Check(ctx) {
 				e.resync(ctx) // catch up on what happened while disconnected
 			}
 		}
@@ -70,7 +70,9 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 	}
 	e.mu.Unlock()
 	if s == sandbox.StatusStopped {
-		e.endPorts(b)
+		if e.ports.End(b.id) {
+			e.publish()
+		}
 	}
 	if changed {
 		e.publish()

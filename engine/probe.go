@@ -2,64 +2,32 @@ package engine
 
 import (
 	"context"
-	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // DockerProbe is what `sandtray doctor` reports of Docker: which engine the
-// config and environment lead to, why, and what it is.
-type DockerProbe struct {
-	Host       string   // the endpoint, e.g. "unix:///var/run/docker.sock"
-	Source     string   // where it came from: "DOCKER_HOST", "Colima", …
-	Why        string   // why it was chosen
-	PassedOver []string // endpoints tried first, each with why not
-	Remote     bool     // reached over ssh or TCP: its files are not this host's
-
-	Product       string // "Docker Engine", "Podman Engine", …
-	Version       string
-	API           string
-	StorageDriver string
-	Runtimes      []string
-
-	Image        string // the config's default image
-	ImagePresent bool   // the daemon has it; else the first sandbox pulls it
-
-	GPU        sandbox.GPUStatus // whether sandboxes can have GPUs (gpu.go)
-	GPUHolders []string          // sandboxes created with GPUs, as "name (gpus)"
-
-	Err error // no engine answered (wraps sandbox.ErrUnavailable), or it failed to say what it is
-}
-
-// probeTimeout bounds ProbeDocker: discovery plus two calls.
-const probeTimeout = 45 * time.Second
+// config and environment lead to, why, and what it is (see
+// engine/internal/probe).
+type DockerProbe = probe.Report
 
 // ProbeDocker finds Docker as the engine would with cfg and asks it what it
 // is. It never creates anything.
-func ProbeDocker(ctx context.Context, cfg Config) DockerProbe {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	p := DockerProbe{Image: cfg.DefaultImage}
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
-	if err != nil {
-		p.Err = err
-		return p
-	}
-	defer cli.Close()
-	ep := cli.Endpoint()
-	p.Host, p.Source, p.Why, p.PassedOver, p.Remote = ep.Host, ep.Source, ep.Why, ep.Skipped, ep.Remote()
-	d, err := cli.Daemon(ctx)
-	p.Product, p.Version, p.API, p.StorageDriver, p.Runtimes = d.Product, d.Version, d.API, d.StorageDriver, d.Runtimes
-	if err != nil {
-		p.Err = err
-		return p
-	}
-	p.ImagePresent, err = cli.ImageExists(ctx, cfg.DefaultImage)
-	if err != nil {
-		p.Err = err
-	}
-	p.GPU = gpuStatusOf(ctx, cli)
-	p.GPUHolders, _ = gpuHolders(ctx, cli) // a failure here shows in the other lines
-	return p
+func ProbeDocker(ctx context.Context, cfg Config) DockerProbe { return probe.Docker(ctx, cfg) }
+
+// ProbePool reports the warm pool's spares running now, by image, as
+// Docker lists them (`sandtray doctor` runs outside the engine): the spares
+// of every running Sandtray of this user's Docker, test engines' excepted.
+// Want is left 0: only the engine knows its shares.
+func ProbePool(ctx context.Context, cfg Config) ([]sandbox.PoolImage, error) {
+	return probe.Pool(ctx, cfg)
 }
+
+// GPUStatus reports whether the Docker host can give sandboxes NVIDIA GPUs,
+// and how, or what to install. It asks Docker each time.
+func (e *Engine) GPUStatus(ctx context.Context) sandbox.GPUStatus { return probe.GPUs(ctx, e.docker) }
+
+// gpuCount is spec's gpus as docker.CreateOptions.GPUs wants it (see
+// probe.GPUCount).
+func gpuCount(spec sandbox.Spec) int { return probe.GPUCount(spec) }

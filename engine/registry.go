@@ -27,11 +27,12 @@ import (
 type registry struct {
 	// mu guards the fields below and every field of each box but its disk
 	// (which has its own lock), and also the Engine's watchers, paused,
-	// dockerStatus, notices and noticeSeq. Lock order: mu is taken last. It
-	// is never held while taking another lock of the engine or of its
-	// packages (kernel.Set, lastUse, pool, the stats sampler, run.Disk, a
-	// box's install slot), nor across a Docker call or a disk write; those
-	// take their own locks first and mu after, if at all.
+	// notices and noticeSeq. Lock order: only leaf locks are taken under mu
+	// (the pool's and probe.Watch's, which the snapshot reads); every other
+	// lock of the engine or of its packages (kernel.Set, lastUse, the stats
+	// sampler, run.Disk, a box's install slot, portfwd.Ports) is taken
+	// before mu, never under it. mu is never held across a Docker call or a
+	// disk write.
 	mu       sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session

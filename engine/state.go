@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -21,7 +22,8 @@ type boxState struct {
 	// whose labels were written when it entered the pool (see pool.go).
 	Created  time.Time `json:"created,omitzero"`
 	Language string    `json:"language,omitempty"`
-	Adjusted *adjusted `json:"adjusted,omitempty"` // limits and env set at the hand-out (pool.go)
+	// Adjusted is the limits and env set at the hand-out (engine/internal/pool).
+	Adjusted *pool.Adjusted `json:"adjusted,omitempty"`
 	// Ports are the sandbox's port forwards, restored at start-up when it is persistent.
 	Ports []sandbox.PortForward `json:"ports,omitempty"`
 }

@@ -77,7 +77,9 @@ func Start(ctx context.Context, o Options) (*Forward, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on 127.0.0.1:%d: %w", o.HostPort, err)
 	}
-	fctx, cancel := context.WithCancel(context.Background())
+	// The forward outlives ctx, which bounds only the start: its context
+	// keeps ctx's values but not its end, and ends with Close.
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &Forward{
 		o: o, ln: ln, hostPort: ln.Addr().(*net.TCPAddr).Port,
 		ctx: fctx, cancel: cancel, slots: make(chan struct{}, o.MaxConns), spares: make(chan spare, 1),

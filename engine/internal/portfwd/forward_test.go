@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"os/exec"
 	"strconv"
@@ -217,18 +218,32 @@ func TestRelayDownloadsConcurrently(t *testing.T) {
 	}
 }
 
+// unusedPort returns a loopback port nothing listens on, below Linux's
+// ephemeral range: a port from that range (what Listen on :0 gives) can be
+// taken meanwhile by an outgoing connection, even by the relay's own
+// connect to it (a TCP self-connect), and the test's server could not
+// start there.
+func unusedPort(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		port := 20000 + mathrand.IntN(12000)
+		ln, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			ln.Close()
+			return port
+		}
+	}
+	t.Fatal("no unused port between 20000 and 32000")
+	return 0
+}
+
 // TestRelayServerNotListeningThenRestarting: a connection to a port nothing
 // listens on is closed with no data, the forward stays, and once a server
 // (re)starts there the next connection reaches it.
 func TestRelayServerNotListeningThenRestarting(t *testing.T) {
 	for _, h := range []Helper{HelperPython3, HelperBash} {
 		t.Run(string(h), func(t *testing.T) {
-			ln, err := net.Listen("tcp4", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			port := ln.Addr().(*net.TCPAddr).Port
-			ln.Close()
+			port := unusedPort(t)
 			f := startForward(t, h, port, 0)
 
 			// The forward accepts, finds nothing to relay to and resets the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -25,17 +26,25 @@ type Sandbox struct {
 	Opener   Opener
 }
 
-// Ports is the forwards of every sandbox under one policy: the Set, and
-// the rules and errors of expose_port. It is safe for concurrent use.
+// Ports is the forwards of every sandbox under one policy: the Set, the
+// rules and errors of expose_port, and the saved lists (saved.go). It is
+// safe for concurrent use.
 type Ports struct {
 	*Set
 	policy Policy
+	open   func(id string) Opener // starts processes in sandbox id
+	store  Store
 	log    *slog.Logger
+	// saveMu makes saves one at a time, so the list saved last is the
+	// newest; it is held across the store's write, and taken before any
+	// lock of the store's.
+	saveMu sync.Mutex
 }
 
-// NewPorts returns an empty table under policy p.
-func NewPorts(p Policy, log *slog.Logger) *Ports {
-	return &Ports{Set: NewSet(), policy: p, log: log}
+// NewPorts returns an empty table under policy p, reaching sandboxes with
+// open (see Execs) and saving their forwards in store.
+func NewPorts(p Policy, open func(id string) Opener, store Store, log *slog.Logger) *Ports {
+	return &Ports{Set: NewSet(), policy: p, open: open, store: store, log: log}
 }
 
 // Check applies the policy to a request, before any sandbox is looked at.

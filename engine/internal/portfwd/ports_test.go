@@ -12,7 +12,7 @@ import (
 // TestPortsPolicy: the policy's refusals come before any sandbox is
 // reached, each with its kind and the config key to change.
 func TestPortsPolicy(t *testing.T) {
-	p := NewPorts(Policy{Forbidden: []int{22}, MaxPerSandbox: 2, MaxConns: 4}, slog.New(slog.DiscardHandler))
+	p := NewPorts(Policy{Forbidden: []int{22}, MaxPerSandbox: 2, MaxConns: 4}, nil, nil, slog.New(slog.DiscardHandler))
 	for _, c := range []struct {
 		port, hostPort int
 		kind           error
@@ -29,7 +29,7 @@ func TestPortsPolicy(t *testing.T) {
 	if err := p.Check(8000, 0); err != nil {
 		t.Errorf("Check(8000, 0) = %v", err)
 	}
-	off := NewPorts(Policy{}, slog.New(slog.DiscardHandler))
+	off := NewPorts(Policy{}, nil, nil, slog.New(slog.DiscardHandler))
 	if err := off.Check(8000, 0); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "max_per_sandbox = 0") {
 		t.Errorf("forwarding off: %v", err)
 	}

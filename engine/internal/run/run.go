@@ -3,7 +3,9 @@
 // that kills that group, a sweep of whatever the process left running when
 // it ends, output capped per stream (and kept for a job, and streamed as
 // progress), the sandbox's out-of-memory count, and the disk watchdog that
-// stops a call whose sandbox outgrows limits.disk_mb.
+// stops a call whose sandbox outgrows limits.disk_mb. It also knows the
+// languages execute_code accepts and the script that runs a snippet of one
+// as a fresh process (languages.go).
 //
 // It never sees the engine: the sandbox is a Target the engine implements.
 package run

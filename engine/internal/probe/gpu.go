@@ -1,4 +1,4 @@
-package engine
+package probe
 
 import (
 	"cmp"
@@ -12,16 +12,14 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// GPUStatus reports whether the Docker host can give sandboxes NVIDIA GPUs,
-// and how, or what to install. It asks Docker each time.
-func (e *Engine) GPUStatus(ctx context.Context) sandbox.GPUStatus {
-	return gpuStatusOf(ctx, e.docker)
+// GPUAsker is the Docker client asked about GPUs.
+type GPUAsker interface {
+	GPUSupport(context.Context) (docker.GPUSupport, error)
 }
 
-// gpuStatusOf asks d about GPUs (`sandtray doctor` asks through it too).
-func gpuStatusOf(ctx context.Context, d interface {
-	GPUSupport(context.Context) (docker.GPUSupport, error)
-}) sandbox.GPUStatus {
+// GPUs reports whether the Docker host d can give sandboxes NVIDIA GPUs,
+// and how, or what to install. It asks Docker each time.
+func GPUs(ctx context.Context, d GPUAsker) sandbox.GPUStatus {
 	gpu, err := d.GPUSupport(ctx)
 	if err != nil {
 		return sandbox.GPUStatus{Detail: fmt.Sprintf("could not ask Docker: %v", err)}
@@ -29,14 +27,13 @@ func gpuStatusOf(ctx context.Context, d interface {
 	return sandbox.GPUStatus{Available: gpu.Method != "", Method: gpu.Method, Detail: gpu.Detail}
 }
 
-// checkGPUs applies the [gpu] config to spec's gpus and refuses them on a
+// CheckGPUs applies the [gpu] config g to spec's gpus and refuses them on a
 // Docker host without a GPU runtime, saying what to install.
-func (e *Engine) checkGPUs(ctx context.Context, spec sandbox.Spec) error {
+func CheckGPUs(ctx context.Context, g config.GPU, d GPUAsker, spec sandbox.Spec) error {
 	n, err := config.ParseGPUs(spec.GPUs)
 	if err != nil || n == 0 {
 		return err
 	}
-	g := e.cfg.GPU
 	switch {
 	case !g.Allow:
 		return fmt.Errorf("GPUs are turned off by the user's config (gpu.allow = false); create the sandbox without gpus: %w", sandbox.ErrForbidden)
@@ -45,24 +42,27 @@ func (e *Engine) checkGPUs(ctx context.Context, spec sandbox.Spec) error {
 	case g.Max > 0 && n > g.Max:
 		return fmt.Errorf("gpus %d is more than the user's config allows per sandbox (gpu.max = %d): %w", n, g.Max, sandbox.ErrForbidden)
 	}
-	if st := e.GPUStatus(ctx); !st.Available {
+	if st := GPUs(ctx, d); !st.Available {
 		return fmt.Errorf("this sandbox cannot have GPUs: %s; or create the sandbox without gpus: %w", st.Detail, sandbox.ErrUnsupported)
 	}
 	return nil
 }
 
-// gpuCount is spec's gpus as docker.CreateOptions.GPUs wants it (checked
-// by checkGPUs or, for a sandbox adopted from its labels, at its creation).
-func gpuCount(spec sandbox.Spec) int {
+// GPUCount is spec's gpus as docker.CreateOptions.GPUs wants it (checked
+// by CheckGPUs or, for a sandbox adopted from its labels, at its creation).
+func GPUCount(spec sandbox.Spec) int {
 	n, _ := config.ParseGPUs(spec.GPUs)
 	return n
 }
 
-// gpuHolders names the managed sandboxes whose create spec asks for GPUs,
-// as "name (gpus)", for `sandtray doctor`.
-func gpuHolders(ctx context.Context, d interface {
+// Lister is the Docker client listing containers.
+type Lister interface {
 	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
-}) ([]string, error) {
+}
+
+// GPUHolders names the managed sandboxes whose create spec asks for GPUs,
+// as "name (gpus)", for `sandtray doctor`.
+func GPUHolders(ctx context.Context, d Lister) ([]string, error) {
 	list, err := d.List(ctx, map[string]string{sandbox.LabelManaged: "true"}, true)
 	if err != nil {
 		return nil, err

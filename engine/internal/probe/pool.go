@@ -1,21 +1,22 @@
-package engine
+package probe
 
 import (
 	"context"
 	"slices"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// ProbePool reports the warm pool's spares running now, by image, as
-// Docker lists them (`sandtray doctor` runs outside the engine): the spares
-// of every running Sandtray of this user's Docker, test engines' excepted.
+// Pool reports the warm pool's spares running now, by image, as Docker
+// lists them (`sandtray doctor` runs outside the engine): the spares of
+// every running Sandtray of this user's Docker, test engines' excepted.
 // Want is left 0: only the engine knows its shares.
-func ProbePool(ctx context.Context, cfg Config) ([]sandbox.PoolImage, error) {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+func Pool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	cli, err := docker.Connect(ctx, cfg.Docker.Host)
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package run
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 
 func TestLanguageFor(t *testing.T) {
 	for _, name := range []string{"", "Python", "py", "node", "js", "C", "c++", "bash"} {
-		if _, err := languageFor(name); err != nil {
-			t.Errorf("languageFor(%q): %v", name, err)
+		if _, err := LanguageFor(name); err != nil {
+			t.Errorf("LanguageFor(%q): %v", name, err)
 		}
 	}
-	_, err := languageFor("cobol")
+	_, err := LanguageFor("cobol")
 	if !errors.Is(err, sandbox.ErrInvalid) || !strings.Contains(err.Error(), "python, bash") {
 		t.Errorf("unknown language: %v, want ErrInvalid listing the languages", err)
 	}

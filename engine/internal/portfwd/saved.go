@@ -1,0 +1,92 @@
+package portfwd
+
+import (
+	"context"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// A persistent sandbox's forwards outlive the engine: the table saves each
+// sandbox's list in a Store whenever it changes, and RestoreAll brings them
+// back at the next start.
+
+// Store keeps each sandbox's forwards across engine restarts (the engine
+// keeps them in its state dir).
+type Store interface {
+	// SavePorts replaces what is saved for sandbox id with fws (none: no
+	// forwards); failures are the store's to log.
+	SavePorts(id string, fws []sandbox.PortForward)
+	// SavedPorts lists the sandboxes with saved forwards.
+	SavedPorts() []Saved
+}
+
+// Saved is one sandbox's saved forwards, and whether they are to come back
+// (the sandbox is persistent and running); the others are dropped.
+type Saved struct {
+	ID, Name string
+	Ports    []sandbox.PortForward
+	Restore  bool
+}
+
+// Docker is the Docker client as relays need it: a process started with
+// its stdin and stdout attached.
+type Docker interface {
+	ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error)
+}
+
+// ExecOpener starts relay processes in one container with Docker execs.
+type ExecOpener struct {
+	Docker Docker
+	ID     string // the container
+}
+
+// Open starts cmd in the container as its default user.
+func (o ExecOpener) Open(ctx context.Context, cmd []string) (Stream, error) {
+	return o.Docker.ExecStream(ctx, o.ID, "", cmd)
+}
+
+// Execs returns the opener of each container, with Docker execs.
+func Execs(d Docker) func(id string) Opener {
+	return func(id string) Opener { return ExecOpener{Docker: d, ID: id} }
+}
+
+// restoreTimeout bounds bringing back one sandbox's forwards at start-up.
+const restoreTimeout = 30 * time.Second
+
+// Sandbox is sandbox id, named name, as the table knows it.
+func (p *Ports) Sandbox(id, name string) Sandbox {
+	return Sandbox{ID: id, Name: name, Opener: p.open(id)}
+}
+
+// Save writes sandbox id's live forwards to the store.
+func (p *Ports) Save(id string) {
+	p.saveMu.Lock()
+	defer p.saveMu.Unlock()
+	p.store.SavePorts(id, p.Forwards(id))
+}
+
+// End ends sandbox id's forwards, which do not come back (it stopped), and
+// reports whether it had any.
+func (p *Ports) End(id string) bool {
+	if p.RemoveBox(id) == 0 {
+		return false
+	}
+	p.Save(id)
+	return true
+}
+
+// RestoreAll brings back the saved forwards of the sandboxes the store says
+// are to get them, on their old host ports when free; what the others saved
+// is dropped.
+func (p *Ports) RestoreAll(ctx context.Context) {
+	for _, s := range p.store.SavedPorts() {
+		if s.Restore {
+			rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
+			p.Restore(rctx, p.Sandbox(s.ID, s.Name), s.Ports)
+			cancel()
+		}
+		p.Save(s.ID)
+	}
+}

@@ -1,0 +1,66 @@
+package probe
+
+import (
+	"context"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// Report is what `sandtray doctor` reports of Docker: which engine the
+// config and environment lead to, why, and what it is.
+type Report struct {
+	Host       string   // the endpoint, e.g. "unix:///var/run/docker.sock"
+	Source     string   // where it came from: "DOCKER_HOST", "Colima", …
+	Why        string   // why it was chosen
+	PassedOver []string // endpoints tried first, each with why not
+	Remote     bool     // reached over ssh or TCP: its files are not this host's
+
+	Product       string // "Docker Engine", "Podman Engine", …
+	Version       string
+	API           string
+	StorageDriver string
+	Runtimes      []string
+
+	Image        string // the config's default image
+	ImagePresent bool   // the daemon has it; else the first sandbox pulls it
+
+	GPU        sandbox.GPUStatus // whether sandboxes can have GPUs (see GPUs)
+	GPUHolders []string          // sandboxes created with GPUs, as "name (gpus)"
+
+	Err error // no engine answered (wraps sandbox.ErrUnavailable), or it failed to say what it is
+}
+
+// Timeout bounds Docker and Pool: discovery plus a few calls.
+const Timeout = 45 * time.Second
+
+// Docker finds Docker as an engine would with cfg and asks it what it is.
+// It never creates anything.
+func Docker(ctx context.Context, cfg config.Config) Report {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	p := Report{Image: cfg.DefaultImage}
+	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	defer cli.Close()
+	ep := cli.Endpoint()
+	p.Host, p.Source, p.Why, p.PassedOver, p.Remote = ep.Host, ep.Source, ep.Why, ep.Skipped, ep.Remote()
+	d, err := cli.Daemon(ctx)
+	p.Product, p.Version, p.API, p.StorageDriver, p.Runtimes = d.Product, d.Version, d.API, d.StorageDriver, d.Runtimes
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	p.ImagePresent, err = cli.ImageExists(ctx, cfg.DefaultImage)
+	if err != nil {
+		p.Err = err
+	}
+	p.GPU = GPUs(ctx, cli)
+	p.GPUHolders, _ = GPUHolders(ctx, cli) // a failure here shows in the other lines
+	return p
+}
