@@ -18,7 +18,7 @@ import (
 // the install holds its sandbox (see enterCall); its value is the box.
 type installCall struct{}
 
-// installGate is a box's gate for installs; guarded by Engine.mu.
+// installGate is a box's gate for installs; guarded by registry.mu.
 type installGate struct {
 	// window is closed when an install's hold on the sandbox ends; nil
 	// when none holds it.
@@ -31,13 +31,13 @@ type installGate struct {
 // enterCall records a call in b.calls (see guarded), and returns what ends
 // the record. While an install holds b (holdForInstall), a new call waits
 // for it to end, or for ctx: the install's own exec alone goes in.
-func (e *Engine) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
+func (r *registry) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
 	for {
-		e.mu.Lock()
+		r.mu.Lock()
 		w := b.gate.window
 		if w == nil || ctx.Value(installCall{}) == b {
-			e.callSeq++
-			seq := e.callSeq
+			r.callSeq++
+			seq := r.callSeq
 			if b.calls == nil {
 				b.calls = map[uint64]context.CancelCauseFunc{}
 			}
@@ -48,15 +48,15 @@ func (e *Engine) enterCall(ctx context.Context, b *box, cancel context.CancelCau
 				}
 				b.gate.outs[seq] = jo
 			}
-			e.mu.Unlock()
+			r.mu.Unlock()
 			return func() {
-				e.mu.Lock()
+				r.mu.Lock()
 				delete(b.calls, seq)
 				delete(b.gate.outs, seq)
-				e.mu.Unlock()
+				r.mu.Unlock()
 			}, nil
 		}
-		e.mu.Unlock()
+		r.mu.Unlock()
 		select {
 		case <-w:
 		case <-ctx.Done():
@@ -74,36 +74,43 @@ func jobOutput(out *run.Output) *run.JobOutput {
 	return out.Combined()
 }
 
+// jobsOf tells which job outputs are background jobs' in a sandbox
+// (jobs.Table).
+type jobsOf interface {
+	OutputsIn(sandboxID string) map[*run.JobOutput]bool
+}
+
 // holdForInstall keeps new calls out of b (they wait in enterCall) until
 // release, and returns once the calls in flight in b have ended, but for
-// background jobs, which go on (the install stops their processes).
-func (e *Engine) holdForInstall(ctx context.Context, b *box) (release func(), err error) {
+// background jobs (as jobs tells), which go on (the install stops their
+// processes).
+func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (release func(), err error) {
 	w := make(chan struct{})
-	e.mu.Lock()
+	r.mu.Lock()
 	if b.gate.window != nil { // installs take turns (lockInstall): never
-		e.mu.Unlock()
+		r.mu.Unlock()
 		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.name, sandbox.ErrConflict)
 	}
 	b.gate.window = w
-	e.mu.Unlock()
+	r.mu.Unlock()
 	release = sync.OnceFunc(func() {
-		e.mu.Lock()
+		r.mu.Lock()
 		b.gate.window = nil
-		e.mu.Unlock()
+		r.mu.Unlock()
 		close(w)
 	})
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		jobs := e.jobs.OutputsIn(b.id) // before mu: see Engine.mu's lock order
-		e.mu.Lock()
+		isJob := jobs.OutputsIn(b.id) // before mu: see registry.mu's lock order
+		r.mu.Lock()
 		foreground := 0
 		for seq := range b.calls {
-			if jo := b.gate.outs[seq]; jo == nil || !jobs[jo] {
+			if jo := b.gate.outs[seq]; jo == nil || !isJob[jo] {
 				foreground++
 			}
 		}
-		e.mu.Unlock()
+		r.mu.Unlock()
 		if foreground == 0 {
 			return release, nil
 		}
@@ -117,13 +124,13 @@ func (e *Engine) holdForInstall(ctx context.Context, b *box) (release func(), er
 }
 
 // lockInstall waits for b's install slot (see box.install), or for ctx.
-func (e *Engine) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
-	e.mu.Lock()
+func (r *registry) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
+	r.mu.Lock()
 	if b.install == nil {
 		b.install = make(chan struct{}, 1)
 	}
 	slot := b.install
-	e.mu.Unlock()
+	r.mu.Unlock()
 	select {
 	case slot <- struct{}{}:
 		return func() { <-slot }, nil
