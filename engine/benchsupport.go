@@ -13,7 +13,7 @@ import (
 // kernel, no state, no activity), then removes it, untimed: the baseline
 // `sandtray bench` holds the cold path against, in the same run.
 func (e *Engine) BareCreateStart(ctx context.Context, image string) (time.Duration, error) {
-	spec, err := e.specFor(sandbox.CreateRequest{Image: image})
+	spec, err := e.cfg.specFor(sandbox.CreateRequest{Image: image})
 	if err != nil {
 		return 0, err
 	}

@@ -61,7 +61,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if paused {
 		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
 	}
-	spec, err := e.specFor(req)
+	spec, err := e.cfg.specFor(req)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
@@ -96,8 +96,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 }
 
 // specFor fills a request's gaps from the config and checks it against the limits.
-func (e *Engine) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
-	c := e.cfg
+func (c *settings) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	lang := ""
 	if req.Language != "" {
 		l, err := run.LanguageFor(req.Language)

@@ -44,7 +44,7 @@ func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec s
 type poolHost struct{ e *Engine }
 
 func (h poolHost) Spec(image string) (sandbox.Spec, error) {
-	spec, err := h.e.specFor(sandbox.CreateRequest{Image: image})
+	spec, err := h.e.cfg.specFor(sandbox.CreateRequest{Image: image})
 	spec.Name = ""
 	return spec, err
 }
