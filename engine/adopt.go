@@ -28,7 +28,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 			leftovers = append(leftovers, c.ID) // a crash left it in a warm pool: never a sandbox
 			continue
 		}
-		b := e.boxFromContainer(c)
+		b := boxFromContainer(c, e.cfg.Sandbox.Workdir)
 		if st, ok, err := e.store.load(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
@@ -54,11 +54,11 @@ func (e *Engine) adopt(ctx context.Context) error {
 
 // boxFromContainer rebuilds a box from its immutable labels. A container
 // without readable labels still gets a box (so the user can see and delete
-// it), named after the container.
-func (e *Engine) boxFromContainer(c docker.Container) *box {
+// it), named after the container, with workdir as its working directory.
+func boxFromContainer(c docker.Container, workdir string) *box {
 	var spec sandbox.Spec
 	if err := json.Unmarshal([]byte(c.Labels[sandbox.LabelSpec]), &spec); err != nil {
-		spec = sandbox.Spec{Image: c.Image, Workdir: e.cfg.Sandbox.Workdir, Network: sandbox.NetworkNone}
+		spec = sandbox.Spec{Image: c.Image, Workdir: workdir, Network: sandbox.NetworkNone}
 	}
 	created, err := time.Parse(time.RFC3339Nano, c.Labels[sandbox.LabelCreated])
 	if err != nil {
