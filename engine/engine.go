@@ -48,7 +48,6 @@ type Engine struct {
 	dockerStatus *probe.Watch // its own lock, a leaf
 	notices      []sandbox.Notice
 	noticeSeq    uint64
-	reap         chan struct{} // buffer of one: a coalesced request for a reaper pass
 
 	jobs *jobs.Table // background jobs; their own lock
 
@@ -115,8 +114,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	x := withExecEnv(d)
 	e := &Engine{
 		cfg: settings{cfg}, docker: x, execEnv: x, log: log, store: store, start: time.Now(), labels: opts.Labels,
-		registry: newRegistry(), reap: make(chan struct{}, 1),
-		jobs: jobs.NewTable(), watchers: map[*Watcher]struct{}{},
+		registry: newRegistry(),
+		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 	}
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
@@ -227,9 +226,8 @@ func (e *Engine) SessionStarted(owner sandbox.Owner) {
 // SessionEnded marks a session closed; its ephemeral sandboxes are removed
 // after the session grace period, by the reaper. It never blocks on Docker.
 func (e *Engine) SessionEnded(id string) {
-	e.sessionEnded(id)
+	e.sessionEnded(id) // asks the reaper, on its own goroutine: never on the caller's (a connection's teardown)
 	e.publish()
-	e.reapSoon() // the reaper's own goroutine: never on the caller's (a connection's teardown)
 }
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.

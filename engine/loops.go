@@ -108,7 +108,8 @@ func (e *Engine) resync(ctx context.Context) {
 	}
 }
 
-// reaper runs reapOnce every tick, and at once when asked (reapSoon). It
+// reaper runs reapOnce every tick, and at once when asked (an ended
+// session asks: registry.sessionEnded). It
 // does not return until ctx is done.
 func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 	t := time.NewTicker(tick)
@@ -121,14 +122,6 @@ func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 		case <-e.reap:
 		}
 		e.reapOnce(ctx)
-	}
-}
-
-// reapSoon asks the reaper for a pass; it never blocks.
-func (e *Engine) reapSoon() {
-	select {
-	case e.reap <- struct{}{}:
-	default:
 	}
 }
 

@@ -36,9 +36,10 @@ type registry struct {
 	mu       sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
-	creating int    // creates under way, counted against limits.max_sandboxes
-	callSeq  uint64 // numbers the calls in boxes' calls
-	closing  bool   // Close has begun: enter, acquire and Create refuse
+	creating int           // creates under way, counted against limits.max_sandboxes
+	callSeq  uint64        // numbers the calls in boxes' calls
+	closing  bool          // Close has begun: enter, acquire and Create refuse
+	reap     chan struct{} // buffer of one: a coalesced request for a reaper pass; not guarded
 	// wg counts the background loops, every call from acquire (or enter) to
 	// release, jobs included (a job holds its sandbox until it ends), and
 	// every exec of the kernels. Add only under mu while !closing, so that
@@ -47,7 +48,7 @@ type registry struct {
 }
 
 func newRegistry() registry {
-	return registry{boxes: map[string]*box{}, sessions: map[string]*session{}}
+	return registry{boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1)}
 }
 
 // stage is where a box is in its life.
@@ -384,12 +385,17 @@ func (r *registry) sessionStarted(owner sandbox.Owner) {
 	}
 }
 
-// sessionEnded marks a session ended now.
+// sessionEnded marks a session ended now and asks the reaper for a pass
+// (its sandboxes may be due); it never blocks.
 func (r *registry) sessionEnded(id string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if s, ok := r.sessions[id]; ok {
 		s.ended = time.Now()
+	}
+	r.mu.Unlock()
+	select {
+	case r.reap <- struct{}{}:
+	default: // a pass is already due
 	}
 }
 
