@@ -51,8 +51,6 @@ type Engine struct {
 
 	jobs *jobs.Table // background jobs; their own lock
 
-	base   context.Context    // the engine's lifetime (see newEngine)
-	cancel context.CancelFunc // ends base: stops the loops, kernels and jobs
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
@@ -120,10 +118,6 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
-	// The engine's lifetime: everything it starts derives from base, and
-	// Close cancels it. It outlives the ctx New was called with, which only
-	// bounds the start-up, so it is the one root context of the engine.
-	e.base, e.cancel = context.WithCancel(context.Background())
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = capture.New(x, e.cfg.captureConfig(), log)
@@ -175,7 +169,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 // calls' and jobs' runs, the kernels' execs), and one wait group holds Close
 // until they have ended.
 func (e *Engine) Close(ctx context.Context) error {
-	e.close(e.cancel)    // calls, jobs, loops and the kernels' execs (kernelExecs)
+	e.close()            // calls, jobs, loops and the kernels' execs (kernelExecs)
 	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
@@ -256,14 +250,6 @@ func (k kernelExecs) Exec(ctx context.Context, id string, o docker.ExecOptions) 
 
 // errClosing refuses work that arrives while the engine closes.
 var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs again: %w", sandbox.ErrUnavailable)
-
-// bound returns ctx, cancelled also when the engine closes: what a call
-// runs with.
-func (e *Engine) bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(e.base, cancel)
-	return ctx, func() { stop(); cancel() }
-}
 
 // infoLocked builds the public view of a box. Callers hold e.mu.
 func (e *Engine) infoLocked(b *box) sandbox.Info {

@@ -40,6 +40,12 @@ type registry struct {
 	callSeq  uint64        // numbers the calls in boxes' calls
 	closing  bool          // Close has begun: enter, acquire and Create refuse
 	reap     chan struct{} // buffer of one: a coalesced request for a reaper pass; not guarded
+	// base is the engine's lifetime, the one root context of the engine:
+	// its loops, calls, jobs and kernels derive from it, and close cancels
+	// it (cancel). It outlives the ctx New was called with, which only
+	// bounds the start-up. Set once by newRegistry.
+	base   context.Context
+	cancel context.CancelFunc
 	// wg counts the background loops, every call from acquire (or enter) to
 	// release, jobs included (a job holds its sandbox until it ends), and
 	// every exec of the kernels. Add only under mu while !closing, so that
@@ -48,7 +54,11 @@ type registry struct {
 }
 
 func newRegistry() registry {
-	return registry{boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1)}
+	// The one root: nothing outlives the engine, and the engine outlives
+	// every caller's ctx.
+	base, cancel := context.WithCancel(context.Background())
+	return registry{boxes: map[string]*box{}, sessions: map[string]*session{}, reap: make(chan struct{}, 1),
+		base: base, cancel: cancel}
 }
 
 // stage is where a box is in its life.
@@ -162,14 +172,22 @@ func (r *registry) enter() error {
 	return nil
 }
 
-// close refuses new work from now on and waits for what is counted in wg.
-// The caller cancels that work first.
-func (r *registry) close(cancel context.CancelFunc) {
+// close refuses new work from now on, cancels base (which stops the work
+// under way) and waits for what is counted in wg.
+func (r *registry) close() {
 	r.mu.Lock()
 	r.closing = true
 	r.mu.Unlock()
-	cancel()
+	r.cancel()
 	r.wg.Wait()
+}
+
+// bound returns ctx, cancelled also when the engine closes: what a call
+// runs with.
+func (r *registry) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.base, cancel)
+	return ctx, func() { stop(); cancel() }
 }
 
 // release ends a call started by acquire and saves the last-use time.
