@@ -2,19 +2,23 @@
 // that AI assistants create, run code and commands in, and move files in and
 // out of.
 //
-// The engine package keeps the registry of sandboxes and MCP sessions (with
-// explicit states, see registry.go), background jobs, the reaper and the
-// other loops, the snapshots the GUI watches, the state dir and the activity
-// log, and composes the packages under engine/internal that each own one
-// job:
+// The engine package keeps the registry (registry.go: the sandboxes with
+// explicit states, the MCP sessions, the calls' gate and the engine's one
+// lifetime), background jobs, the reaper and the other loops, the
+// snapshots the GUI watches, the state dir and the activity log, and
+// composes the packages under engine/internal that each own one job:
 //
 //   - run: one process in a sandbox (wrapper, sweep, timeout, output caps,
-//     progress, out-of-memory count, disk watchdog);
+//     progress, out-of-memory count, disk watchdog) and the languages;
 //   - kernel: the persistent interpreters and their framed protocol;
 //   - capture: installs, commits, diffs and Dockerfile export;
-//   - files: single files and listings inside a sandbox;
+//   - files: single files and listings inside a sandbox, and copies
+//     between it and the host;
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
 //   - pool: the warm pool;
+//   - stats: CPU and memory sampling for what someone looks at;
+//   - probe: what Docker is and can do (the daemon's watch, GPU checks,
+//     sandtray doctor's probes);
 //   - jobs: the table of background jobs (job_status, job_stop);
 //   - portfwd: port forwards, with expose_port's policy and the table of
 //     every sandbox's forwards;
@@ -37,7 +41,8 @@
 //     goroutine, or as a job when it outlasts its wait);
 //  3. registry.go: target resolves the sandbox (the session's default one is
 //     created once, create.go) and acquire marks it busy;
-//  4. guard.go: the call is counted with the disk watchdog;
+//  4. guard.go: the call enters the sandbox's gate (it waits while an
+//     install holds the sandbox) and is guarded by the disk watchdog;
 //  5. internal/kernel: the language's kernel runs the code (boxTarget, in
 //     execute.go, is the sandbox as it sees it);
 //  6. internal/run: its Output collects the streams, and the Result with the

@@ -3,12 +3,182 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// What a call passes through in its sandbox: the gate (a call enters,
+// enterCall; an install holds the sandbox, lockInstall and holdForInstall;
+// the file tools' work counts as a call, readyForFiles), and the guards
+// that may stop it from outside (guarded: the disk watchdog, its sandbox
+// dying).
+
+// installCall marks the context of an install's own exec: it runs while
+// the install holds its sandbox (see enterCall); its value is the box.
+type installCall struct{}
+
+// installGate is a box's gate for installs; guarded by registry.mu.
+type installGate struct {
+	// window is closed when an install's hold on the sandbox ends; nil
+	// when none holds it.
+	window chan struct{}
+	// outs are the job outputs of the calls in b.calls that may become
+	// jobs, by call number: which of them are jobs (see holdForInstall).
+	outs map[uint64]*run.JobOutput
+}
+
+// enterCall records a call in b.calls (see guarded), and returns what ends
+// the record. While an install holds b (holdForInstall), a new call waits
+// for it to end, or for ctx: the install's own exec alone goes in.
+func (r *registry) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
+	for {
+		r.mu.Lock()
+		w := b.gate.window
+		if w == nil || ctx.Value(installCall{}) == b {
+			r.callSeq++
+			seq := r.callSeq
+			if b.calls == nil {
+				b.calls = map[uint64]context.CancelCauseFunc{}
+			}
+			b.calls[seq] = cancel
+			if jo := jobOutput(out); jo != nil {
+				if b.gate.outs == nil {
+					b.gate.outs = map[uint64]*run.JobOutput{}
+				}
+				b.gate.outs[seq] = jo
+			}
+			r.mu.Unlock()
+			return func() {
+				r.mu.Lock()
+				delete(b.calls, seq)
+				delete(b.gate.outs, seq)
+				r.mu.Unlock()
+			}, nil
+		}
+		r.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
+		}
+	}
+}
+
+// jobOutput is the job output a call writes to, if it is a job's; nil for
+// a file tool's work, which has no Output.
+func jobOutput(out *run.Output) *run.JobOutput {
+	if out == nil {
+		return nil
+	}
+	return out.Combined()
+}
+
+// jobsOf tells which job outputs are background jobs' in a sandbox
+// (jobs.Table).
+type jobsOf interface {
+	OutputsIn(sandboxID string) map[*run.JobOutput]bool
+}
+
+// holdForInstall keeps new calls out of b (they wait in enterCall) until
+// release, and returns once the calls in flight in b have ended, but for
+// background jobs (as jobs tells), which go on (the install stops their
+// processes).
+func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (release func(), err error) {
+	w := make(chan struct{})
+	r.mu.Lock()
+	if b.gate.window != nil { // installs take turns (lockInstall): never
+		r.mu.Unlock()
+		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.name, sandbox.ErrConflict)
+	}
+	b.gate.window = w
+	r.mu.Unlock()
+	release = sync.OnceFunc(func() {
+		r.mu.Lock()
+		b.gate.window = nil
+		r.mu.Unlock()
+		close(w)
+	})
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		isJob := jobs.OutputsIn(b.id) // before mu: see registry.mu's lock order
+		r.mu.Lock()
+		foreground := 0
+		for seq := range b.calls {
+			if jo := b.gate.outs[seq]; jo == nil || !isJob[jo] {
+				foreground++
+			}
+		}
+		r.mu.Unlock()
+		if foreground == 0 {
+			return release, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			release()
+			return nil, fmt.Errorf("waiting for the calls running in sandbox %s to end before the install: %w", b.name, ctx.Err())
+		}
+	}
+}
+
+// lockInstall waits for b's install slot (see box.install), or for ctx.
+func (r *registry) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
+	r.mu.Lock()
+	if b.install == nil {
+		b.install = make(chan struct{}, 1)
+	}
+	slot := b.install
+	r.mu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another install in the same sandbox: %w", ctx.Err())
+	}
+}
+
+// ready acquires a sandbox and makes sure its container runs.
+func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
+	b, err := e.acquire(ref)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ensureRunning(ctx, b); err != nil {
+		e.release(b)
+		return nil, err
+	}
+	return b, nil
+}
+
+// readyForFiles is ready for the file, copy and export tools: their work
+// counts as a call. It waits while an install holds the sandbox online
+// (list_files and make_directory run the sandbox's own programs), an install
+// waits for it to end, and the disk watch between calls leaves the sandbox
+// alone meanwhile (what it writes is the caller's, not a hidden process's).
+// done releases all of it.
+func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done func(), err error) {
+	b, err = e.ready(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
+	if err != nil {
+		e.release(b)
+		return nil, nil, err
+	}
+	b.disk.CallStarted()
+	return b, func() {
+		b.disk.CallEnded()
+		leave()
+		e.release(b)
+	}, nil
+}
 
 // guarded wraps a call's work with what may stop it from outside: the disk
 // watchdog (run.Runner.WatchDisk; between calls, diskWatch), and its sandbox
