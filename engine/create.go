@@ -13,7 +13,7 @@ import (
 )
 
 // createContainer creates and starts a sandbox from spec on demand (the cold
-// path; engine/internal/pool has the warm one).
+// path; engine/internal/pool has the warm one), and starts its kernel.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.sandboxLabels(spec, now)
@@ -34,6 +34,9 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err := e.startOrRemove(ctx, id, spec.Image); err != nil {
 		return sandbox.Info{}, err
 	}
+	// The kernel first: its start is the first call's longest wait, and the
+	// state write, the log and the reply overlap it.
+	e.warmSoon(id, spec) // see warm.go
 	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
 	return e.register(owner, id, spec, now, st), nil
 }

@@ -121,6 +121,23 @@ func TestKernelExitIsReported(t *testing.T) {
 	}
 }
 
+// TestKernelStartsInTheWorkdir: a kernel starts in the sandbox's workdir,
+// and in "/" once the workdir is gone, as any exec does.
+func TestKernelStartsInTheWorkdir(t *testing.T) {
+	te := newTestEngine(t)
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	const cwd = "import os\nprint(os.getcwd())"
+	if r := te.code(t, id, sandbox.CodeRequest{Code: cwd}); r.Stdout != "/workspace\n" {
+		t.Errorf("a new kernel's folder: %+v", r)
+	}
+	if r := te.command(t, id, "cd / && rm -rf /workspace && echo gone"); r.Stdout != "gone\n" {
+		t.Fatalf("remove the workdir: %+v", r)
+	}
+	if r := te.code(t, id, sandbox.CodeRequest{Code: cwd, Reset: true}); r.Stdout != "/\n" || r.ExitCode != 0 {
+		t.Errorf("a kernel started without its workdir: %+v, want it in /", r)
+	}
+}
+
 // TestKernelFramingCannotBeForged: output that looks like frames is output,
 // and the private descriptors are closed to user code or do not matter.
 func TestKernelFramingCannotBeForged(t *testing.T) {

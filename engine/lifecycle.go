@@ -89,7 +89,6 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		info, err = e.createContainer(ctx, owner, spec)
 	}
 	if err == nil {
-		e.warmSoon(info.ID, spec) // see warm.go
 		e.pool.NoteUse(spec)
 	}
 	return info, err

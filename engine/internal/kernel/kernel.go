@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -38,8 +39,13 @@ var kernelDrivers = map[string]string{"python": kernelPython, "bash": kernelBash
 // takes the exec path, which reports a missing runtime in its own words.
 const kernelUnavailable = 218
 
-// kernelLauncher starts the supervisor: $1 is the language, $2 kernelBoot.
-const kernelLauncher = `command -v python3 >/dev/null 2>&1 || exit 218
+// kernelLauncher starts the supervisor: $1 is the language, $2 kernelBoot,
+// $3 the workdir. It enters the workdir itself, as docker.Client.Exec's
+// shell would (Docker is given "/"; a workdir that cannot be entered is
+// said on stderr and the kernel runs in "/"): one shell less to start
+// before a new sandbox's first call.
+const kernelLauncher = `cd -- "$3" 2>/dev/null || { echo "sandtray: cannot enter the workdir $3 (not a folder any more?); running in /" >&2; cd /; }
+command -v python3 >/dev/null 2>&1 || exit 218
 case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
 exec python3 -c "$2" "$1"`
 
@@ -163,8 +169,8 @@ func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error
 	}}
 	diag := run.NewCapBuffer(4 << 10)
 	opts := docker.ExecOptions{
-		Cmd:     []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot},
-		Workdir: t.Workdir(), Stdin: k.in, Stdout: frames, Stderr: diag,
+		Cmd:   []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")},
+		Stdin: k.in, Stdout: frames, Stderr: diag,
 	}
 	ks.wg.Add(1)
 	go func() {

@@ -210,7 +210,23 @@ def not_dumpable():
     """Makes this process not dumpable: another process of this uid (the
     code's) cannot open /proc/<pid>/fd, nor trace it. Done after the fork,
     so the child stays dumpable as an exec'd interpreter is, and before the
-    first request reaches the child, so before any user code runs."""
+    first request reaches the child, so before any user code runs. It calls
+    prctl through _ctypes, the extension under ctypes: the ctypes package
+    (with struct and ctypes._endian) costs a new kernel's first call
+    milliseconds more, and the supervisor reads that call only after this."""
+    try:
+        import _ctypes
+
+        class Process:
+            _handle = _ctypes.dlopen(None)
+
+        class Function(_ctypes.CFuncPtr):
+            _flags_ = _ctypes.FUNCFLAG_CDECL  # returns a C int, takes ints
+
+        Function(("prctl", Process))(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        return
+    except Exception:
+        pass
     try:
         import ctypes
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
