@@ -17,13 +17,13 @@ func (e *Engine) BareCreateStart(ctx context.Context, image string) (time.Durati
 	if err != nil {
 		return 0, err
 	}
-	labels, err := e.sandboxLabels(spec, time.Now().UTC())
+	labels, err := e.cfg.sandboxLabels(spec, time.Now().UTC())
 	if err != nil {
 		return 0, err
 	}
 	labels[sandbox.LabelManaged] = "false" // never adopted, even if left behind by a crash
 	start := time.Now()
-	id, err := e.docker.Create(ctx, e.createOptions("sandtray_bare-"+spec.Name, spec.Name, spec, labels))
+	id, err := e.docker.Create(ctx, e.cfg.createOptions("sandtray_bare-"+spec.Name, spec.Name, spec, labels))
 	if err != nil {
 		return 0, fmt.Errorf("bare create: %w", err)
 	}

@@ -27,6 +27,9 @@ func LoadConfig(path string) (Config, error) { return config.Load(path) }
 
 // settings is the configuration an engine runs with; configuredImages is
 // config.Config.ConfiguredImages under the name the engine's callers use.
-type settings struct{ config.Config }
+type settings struct {
+	config.Config
+	labels map[string]string // added to every container (tests tag theirs)
+}
 
 func (s *settings) configuredImages() []string { return s.ConfiguredImages() }

@@ -16,11 +16,11 @@ import (
 // path; engine/internal/pool has the warm one), and starts its kernel.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
-	labels, err := e.sandboxLabels(spec, now)
+	labels, err := e.cfg.sandboxLabels(spec, now)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	id, err := e.docker.Create(ctx, e.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
+	id, err := e.docker.Create(ctx, e.cfg.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
 	}
@@ -44,7 +44,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 // sandboxLabels are the immutable labels of a new container made from spec:
 // its name only when spec has one (pooled containers get theirs later, see
 // pool.go), and the engine's own labels.
-func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
+func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err
@@ -56,7 +56,7 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 	if spec.Name != "" {
 		labels[sandbox.LabelName] = spec.Name
 	}
-	maps.Copy(labels, e.labels)
+	maps.Copy(labels, c.labels)
 	return labels, nil
 }
 
@@ -64,13 +64,13 @@ func (e *Engine) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string
 // hardening (see docker.Client.Create), and makes the workdir owned by
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
-func (e *Engine) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return e.cfg.Harden(docker.CreateOptions{
+func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
+	return c.Harden(docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: sandbox.EnvList(spec.Env),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
-		FileSizeMB: e.cfg.Limits.DiskMB, GPUs: gpuCount(spec),
+		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),
 	})
 }
 

@@ -33,7 +33,6 @@ type Engine struct {
 	log    *slog.Logger
 	store  *stateStore
 	start  time.Time
-	labels map[string]string // added to every container (tests tag theirs)
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
@@ -111,7 +110,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: settings{cfg}, docker: x, execEnv: x, log: log, store: store, start: time.Now(), labels: opts.Labels,
+		cfg: settings{cfg, opts.Labels}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
 		registry: newRegistry(),
 		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 	}
@@ -142,7 +141,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, containerPrefix, e.scope()), e.docker, poolHost{e}, e.log)
+	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, containerPrefix, e.cfg.scope()), e.docker, poolHost{e}, e.log)
 	if e.pool != nil { // nil when disabled
 		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
 	}

@@ -18,7 +18,8 @@ type testEngine struct {
 	*Engine
 	docker *docker.Client
 	owner  sandbox.Owner
-	cfg    Config // what the engine was made with
+	cfg    Config            // what the engine was made with
+	labels map[string]string // the test's labels, on every container it makes
 }
 
 func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
@@ -45,14 +46,15 @@ func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...
 	if wrap != nil {
 		api = wrap(api)
 	}
-	e, err := newEngine(ctx, cfg, api, Options{Labels: dockertest.Labels(t), Tick: 200 * time.Millisecond})
+	labels := dockertest.Labels(t)
+	e, err := newEngine(ctx, cfg, api, Options{Labels: labels, Tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
 	t.Cleanup(func() { e.stopLoops() })
 	owner := sandbox.Owner{Session: "s-" + sandbox.RandomHex(4), Client: "engine-test 1.0"}
 	e.SessionStarted(owner)
-	return &testEngine{Engine: e, docker: cli, owner: owner, cfg: cfg}
+	return &testEngine{Engine: e, docker: cli, owner: owner, cfg: cfg, labels: labels}
 }
 
 // stopLoops stops the background loops as a crash would: nothing is removed.

@@ -26,20 +26,20 @@ const containerPrefix = "sandtray-"
 
 // scope selects the containers this engine owns: every managed one, narrowed
 // by the engine's own labels (tests run engines side by side, each on its own).
-func (e *Engine) scope() map[string]string {
+func (c *settings) scope() map[string]string {
 	s := map[string]string{sandbox.LabelManaged: "true"}
-	maps.Copy(s, e.labels)
+	maps.Copy(s, c.labels)
 	return s
 }
 
 // listOwned lists this engine's containers. An engine without a test label
 // leaves test containers alone: a user's engine must never adopt or reap them.
 func (e *Engine) listOwned(ctx context.Context) ([]docker.Container, error) {
-	list, err := e.docker.List(ctx, e.scope(), true)
+	list, err := e.docker.List(ctx, e.cfg.scope(), true)
 	if err != nil {
 		return nil, err
 	}
-	if _, testing := e.labels[sandbox.LabelTest]; testing {
+	if _, testing := e.cfg.labels[sandbox.LabelTest]; testing {
 		return list, nil
 	}
 	return slices.DeleteFunc(list, func(c docker.Container) bool { return c.Labels[sandbox.LabelTest] != "" }), nil

@@ -15,7 +15,7 @@ import (
 // reconnects after errors and does not return until ctx is done.
 func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 	for ctx.Err() == nil {
-		events, errs := e.docker.Events(ctx, e.scope())
+		events, errs := e.docker.Events(ctx, e.cfg.scope())
 		for ev := range events {
 			e.onEvent(ctx, ev.ContainerID, ev.Action)
 		}

@@ -50,11 +50,11 @@ func (h poolHost) Spec(image string) (sandbox.Spec, error) {
 }
 
 func (h poolHost) Labels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
-	return h.e.sandboxLabels(spec, created)
+	return h.e.cfg.sandboxLabels(spec, created)
 }
 
 func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return h.e.createOptions(containerName, hostname, spec, labels)
+	return h.e.cfg.createOptions(containerName, hostname, spec, labels)
 }
 
 func (h poolHost) StartOrRemove(ctx context.Context, id, image string) error {
