@@ -21,10 +21,10 @@ func measurePool(ctx context.Context, rep *Report, warm, cold *stack, progress i
 	}
 	defer c.close()
 	other := "sandtray-bench/other:" + randomHex()
-	if err := warm.eng.TagImage(ctx, rep.Image, other); err != nil {
+	if err := warm.eng.Bench().TagImage(ctx, rep.Image, other); err != nil {
 		return err
 	}
-	defer warm.eng.Untag(context.WithoutCancel(ctx), other)
+	defer warm.eng.Bench().Untag(context.WithoutCancel(ctx), other)
 	fmt.Fprintf(progress, "an image used once before (%s), %d sandboxes\n", other, rep.Creates)
 	if err := oneSandbox(ctx, c, other); err != nil { // the use the pool learns from, untimed
 		return err
@@ -98,7 +98,7 @@ func timeBursts(ctx context.Context, s *stack, c *client, bursts int) (Quantiles
 func measureCold(ctx context.Context, rep *Report, cold *stack, c *client) error {
 	var create, first, total, bare []time.Duration
 	for range rep.Creates {
-		d, err := cold.eng.BareCreateStart(ctx, rep.Image)
+		d, err := cold.eng.Bench().BareCreateStart(ctx, rep.Image)
 		if err != nil {
 			return err
 		}

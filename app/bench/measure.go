@@ -50,7 +50,7 @@ func timeCalls(ctx context.Context, n int, fn func(context.Context) error) (Quan
 // directExec times the peers' method: one `docker exec` of python3 per call.
 func directExec(ctx context.Context, s *stack, id string, n int) (Quantiles, error) {
 	return timeCalls(ctx, n, func(ctx context.Context) error {
-		out, code, err := s.eng.DirectExec(ctx, id, []string{"python3", "-c", "print(1)"})
+		out, code, err := s.eng.Bench().DirectExec(ctx, id, []string{"python3", "-c", "print(1)"})
 		if err == nil && (code != 0 || out != "1\n") {
 			err = fmt.Errorf("docker exec python3 -c 'print(1)': exit %d, output %q", code, out)
 		}
