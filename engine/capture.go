@@ -50,7 +50,7 @@ type boxRunner struct {
 func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error) {
 	ctx = context.WithValue(ctx, installCall{}, r.b) // in while the install holds the sandbox
 	work := r.e.guarded(r.b, func(ctx context.Context, o *run.Output) (run.Result, error) {
-		return r.e.execute(ctx, r.b, run.Process{Cmd: x.Cmd, Env: x.Env, User: x.User, Workdir: x.Workdir, Timeout: x.Timeout, Stream: x.Stream, Out: o})
+		return r.e.runner.Run(ctx, boxTarget{r.e, r.b}, run.Process{Cmd: x.Cmd, Env: x.Env, User: x.User, Workdir: x.Workdir, Timeout: x.Timeout, Stream: x.Stream, Out: o})
 	})
 	out, err := work(ctx, run.NewOutput(r.e.cfg.Limits.LogOutputBytes, false, nil))
 	out.Render()

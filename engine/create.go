@@ -98,7 +98,7 @@ func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, cre
 	}
 	e.mu.Lock()
 	e.boxes[id] = b
-	info := e.infoLocked(b)
+	info := b.info(e.ports.Forwards(b.id))
 	e.mu.Unlock()
 	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
 	e.publish()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"time"
 
@@ -250,37 +249,13 @@ func (k kernelExecs) Exec(ctx context.Context, id string, o docker.ExecOptions) 
 // errClosing refuses work that arrives while the engine closes.
 var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs again: %w", sandbox.ErrUnavailable)
 
-// infoLocked builds the public view of a box. Callers hold e.mu.
-func (e *Engine) infoLocked(b *box) sandbox.Info {
-	return sandbox.Info{
-		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
-		Persistent: b.state.Persistent, Owner: b.state.Owner,
-		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
-		Ports: e.ports.Forwards(b.id),
-	}
-}
-
 // List returns every sandbox, oldest first, with its resource use read now
-// (see freshenStats).
+// (at most a second old: stats.Sampler.Freshen).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
-	e.freshenStats(ctx)
+	e.stats.Freshen(ctx, e.running())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.listLocked(), nil
-}
-
-func (e *Engine) listLocked() []sandbox.Info {
-	out := make([]sandbox.Info, 0, len(e.boxes))
-	for _, b := range e.boxes {
-		out = append(out, e.infoLocked(b))
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.Before(out[j].CreatedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
+	return e.listLocked(e.ports), nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
@@ -291,7 +266,7 @@ func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	return e.infoLocked(b), nil
+	return b.info(e.ports.Forwards(b.id)), nil
 }
 
 // short, randomHex and envList are the engine's names for the helpers in

@@ -42,7 +42,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 		if req.Stdin != "" {
 			r.Stdin = strings.NewReader(req.Stdin)
 		}
-		return e.execute(ctx, b, r)
+		return e.runner.Run(ctx, boxTarget{e, b}, r)
 	})
 }
 
@@ -78,7 +78,7 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 				return res, err
 			}
 		}
-		res, err := e.execute(ctx, b, lang.Script(req.Code, b.spec.Workdir, o.timeout, out))
+		res, err := e.runner.Run(ctx, boxTarget{e, b}, lang.Script(req.Code, b.spec.Workdir, o.timeout, out))
 		if err == nil {
 			err = lang.NoRuntime(res, b.spec.Image)
 		}
@@ -213,11 +213,6 @@ func (s *settings) timeoutFor(requested time.Duration, background bool) (time.Du
 		return maxT, nil
 	}
 	return s.Limits.ExecTimeout.Duration, nil
-}
-
-// execute runs r in b (see run.Runner.Run).
-func (e *Engine) execute(ctx context.Context, b *box, r run.Process) (run.Result, error) {
-	return e.runner.Run(ctx, boxTarget{e, b}, r)
 }
 
 // boxTarget is a sandbox of the engine as run and kernel see it.

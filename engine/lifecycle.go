@@ -187,7 +187,7 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 		e.publish()
 	}
 	e.mu.Lock()
-	info := e.infoLocked(b)
+	info := b.info(e.ports.Forwards(b.id))
 	e.mu.Unlock()
 	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
 	e.publish()
@@ -243,7 +243,7 @@ func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref str
 	}
 	b.state.Persistent = persistent
 	b.state.LastUsed = time.Now().UTC()
-	st, info := b.state, e.infoLocked(b)
+	st, info := b.state, b.info(e.ports.Forwards(b.id))
 	e.mu.Unlock()
 	if err := e.store.save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -28,11 +29,11 @@ type registry struct {
 	// mu guards the fields below and every field of each box but its disk
 	// (which has its own lock), and also the Engine's watchers, paused,
 	// notices and noticeSeq. Lock order: only leaf locks are taken under mu
-	// (the pool's and probe.Watch's, which the snapshot reads); every other
-	// lock of the engine or of its packages (kernel.Set, lastUse, the stats
-	// sampler, run.Disk, a box's install slot, portfwd.Ports) is taken
-	// before mu, never under it. mu is never held across a Docker call or a
-	// disk write.
+	// (the pool's, probe.Watch's and the port table's, which the snapshot
+	// reads); every other lock of the engine or of its packages (kernel.Set,
+	// lastUse, the stats sampler, run.Disk, a box's install slot, the port
+	// saves') is taken before mu, never under it. mu is never held across a
+	// Docker call or a disk write.
 	mu       sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
@@ -216,6 +217,51 @@ func (e *Engine) saveState(id string) {
 	if live {
 		e.store.saveOrWarn(e.log, id, st)
 	}
+}
+
+// info is the public view of b, with its port forwards. Callers hold r.mu.
+func (b *box) info(forwards []sandbox.PortForward) sandbox.Info {
+	return sandbox.Info{
+		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
+		Persistent: b.state.Persistent, Owner: b.state.Owner,
+		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
+		Ports: forwards,
+	}
+}
+
+// forwardsOf lists a sandbox's port forwards (portfwd.Ports); its lock is a
+// leaf, taken under r.mu.
+type forwardsOf interface {
+	Forwards(id string) []sandbox.PortForward
+}
+
+// listLocked is every sandbox's public view, oldest first. Callers hold
+// r.mu.
+func (r *registry) listLocked(ports forwardsOf) []sandbox.Info {
+	out := make([]sandbox.Info, 0, len(r.boxes))
+	for _, b := range r.boxes {
+		out = append(out, b.info(ports.Forwards(b.id)))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// running lists the ids of the running sandboxes.
+func (r *registry) running() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []string
+	for id, b := range r.boxes {
+		if b.status == sandbox.StatusRunning {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // pick marks b reaping when no call holds it, and reports whether it did:

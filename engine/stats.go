@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"context"
-
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -20,20 +18,6 @@ func (e *Engine) ShowStats(ids []string) { e.stats.Show(ids) }
 // closed): its stats are streamed from Docker, a sample a second, and
 // published as they change. It never blocks.
 func (e *Engine) FollowStats(id string) { e.stats.Follow(id) }
-
-// freshenStats reads the stats of the running sandboxes whose stats are a
-// second old or more, together, once: what list_sandboxes reports.
-func (e *Engine) freshenStats(ctx context.Context) {
-	e.mu.Lock()
-	var ids []string
-	for id, b := range e.boxes {
-		if b.status == sandbox.StatusRunning {
-			ids = append(ids, id)
-		}
-	}
-	e.mu.Unlock()
-	e.stats.Freshen(ctx, ids)
-}
 
 // statsSink is the registry as the stats sampler sees it.
 type statsSink struct{ e *Engine }
