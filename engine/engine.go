@@ -37,6 +37,8 @@ type Engine struct {
 
 	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
+	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
+
 	// mu guards the registry: boxes and every field of each box (but its
 	// disk, which has its own lock), sessions, callSeq, watchers, paused,
 	// closing, dockerStatus, notices, noticeSeq. Jobs have their own lock
@@ -87,6 +89,11 @@ type Options struct {
 	Tick time.Duration
 	// Labels are added to every container the engine creates.
 	Labels map[string]string
+	// CgroupRoot is where the disk watch between calls reads the
+	// sandboxes' CPU time ("" for /sys/fs/cgroup). A folder without their
+	// cgroups makes it read Docker's stats instead, as with a daemon on
+	// another machine (tests).
+	CgroupRoot string
 }
 
 // New connects to Docker, adopts the managed containers it finds (removing
@@ -132,6 +139,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		ports: portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden,
 			MaxPerSandbox: cfg.Ports.MaxPerSandbox, MaxConns: cfg.Ports.MaxConnections}, log),
 	}
+	e.cgroupRoot = opts.CgroupRoot
 	// The engine's lifetime: everything it starts derives from base, and
 	// Close cancels it. It outlives the ctx New was called with, which only
 	// bounds the start-up, so it is the one root context of the engine.

@@ -28,6 +28,10 @@ type Watched struct {
 // while no call ran. A sandbox whose files grew past the limit outside any
 // call has its writers killed, and is stopped if it goes on growing.
 type Watchdog struct {
+	// CgroupRoot is where the host's cgroup hierarchy is mounted ("" for
+	// /sys/fs/cgroup).
+	CgroupRoot string
+
 	runner  *Runner
 	limit   int64
 	running func() []Watched
@@ -48,7 +52,7 @@ func (w *Watchdog) Run(ctx context.Context, tick time.Duration) {
 	if w.limit <= 0 {
 		return
 	}
-	cgroups := NewCgroups("")
+	cgroups := NewCgroups(w.CgroupRoot)
 	iw := NewIdleWatch(cgroups, w.runner)
 	t := time.NewTicker(min(tick, WatchEvery))
 	defer t.Stop()
