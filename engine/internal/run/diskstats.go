@@ -17,8 +17,12 @@ const (
 	// CPU time from Docker's stats, where it cannot read the cgroup files:
 	// each read costs the daemon far more than a file read costs the engine.
 	statsEvery = 5 * time.Second
-	// statsInFlight bounds the reads under way at once.
-	statsInFlight = 4
+	// statsInFlight bounds the reads under way at once. Docker 20.10
+	// answers a one-shot read at its stats collector's next tick, up to a
+	// second later (the same tick for every read in flight), so it bounds
+	// how many sandboxes are read every statsEvery there: 80. Newer
+	// daemons answer at once.
+	statsInFlight = 16
 	// statsTimeout bounds one read.
 	statsTimeout = 10 * time.Second
 )
