@@ -125,7 +125,7 @@ func (s *StatsCPU) Read(ctx context.Context, period time.Duration) {
 func (s *StatsCPU) read(ctx context.Context, id string, r *statsRead) {
 	defer s.wg.Done()
 	var sample docker.StatsSample
-	err := ctx.Err()
+	var err error
 	select {
 	case s.inFlight <- struct{}{}:
 		rctx, cancel := context.WithTimeout(ctx, statsTimeout)
@@ -133,6 +133,7 @@ func (s *StatsCPU) read(ctx context.Context, id string, r *statsRead) {
 		cancel()
 		<-s.inFlight
 	case <-ctx.Done():
+		err = ctx.Err()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
