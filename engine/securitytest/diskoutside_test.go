@@ -94,9 +94,18 @@ func hiddenWriterStopped(t *testing.T, e *env, writer string, overMB int) {
 	if used > limitMB+overMB {
 		t.Errorf("the sandbox's files grew to %d MB outside any call (limit %d MB); the writer ran %s", used, limitMB, took.Round(time.Second))
 	}
-	logs := c.ok(t, "sandbox_logs", map[string]any{"sandbox_id": id, "tail": 20}).text
-	if !strings.Contains(logs, "outside any call") || !strings.Contains(logs, "over its disk limit of 64 MB (limits.disk_mb)") {
-		t.Errorf("the sandbox's log does not say the disk watchdog stopped a writer outside any call:\n%s", logs)
+	// The watch records what it did once it measured the sandbox again,
+	// after the kill: a moment after the writer is gone.
+	var logs string
+	said := func() bool {
+		logs = c.ok(t, "sandbox_logs", map[string]any{"sandbox_id": id, "tail": 20}).text
+		return strings.Contains(logs, "outside any call") && strings.Contains(logs, "over its disk limit of 64 MB (limits.disk_mb)")
+	}
+	for deadline := time.Now().Add(10 * time.Second); !said(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the sandbox's log does not say the disk watchdog stopped a writer outside any call:\n%s", logs)
+			break
+		}
 	}
 	if grown := usedMB(); grown > used+10 {
 		t.Errorf("the sandbox grew from %d MB to %d MB after the writer was gone", used, grown)
