@@ -10,7 +10,9 @@ import (
 )
 
 // diskWatch runs the disk watchdog between calls (run.Watchdog) over the
-// running sandboxes, with limits.disk_mb; what it does to one is recorded
+// running sandboxes, with limits.disk_mb: it reads their CPU time from the
+// host's cgroup files (under Options.CgroupRoot), else from Docker's
+// stats, and measures those that used some. What it does to one is recorded
 // in the sandbox's log and shown in a desktop notice. It does not return
 // until ctx is done.
 func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
@@ -29,5 +31,7 @@ func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 		e.record(t.ID(), sandbox.Activity{Tool: "disk_watchdog", Stderr: "[sandtray: " + note + "]"})
 		e.notify(t.ID(), "Sandbox over its disk limit", fmt.Sprintf("%s: %s.", t.Name(), note))
 	}
-	e.runner.Watchdog(e.cfg.Limits.DiskMB<<20, running, report).Run(ctx, tick)
+	w := e.runner.Watchdog(e.cfg.Limits.DiskMB<<20, running, report)
+	w.CgroupRoot, w.Stats = e.cgroupRoot, e.docker
+	w.Run(ctx, tick)
 }

@@ -37,6 +37,8 @@ type Engine struct {
 
 	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
+	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
+
 	// registry is the sandboxes, the sessions and the calls' gate
 	// (registry.go); its mu also guards watchers, paused, notices and
 	// noticeSeq.
@@ -70,6 +72,11 @@ type Options struct {
 	Tick time.Duration
 	// Labels are added to every container the engine creates.
 	Labels map[string]string
+	// CgroupRoot is where the disk watch between calls reads the
+	// sandboxes' CPU time ("" for /sys/fs/cgroup). A folder without their
+	// cgroups makes it read Docker's stats instead, as with a daemon on
+	// another machine (tests).
+	CgroupRoot string
 }
 
 // New connects to Docker, adopts the managed containers it finds (removing
@@ -116,6 +123,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
+	e.cgroupRoot = opts.CgroupRoot
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = capture.New(x, e.cfg.captureConfig(), log)

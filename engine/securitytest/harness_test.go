@@ -47,6 +47,13 @@ type env struct {
 // connected client.
 func newEnv(t *testing.T, configure ...func(*engine.Config)) *env {
 	t.Helper()
+	return newEnvWith(t, engine.Options{}, configure...)
+}
+
+// newEnvWith is newEnv with the engine's options opts (its labels and tick
+// are the harness's).
+func newEnvWith(t *testing.T, opts engine.Options, configure ...func(*engine.Config)) *env {
+	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := engine.DefaultConfig()
 	cfg.DefaultImage = dockertest.Image(t)
@@ -58,7 +65,8 @@ func newEnv(t *testing.T, configure ...func(*engine.Config)) *env {
 	labels := dockertest.Labels(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	eng, err := engine.New(ctx, cfg, engine.Options{Labels: labels, Tick: 200 * time.Millisecond})
+	opts.Labels, opts.Tick = labels, 200*time.Millisecond
+	eng, err := engine.New(ctx, cfg, opts)
 	if err != nil {
 		t.Fatalf("start engine: %v", err)
 	}

@@ -19,7 +19,8 @@ const cgroupRetry = time.Minute
 // file is found once, among where Docker's cgroupfs and systemd drivers
 // (and Podman's) put it under cgroup v1 and v2, and remembered. A daemon
 // on another machine or in a VM (Docker Desktop) has no file here: CPU is
-// then false, and the watch between calls does nothing.
+// then false, and the watch between calls reads Docker's stats instead
+// (StatsCPU).
 type Cgroups struct {
 	root  string
 	mu    sync.Mutex
@@ -59,11 +60,11 @@ var cgroupPlaces = []struct {
 	{"machine.slice/libpod-%s.scope", true},
 }
 
-// CPU is the CPU time the container id's processes used, and whether it
-// could be read.
-func (c *Cgroups) CPU(id string) (time.Duration, bool) {
+// CPU reads the CPU time the container id's processes used, now, and
+// says whether it could be read.
+func (c *Cgroups) CPU(id string) (CPUReading, bool) {
 	if id == "" || filepath.Base(id) != id {
-		return 0, false
+		return CPUReading{}, false
 	}
 	c.mu.Lock()
 	f, ok := c.files[id]
@@ -73,13 +74,14 @@ func (c *Cgroups) CPU(id string) (time.Duration, bool) {
 	}
 	c.mu.Unlock()
 	if f.path == "" {
-		return 0, false
+		return CPUReading{}, false
 	}
 	data, err := os.ReadFile(f.path)
 	if err != nil {
-		return 0, false // stopped: its cgroup is gone until it starts again
+		return CPUReading{}, false // stopped: its cgroup is gone until it starts again
 	}
-	return parseCPU(data, f.v2)
+	used, ok := parseCPU(data, f.v2)
+	return CPUReading{Used: used, At: time.Now()}, ok
 }
 
 func (c *Cgroups) find(id string) cgroupFile {

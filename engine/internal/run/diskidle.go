@@ -9,7 +9,8 @@ import (
 // processes used CPU while no call ran: writing costs CPU, and an idle
 // sandbox uses almost none (its init, docker-init, wakes once a second for
 // about 25 µs). So with every sandbox idle it reads one small cgroup file
-// per sandbox per period and walks nothing.
+// per sandbox per period (or, where it cannot, one of Docker's one-shot
+// stats per sandbox every 5 s) and walks nothing.
 const (
 	// idleCPUNoise is the CPU per second a sandbox may use without being
 	// measured: eight times what its init uses.
@@ -24,12 +25,25 @@ const (
 	idleMeasureShare = 4
 )
 
+// CPUReading is a sandbox's CPU time, as read at one moment.
+type CPUReading struct {
+	Used time.Duration // the CPU time its processes used since it started
+	// At is when it was read, on the clock of whoever read it (this host's
+	// for the cgroup files, the daemon's for Docker's stats): the watch
+	// judges the CPU used between two readings against the time between
+	// them, and skips a reading it has already seen (the same At).
+	At time.Time
+}
+
 // CPUUsage reads how much CPU time a sandbox's processes have used since
-// it started. The engine's reads the host's cgroup files (Cgroups).
+// it started. The engine's reads the host's cgroup files (Cgroups), and
+// Docker's stats where it cannot (StatsCPU).
 type CPUUsage interface {
-	// CPU is false when it cannot be read: a daemon on another machine or
-	// in a VM, cgroups this process may not read, a stopped sandbox.
-	CPU(id string) (time.Duration, bool)
+	// CPU is the latest reading of the sandbox id's CPU time, false when
+	// there is none: cgroups this process may not read, a stopped
+	// sandbox, no answer from Docker yet. A source that reads less often
+	// than it is asked returns the same reading again until a newer one.
+	CPU(id string) (CPUReading, bool)
 }
 
 // Meter measures a sandbox's writable layer, in bytes on disk. The
@@ -62,7 +76,7 @@ type idleState struct {
 	epoch     uint64        // the call epoch (Disk.epoch) when last looked at
 	cpu       time.Duration // the CPU time last read
 	cpuKnown  bool
-	at        time.Time     // when it was read
+	at        time.Time     // when it was read (CPUReading.At)
 	excess    time.Duration // CPU above the noise since the last measurement
 	base      int64         // the layer's size that growth is judged against
 	baseKnown bool          // base was measured since the last call
@@ -88,15 +102,17 @@ func NewIdleWatch(cpu CPUUsage, meter Meter) *IdleWatch {
 }
 
 // Check is one tick for the sandbox t: when no call runs or ran in it since
-// the last tick, and its processes used CPU beyond the noise, it measures
-// the layer. It asks to act only when the layer grew by more than the slack
-// since the last measurement outside calls, and is over limit (plus the
-// slack): a sandbox that merely sits over its limit (a call filled it, and
-// that call said so) is left alone. The first measurement after a call only
-// sets the size that growth is judged against, since the call's last
-// writes may land after its own watchdog measured.
+// the last tick, and its processes used CPU beyond the noise between the
+// last reading and this one, it measures the layer. A reading already seen
+// (a source that reads less often than the watch ticks) is skipped. It
+// asks to act only when the layer grew by more than the slack since the
+// last measurement outside calls, and is over limit (plus the slack): a
+// sandbox that merely sits over its limit (a call filled it, and that call
+// said so) is left alone. The first measurement after a call only sets the
+// size that growth is judged against, since the call's last writes may
+// land after its own watchdog measured.
 func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (Verdict, error) {
-	cpu, ok := w.cpu.CPU(t.ID())
+	r, ok := w.cpu.CPU(t.ID())
 	now := w.now()
 	d.mu.Lock()
 	s := &d.idle
@@ -105,19 +121,23 @@ func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (
 		s.cpuKnown = false
 		d.mu.Unlock()
 		return Verdict{}, nil
-	case d.calls > 0 || d.epoch != s.epoch || !s.cpuKnown || cpu < s.cpu:
+	case d.calls > 0 || d.epoch != s.epoch || !s.cpuKnown || r.Used < s.cpu || r.At.Before(s.at):
 		// A call runs or ran since the last tick (its own watchdog measured
-		// it), or this is the first look, or the sandbox restarted: start
-		// afresh from here.
-		*s = idleState{epoch: d.epoch, cpu: cpu, cpuKnown: true, at: now, next: s.next}
+		// it), or this is the first look, or the sandbox restarted, or the
+		// reading came from another clock: start afresh from here.
+		*s = idleState{epoch: d.epoch, cpu: r.Used, cpuKnown: true, at: r.At, next: s.next}
+		d.mu.Unlock()
+		return Verdict{}, nil
+	case r.At.Equal(s.at):
+		// Already seen: the source has not read the sandbox again since.
 		d.mu.Unlock()
 		return Verdict{}, nil
 	}
-	noise := idleCPUNoise * time.Duration(now.Sub(s.at).Milliseconds()) / 1000
-	if grew := cpu - s.cpu - noise; grew > 0 {
+	noise := idleCPUNoise * time.Duration(r.At.Sub(s.at).Milliseconds()) / 1000
+	if grew := r.Used - s.cpu - noise; grew > 0 {
 		s.excess += grew
 	}
-	s.cpu, s.at = cpu, now
+	s.cpu, s.at = r.Used, r.At
 	if s.excess < idleCPUTrigger || now.Before(s.next) {
 		d.mu.Unlock()
 		return Verdict{}, nil

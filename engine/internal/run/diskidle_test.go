@@ -8,13 +8,15 @@ import (
 	"time"
 )
 
-// fakeCPU is a sandbox's CPU time, as the test sets it.
+// fakeCPU is a sandbox's CPU time, as the test sets it, read at the
+// test's clock.
 type fakeCPU struct {
-	used time.Duration
-	ok   bool
+	used  time.Duration
+	ok    bool
+	clock *time.Time
 }
 
-func (c *fakeCPU) CPU(string) (time.Duration, bool) { return c.used, c.ok }
+func (c *fakeCPU) CPU(string) (CPUReading, bool) { return CPUReading{Used: c.used, At: *c.clock}, c.ok }
 
 // fakeMeter is a layer's size, as the test sets it, counting measurements.
 type fakeMeter struct {
@@ -34,8 +36,8 @@ func (m *fakeMeter) Measure(context.Context, Target, *Disk) (int64, error) {
 // never while or right after a call runs.
 func TestIdleWatchMeasuresOnlyWhatUsedCPU(t *testing.T) {
 	const limit = 64 << 20
-	cpu, meter := &fakeCPU{ok: true}, &fakeMeter{size: 10 << 20}
 	clock := time.Unix(1e9, 0)
+	cpu, meter := &fakeCPU{ok: true, clock: &clock}, &fakeMeter{size: 10 << 20}
 	w := NewIdleWatch(cpu, meter)
 	w.now = func() time.Time { return clock }
 	var d Disk
@@ -92,12 +94,49 @@ func TestIdleWatchMeasuresOnlyWhatUsedCPU(t *testing.T) {
 	expect("no cgroup, still", tick(time.Second, 900<<20), Nothing, 9)
 }
 
+// TestIdleWatchJudgesEachReadingOnce: with a source that reads a sandbox
+// every 5 s (Docker's stats) while the watch ticks every second, the noise
+// is judged over the 5 s between readings, not the second between ticks,
+// and a reading seen before is not judged again: an idle sandbox is never
+// measured, a busy one once per new reading.
+func TestIdleWatchJudgesEachReadingOnce(t *testing.T) {
+	clock := time.Unix(1e9, 0)
+	read := clock // when the source last read the sandbox
+	cpu, meter := &fakeCPU{ok: true, clock: &read}, &fakeMeter{size: 10 << 20}
+	w := NewIdleWatch(cpu, meter)
+	w.now = func() time.Time { return clock }
+	var d Disk
+	run := func(seconds int, perSecond time.Duration) {
+		t.Helper()
+		for range seconds {
+			clock = clock.Add(time.Second)
+			if clock.Sub(read) >= 5*time.Second {
+				cpu.used += perSecond * time.Duration(clock.Sub(read)/time.Second)
+				read = clock
+			}
+			if v, err := w.Check(context.Background(), fakeTarget{}, &d, 64<<20); err != nil || v.Act != Nothing {
+				t.Fatalf("verdict %d, err %v", v.Act, err)
+			}
+		}
+	}
+	// Just under the noise: 900 µs per reading, 180 µs per tick.
+	run(100, 180*time.Microsecond)
+	if meter.measured != 0 {
+		t.Errorf("an idle sandbox read every 5 s was measured %d times in 100 s", meter.measured)
+	}
+	// Busy: every new reading shows 50 ms, and is measured once.
+	run(50, 10*time.Millisecond)
+	if meter.measured != 10 {
+		t.Errorf("a busy sandbox read every 5 s was measured %d times in 50 s, want 10", meter.measured)
+	}
+}
+
 // TestIdleWatchBoundsItsOwnCost: after a measurement that took long (a
 // layer of many files), the next waits several times as long, however busy
 // the sandbox.
 func TestIdleWatchBoundsItsOwnCost(t *testing.T) {
-	cpu := &fakeCPU{ok: true}
 	clock := time.Unix(1e9, 0)
+	cpu := &fakeCPU{ok: true, clock: &clock}
 	slow := &slowMeter{clock: &clock, took: 3 * time.Second}
 	w := NewIdleWatch(cpu, slow)
 	w.now = func() time.Time { return clock }
@@ -159,11 +198,11 @@ func TestCgroupsFindsEachLayout(t *testing.T) {
 	write("cpuacct/docker/aaa/cpuacct.usage", "2000000\n")
 	write("system.slice/docker-bbb.scope/cpu.stat", "usage_usec 3000\n")
 	c := NewCgroups(root)
-	if d, ok := c.CPU("aaa"); !ok || d != 2*time.Millisecond {
-		t.Errorf("v1 cgroupfs: %v %v", d, ok)
+	if r, ok := c.CPU("aaa"); !ok || r.Used != 2*time.Millisecond {
+		t.Errorf("v1 cgroupfs: %v %v", r.Used, ok)
 	}
-	if d, ok := c.CPU("bbb"); !ok || d != 3*time.Millisecond {
-		t.Errorf("v2 systemd: %v %v", d, ok)
+	if r, ok := c.CPU("bbb"); !ok || r.Used != 3*time.Millisecond {
+		t.Errorf("v2 systemd: %v %v", r.Used, ok)
 	}
 	for _, id := range []string{"ccc", "../docker/aaa", ""} {
 		if _, ok := c.CPU(id); ok {

@@ -24,10 +24,19 @@ type Watched struct {
 
 // Watchdog is the disk watchdog between calls: every period it asks an
 // IdleWatch about each running sandbox, which reads the sandbox's CPU time
-// from the host's cgroup files and measures its layer only when it used CPU
-// while no call ran. A sandbox whose files grew past the limit outside any
-// call has its writers killed, and is stopped if it goes on growing.
+// from the host's cgroup files (or, for a sandbox whose file it cannot
+// read, from Docker's stats: StatsCPU) and measures its layer only when it
+// used CPU while no call ran. A sandbox whose files grew past the limit
+// outside any call has its writers killed, and is stopped if it goes on
+// growing.
 type Watchdog struct {
+	// CgroupRoot is where the host's cgroup hierarchy is mounted ("" for
+	// /sys/fs/cgroup).
+	CgroupRoot string
+	// Stats reads a sandbox's CPU time where the cgroup files cannot be
+	// read; nil: the watch does nothing for such a sandbox.
+	Stats Stats
+
 	runner  *Runner
 	limit   int64
 	running func() []Watched
@@ -48,9 +57,17 @@ func (w *Watchdog) Run(ctx context.Context, tick time.Duration) {
 	if w.limit <= 0 {
 		return
 	}
-	cgroups := NewCgroups("")
-	iw := NewIdleWatch(cgroups, w.runner)
-	t := time.NewTicker(min(tick, WatchEvery))
+	period := min(tick, WatchEvery)
+	cgroups := NewCgroups(w.CgroupRoot)
+	var cpu CPUUsage = cgroups
+	var stats *StatsCPU
+	if w.Stats != nil {
+		stats = NewStatsCPU(w.Stats, w.runner.log)
+		defer stats.Wait()
+		cpu = fallbackCPU{first: cgroups, then: stats}
+	}
+	iw := NewIdleWatch(cpu, w.runner)
+	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -58,18 +75,23 @@ func (w *Watchdog) Run(ctx context.Context, tick time.Duration) {
 			return
 		case <-t.C:
 		}
-		w.once(ctx, iw, cgroups)
+		ids := w.once(ctx, iw, cgroups)
+		if stats != nil {
+			stats.Forget(func(id string) bool { return ids[id] })
+			stats.Read(ctx, period)
+		}
 	}
 }
 
-// once is one period of Run.
-func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) {
+// once is one period of Run; it returns the ids of the sandboxes it
+// looked at.
+func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) map[string]bool {
 	running := w.running()
 	ids := make(map[string]bool, len(running))
 	for _, s := range running {
 		ids[s.Target.ID()] = true
 		if ctx.Err() != nil {
-			return
+			return ids
 		}
 		mctx, cancel := context.WithTimeout(ctx, watchMeasureTimeout)
 		v, err := iw.Check(mctx, s.Target, s.Disk, w.limit)
@@ -82,6 +104,7 @@ func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) {
 		cancel()
 	}
 	cgroups.Forget(func(id string) bool { return ids[id] })
+	return ids
 }
 
 // act acts on a verdict: it kills the processes that may be writing (the
