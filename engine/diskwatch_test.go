@@ -24,9 +24,13 @@ func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
 	defer cancel()
 	ended := make(chan error, 1)
 	go func() {
-		// 100 files of 10 MB at most, so a failure cannot fill the disk.
+		// 200 files of 10 MB at most, so a failure cannot fill the disk,
+		// at most 50 MB/s, so the writer goes on growing for 40 s or more
+		// however fast the disk (one that ended before the watch's second
+		// look would leave a sandbox over its limit but no longer growing,
+		// which the watch rightly leaves running).
 		_, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c",
-			"sleep 1; i=0; while [ $i -lt 100 ]; do i=$((i+1)); head -c 10000000 /dev/zero > /workspace/g$i || exit; done"},
+			"sleep 1; i=0; while [ $i -lt 200 ]; do i=$((i+1)); head -c 10000000 /dev/zero > /workspace/g$i || exit; sleep 0.2; done"},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
 		ended <- err
 	}()
