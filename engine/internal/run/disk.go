@@ -41,15 +41,40 @@ type Disk struct {
 	calls    int    // guarded by mu: calls running (CallStarted, CallEnded)
 	epoch    uint64 // guarded by mu: counts every call's start and end
 	idle     idleState
+	// acting is closed while the watch between calls acts on a verdict
+	// (kills writers, stops the sandbox): CallStarted waits for it, so the
+	// kill never meets a call's exec being started. nil when not acting;
+	// guarded by mu.
+	acting chan struct{}
 }
 
 // CallStarted records that a call (an exec, a kernel run, a job, an
 // install) starts in the sandbox: the watch between calls (IdleWatch)
-// leaves it alone until every call ended. Pair it with CallEnded.
+// leaves it alone until every call ended. While the watch acts on the
+// sandbox (see IdleWatch.Check), it first waits for that to end: a kill
+// that took the call's exec as it started would fail the call. Pair it
+// with CallEnded.
 func (d *Disk) CallStarted() {
 	d.mu.Lock()
+	for d.acting != nil {
+		acting := d.acting
+		d.mu.Unlock()
+		<-acting
+		d.mu.Lock()
+	}
 	d.calls++
 	d.epoch++
+	d.mu.Unlock()
+}
+
+// Acted ends what a verdict to act began (see IdleWatch.Check): calls
+// waiting in CallStarted go on.
+func (d *Disk) Acted() {
+	d.mu.Lock()
+	if d.acting != nil {
+		close(d.acting)
+		d.acting = nil
+	}
 	d.mu.Unlock()
 }
 

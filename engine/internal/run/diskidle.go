@@ -110,7 +110,9 @@ func NewIdleWatch(cpu CPUUsage, meter Meter) *IdleWatch {
 // sandbox that merely sits over its limit (a call filled it, and that call
 // said so) is left alone. The first measurement after a call only sets the
 // size that growth is judged against, since the call's last writes may
-// land after its own watchdog measured.
+// land after its own watchdog measured. A verdict to act holds new calls
+// out of the sandbox (they wait in CallStarted) until the caller calls
+// d.Acted.
 func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (Verdict, error) {
 	r, ok := w.cpu.CPU(t.ID())
 	now := w.now()
@@ -172,6 +174,7 @@ func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (
 	if s.strikes > 1 {
 		v.Act = StopSandbox
 	}
+	d.acting = make(chan struct{}) // under the same lock as the check that no call runs
 	return v, nil
 }
 

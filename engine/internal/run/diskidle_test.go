@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -50,6 +51,9 @@ func TestIdleWatchMeasuresOnlyWhatUsedCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if v.Act != Nothing {
+			d.Acted() // as the watch does once it acted
+		}
 		return v
 	}
 	expect := func(what string, v Verdict, act Action, measured int) {
@@ -92,6 +96,52 @@ func TestIdleWatchMeasuresOnlyWhatUsedCPU(t *testing.T) {
 	cpu.ok = false
 	expect("no cgroup", tick(time.Second, 900<<20), Nothing, 9)
 	expect("no cgroup, still", tick(time.Second, 900<<20), Nothing, 9)
+}
+
+// TestIdleWatchHoldsCallsWhileItActs: from a verdict to act until the
+// watch has acted, a new call waits to start: the kill of the sandbox's
+// processes never meets a call's exec being started.
+func TestIdleWatchHoldsCallsWhileItActs(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 64 << 20
+		clock := time.Unix(1e9, 0)
+		cpu, meter := &fakeCPU{ok: true, clock: &clock}, &fakeMeter{size: 10 << 20}
+		w := NewIdleWatch(cpu, meter)
+		w.now = func() time.Time { return clock }
+		var d Disk
+		var v Verdict
+		for _, size := range []int64{10 << 20, 10 << 20, 30 << 20, 100 << 20} {
+			clock = clock.Add(time.Second)
+			cpu.used += 20 * time.Millisecond
+			meter.size = size
+			var err error
+			if v, err = w.Check(context.Background(), fakeTarget{}, &d, limit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if v.Act != KillWriters {
+			t.Fatalf("verdict %d, want KillWriters", v.Act)
+		}
+		started := make(chan struct{})
+		go func() {
+			d.CallStarted()
+			close(started)
+		}()
+		synctest.Wait() // the call is blocked, or has started
+		select {
+		case <-started:
+			t.Fatal("a call started while the watch was acting on its sandbox")
+		default:
+		}
+		d.Acted()
+		synctest.Wait()
+		select {
+		case <-started:
+		default:
+			t.Fatal("the call still waits after the watch acted")
+		}
+		d.CallEnded()
+	})
 }
 
 // TestIdleWatchJudgesEachReadingOnce: with a source that reads a sandbox

@@ -100,6 +100,7 @@ func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) ma
 		}
 		if v.Act != Nothing {
 			w.act(mctx, iw, s, v)
+			s.Disk.Acted()
 		}
 		cancel()
 	}
