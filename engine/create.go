@@ -55,16 +55,19 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		}
 		return sandbox.Info{}, err
 	}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
 	if att != nil {
 		// Nothing may run in the sandbox before its launcher is not
-		// dumpable, which its kernel's hello (or failure) tells.
-		<-e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
-	} else {
-		// The kernel first: its start is the first call's longest wait,
-		// and the state write, the log and the reply overlap it.
-		e.warmSoon(id, spec) // see warm.go
+		// dumpable, which its kernel's hello (or failure) tells: the
+		// sandbox is listed only then, and its state write overlaps.
+		ready := e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
+		e.saveNew(id, st)
+		<-ready
+		return e.list(owner, id, spec, now, st), nil
 	}
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
+	// The kernel first: its start is the first call's longest wait, and the
+	// state write, the log and the reply overlap it.
+	e.warmSoon(id, spec) // see warm.go
 	return e.register(owner, id, spec, now, st), nil
 }
 
@@ -119,10 +122,21 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 // register makes a started container a sandbox of the engine: its state is
 // saved, it is listed, and its log starts with its creation.
 func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
-	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
-	if err := e.store.save(id, b.state); err != nil {
+	e.saveNew(id, st)
+	return e.list(owner, id, spec, created, st)
+}
+
+// saveNew saves a new sandbox's state.
+func (e *Engine) saveNew(id string, st boxState) {
+	if err := e.store.save(id, st); err != nil {
 		e.log.Error("save sandbox state", "id", sandbox.ShortID(id), "err", err)
 	}
+}
+
+// list is register once the state is saved: the sandbox is listed, and
+// its log starts with its creation.
+func (e *Engine) list(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
+	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
 	e.mu.Lock()
 	e.boxes[id] = b
 	info := e.infoLocked(b)
