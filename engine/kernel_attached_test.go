@@ -221,3 +221,29 @@ func TestFirstKernelWithoutPython(t *testing.T) {
 		t.Errorf("python code without python: %+v", out.Result)
 	}
 }
+
+// TestFirstKernelSandboxStopsAndStarts: a sandbox made with its first
+// kernel stops at once (its init ends on SIGTERM), whether it runs that
+// kernel or, started again with no one attached, waits for one; its calls
+// then take exec'd kernels.
+func TestFirstKernelSandboxStopsAndStarts(t *testing.T) {
+	te, execs := newCountingEngine(t)
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
+	if r := te.code(t, id, sandbox.CodeRequest{Code: "x = 1\nprint(x)"}); r.Stdout != "1\n" {
+		t.Fatalf("first call: %+v", r)
+	}
+	for round := range 2 {
+		start := time.Now()
+		if _, err := te.Stop(ctx, te.owner, id); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 4*time.Second {
+			t.Errorf("stop %d took %s: its init did not end on SIGTERM", round, took)
+		}
+		r := te.code(t, id, sandbox.CodeRequest{Code: "import os\nprint(os.getppid() != 1)"})
+		if r.Stdout != "True\n" || execs.Load() != int32(round+1) {
+			t.Errorf("after stop %d: %+v, %d kernel execs", round, r, execs.Load())
+		}
+	}
+}

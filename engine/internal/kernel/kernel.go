@@ -64,8 +64,8 @@ exec /bin/sh -c "$2"`
 // first kernel has ended (or when it cannot have one): a shell that holds
 // nothing of the channel, reaps orphans (its wait reaps every child), and
 // ends on SIGTERM, SIGINT, SIGHUP and SIGQUIT, as docker-init would.
-const initLoop = `exec </dev/null >/dev/null 2>&1
-trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP; trap 'exit 131' QUIT
+const initLoop = `trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP; trap 'exit 131' QUIT
+exec </dev/null >/dev/null 2>&1
 while :; do sleep infinity & wait $!; done`
 
 // MainCommand is the main command of a container created with

@@ -9,6 +9,13 @@ _sandtray_init.pid = os.getpid()
 def _sandtray_boot():
     import select
     try:
+        import _signal as signal
+    except ImportError:
+        import signal
+    ends = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+    for sig in ends:
+        signal.signal(sig, lambda n, _: os._exit(128 + n))
+    try:
         import _ctypes
         class P:
             _handle = _ctypes.dlopen(None)
@@ -37,6 +44,8 @@ def _sandtray_boot():
     n = [int(x) for x in read(20).split()]
     src = read(n[0]).decode()
     sys.argv[:] = ["-c", "python", read(n[1]).decode(), "init", sys.argv[2]]
+    for sig in ends:
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
     return src
 try:
     exec(compile(_sandtray_boot(), "<string>", "exec"))
