@@ -24,10 +24,11 @@ const noNewPrivileges = "no-new-privileges"
 //
 // Whatever o says, the container gets the fixed hardening: every capability
 // dropped (then o.CapAdd added back), no-new-privileges, Docker's default
-// seccomp profile, not privileged, an init as PID 1 (docker-init, or Cmd itself when o.Attached; so orphans are reaped and
-// signals delivered), restart policy "no", no binds or volumes (each VOLUME
-// the image declares is covered by a small tmpfs, see tmpfsMounts), no health
-// check, no TTY and no stdin (but see CreateOptions.Attached). Memory and swap are limited to the same value,
+// seccomp profile, not privileged, an init as PID 1 (so orphans are reaped and
+// signals delivered: docker-init, or o.Cmd itself when o.Attached), restart
+// policy "no", no binds or volumes (each VOLUME the image declares is covered
+// by a small tmpfs, see tmpfsMounts), no health check, no TTY and no stdin
+// (unless o.Attached). Memory and swap are limited to the same value,
 // so the sandbox never swaps. A container without a memory, CPU (at least
 // 0.01 CPUs) or pids limit is refused with sandbox.ErrInvalid: Docker would
 // read a zero as no limit. An empty Network means "none"; "bridge" means
