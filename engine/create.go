@@ -26,7 +26,10 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		return sandbox.Info{}, err
 	}
 	opts := e.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels)
-	attached := kernelFirst(spec)
+	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
+	// from the sandbox's code is checked there (kernel_attached_test.go),
+	// not under gVisor.
+	attached := kernelFirst(spec) && spec.Runtime == ""
 	if attached {
 		opts.Attached, opts.Cmd = true, kernel.MainCommand(spec.Workdir)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,13 @@ func TestFirstKernelStartsWithItsContainer(t *testing.T) {
 	if r.Stdout != "1\n" || r.KernelRestarted {
 		t.Errorf("after the forgery attempts: %+v", r)
 	}
+	te.command(t, id, "sh -c 'sleep 0.1 & exit'; sh -c 'sleep 0.1 & exit'")
+	eventually(t, 10*time.Second, "orphans reaped by the first kernel's supervisor", func() bool {
+		return !strings.Contains(te.processesOf(t, id), " Z")
+	})
+	if ps := te.processesOf(t, id); !regexp.MustCompile(`(?m)^ +1 \S+ +python3 -c # Sandtray kernel`).MatchString(ps) {
+		t.Errorf("PID 1 is not the first kernel's supervisor:\n%s", ps)
+	}
 
 	raw, err := te.docker.InspectRaw(ctx, id)
 	if err != nil {
@@ -123,7 +131,7 @@ func TestFirstKernelStartsWithItsContainer(t *testing.T) {
 	if r.Stdout != "False True\n" || execs.Load() != 1 {
 		t.Errorf("after a reset: %+v, %d kernel execs; want a fresh kernel, exec'd", r, execs.Load())
 	}
-	if ps := te.processesOf(t, id); !strings.Contains(ps, "\n      1 S") || !strings.Contains(ps, "sleep infinity") {
+	if ps := te.processesOf(t, id); !regexp.MustCompile(`(?m)^ +1 \S+ +/bin/sh -c trap`).MatchString(ps) || !strings.Contains(ps, "sleep infinity") {
 		t.Errorf("once the first kernel ended, PID 1 is not the shell init:\n%s", ps)
 	}
 	te.command(t, id, "sh -c 'sleep 0.1 & exit'; sh -c 'sleep 0.1 & exit'")
