@@ -9,18 +9,31 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // createContainer creates and starts a sandbox from spec on demand (the cold
-// path; engine/internal/pool has the warm one), and starts its kernel.
+// path; engine/internal/pool has the warm one), and starts its kernel. A
+// sandbox whose code runs on python's kernel gets that kernel with its
+// container: its main command is the kernel's launcher, attached before the
+// start (see kernel.MainCommand and Set.StartAttached), so no docker exec
+// is paid for it; its later kernels are execs, as every other sandbox's.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.cfg.sandboxLabels(spec, now)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	id, err := e.docker.Create(ctx, e.cfg.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels))
+	opts := e.cfg.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels)
+	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
+	// from the sandbox's code is checked there (kernel_attached_test.go),
+	// not under gVisor.
+	attached := kernelFirst(spec) && spec.Runtime == ""
+	if attached {
+		opts.Attached, opts.Cmd = true, kernel.MainCommand(spec.Workdir)
+	}
+	id, err := e.docker.Create(ctx, opts)
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
 	}
@@ -31,13 +44,33 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err != nil {
 		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
 	}
+	var att *docker.Attachment
+	if attached {
+		if att, err = e.docker.Attach(ctx, id); err != nil {
+			// The launcher then waits for input that never comes, as
+			// init; the kernels are execs.
+			e.log.Warn("attach to a new sandbox for its first kernel", "id", sandbox.ShortID(id), "err", err)
+		}
+	}
 	if err := e.startOrRemove(ctx, id, spec.Image); err != nil {
+		if att != nil {
+			att.Close()
+		}
 		return sandbox.Info{}, err
+	}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
+	if att != nil {
+		// Nothing may run in the sandbox before its launcher is not
+		// dumpable, which its kernel's hello (or failure) tells: the
+		// sandbox is listed only then, and its state write overlaps.
+		ready := e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
+		e.store.saveOrWarn(e.log, id, st)
+		<-ready
+		return e.list(owner, id, spec, now, st), nil
 	}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
 	e.warmSoon(id, spec) // see warm.go
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
 	return e.register(owner, id, spec, now, st), nil
 }
 
@@ -92,10 +125,14 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 // register makes a started container a sandbox of the engine: its state is
 // saved, it is listed, and its log starts with its creation.
 func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
+	e.store.saveOrWarn(e.log, id, st)
+	return e.list(owner, id, spec, created, st)
+}
+
+// list is register once the state is saved: the sandbox is listed, and
+// its log starts with its creation.
+func (e *Engine) list(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
 	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
-	if err := e.store.save(id, b.state); err != nil {
-		e.log.Error("save sandbox state", "id", sandbox.ShortID(id), "err", err)
-	}
 	e.mu.Lock()
 	e.boxes[id] = b
 	info := b.info(e.ports.Forwards(b.id))

@@ -15,6 +15,7 @@ type dockerAPI interface {
 	PullImage(ctx context.Context, ref string, progress func(docker.PullProgress)) error
 	Create(ctx context.Context, o docker.CreateOptions) (string, error)
 	Start(ctx context.Context, id string) error
+	Attach(ctx context.Context, id string) (*docker.Attachment, error) // a new sandbox's first kernel's channel
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Kill(ctx context.Context, id string) error
 	Remove(ctx context.Context, id string) error

@@ -24,12 +24,14 @@ func TestSecurityDefaults(t *testing.T) {
 			CapDrop, CapAdd, SecurityOpt, Binds []string
 			Privileged                          bool
 			Init                                *bool
+			LogConfig                           struct{ Type string }
 			NetworkMode                         string
 			Memory, MemorySwap, NanoCpus        int64
 			PidsLimit                           *int64
 			RestartPolicy                       struct{ Name string }
 		}
 		Mounts []any
+		Config struct{ StdinOnce bool }
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
@@ -44,7 +46,9 @@ func TestSecurityDefaults(t *testing.T) {
 		{"no-new-privileges", slices.Contains(h.SecurityOpt, "no-new-privileges")},
 		{"default seccomp kept", !slices.ContainsFunc(h.SecurityOpt, func(s string) bool { return s == "seccomp=unconfined" })},
 		{"not privileged", !h.Privileged},
-		{"init process", h.Init != nil && *h.Init},
+		// docker-init, or the first kernel's supervisor on the attachment
+		// and then a shell (see kernel.MainCommand, TestFirstKernelStartsWithItsContainer).
+		{"init process", h.Init != nil && *h.Init || c.Config.StdinOnce && h.LogConfig.Type == "none"},
 		{"network none", h.NetworkMode == "none"},
 		{"memory limited", h.Memory == cfg.MemoryMB<<20},
 		{"no swap beyond memory", h.MemorySwap == h.Memory},

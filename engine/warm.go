@@ -13,10 +13,16 @@ import (
 // first simply starts the kernel itself. Only for sandboxes whose code runs
 // on python's kernel by default.
 func (e *Engine) warmSoon(id string, spec sandbox.Spec) {
-	if spec.Language != "" && spec.Language != pool.Kernel {
+	if !kernelFirst(spec) {
 		return
 	}
 	e.kernels.WarmSoon(e.containerTarget(id, spec.Workdir), pool.Kernel)
+}
+
+// kernelFirst reports whether spec's code runs on python's kernel by
+// default: its sandbox's kernel starts with it.
+func kernelFirst(spec sandbox.Spec) bool {
+	return spec.Language == "" || spec.Language == pool.Kernel
 }
 
 // containerTarget is a running container the engine has no box for (yet):

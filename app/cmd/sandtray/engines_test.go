@@ -122,7 +122,9 @@ func checkHardening(t *testing.T, raw []byte) {
 			Init        *bool
 			Binds       []string
 			Ulimits     []struct{ Name string }
+			LogConfig   struct{ Type string }
 		}
+		Config struct{ StdinOnce bool }
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -151,7 +153,8 @@ func checkHardening(t *testing.T, raw []byte) {
 		{"network none", h.NetworkMode == "none"},
 		{"a memory limit", h.Memory > 0},
 		{"a pids limit", h.PidsLimit != nil && *h.PidsLimit > 0},
-		{"an init", h.Init != nil && *h.Init},
+		// docker-init, or a first kernel's supervisor and then a shell (kernel.MainCommand)
+		{"an init", h.Init != nil && *h.Init || doc.Config.StdinOnce && h.LogConfig.Type == "none"},
 		{"no binds", len(h.Binds) == 0},
 		{"nofile and nproc limits", slices.Contains(ulimits, "nofile") && slices.Contains(ulimits, "nproc")},
 	}

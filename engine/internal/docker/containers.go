@@ -25,9 +25,10 @@ const noNewPrivileges = "no-new-privileges"
 // Whatever o says, the container gets the fixed hardening: every capability
 // dropped (then o.CapAdd added back), no-new-privileges, Docker's default
 // seccomp profile, not privileged, an init as PID 1 (so orphans are reaped and
-// signals delivered), restart policy "no", no binds or volumes (each VOLUME
-// the image declares is covered by a small tmpfs, see tmpfsMounts), no health
-// check, no TTY and no stdin. Memory and swap are limited to the same value,
+// signals delivered: docker-init, or o.Cmd itself when o.Attached), restart
+// policy "no", no binds or volumes (each VOLUME the image declares is covered
+// by a small tmpfs, see tmpfsMounts), no health check, no TTY and no stdin
+// (unless o.Attached). Memory and swap are limited to the same value,
 // so the sandbox never swaps. A container without a memory, CPU (at least
 // 0.01 CPUs) or pids limit is refused with sandbox.ErrInvalid: Docker would
 // read a zero as no limit. An empty Network means "none"; "bridge" means
@@ -94,6 +95,10 @@ func containerConfig(o CreateOptions) *container.Config {
 		User:        o.User,
 		Healthcheck: noHealthcheck,
 	}
+	if o.Attached {
+		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
+		cfg.OpenStdin, cfg.StdinOnce = true, true
+	}
 	if len(o.Cmd) > 0 {
 		// A non-nil empty entrypoint overrides the image's (docker run --entrypoint "").
 		cfg.Entrypoint = []string{}
@@ -106,7 +111,7 @@ func hostConfig(o CreateOptions) *container.HostConfig {
 	if network == "" {
 		network = "none"
 	}
-	withInit := true
+	withInit := !o.Attached // see CreateOptions.Attached
 	hc := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(dockerNetwork(network)),
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
@@ -117,6 +122,9 @@ func hostConfig(o CreateOptions) *container.HostConfig {
 		Init:           &withInit,
 		Runtime:        o.Runtime,
 		ReadonlyRootfs: o.ReadOnlyRoot,
+	}
+	if o.Attached {
+		hc.LogConfig = container.LogConfig{Type: "none"}
 	}
 	hc.DeviceRequests = deviceRequests(o.GPUs, o.GPUMethod)
 	if o.MemoryMB > 0 {

@@ -52,6 +52,16 @@ type CreateOptions struct {
 	// GPUMethod how to request them (GPUNvidia or GPUCDI; see GPUSupport).
 	GPUs      int
 	GPUMethod string
+	// Attached makes Cmd's stdin, stdout and stderr a private channel to
+	// whoever attaches before the start (see Client.Attach): stdin is open
+	// for that one attach and closes when it goes (StdinOnce), the output
+	// goes to no log (log driver "none", so it never lands on the host's
+	// disk nor in `docker logs`), and there is no docker-init: an init
+	// would keep the channel open as PID 1, where code in the sandbox could
+	// reopen it through /proc/1/fd. Cmd is then the container's init: it
+	// must reap orphans, end on SIGTERM, and keep the channel from every
+	// other process (engine/internal/kernel's launcher does).
+	Attached bool
 }
 
 // Container is what Inspect and List report about a container.

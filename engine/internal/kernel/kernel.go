@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"time"
@@ -30,6 +31,8 @@ var (
 	kernelBash string
 	//go:embed kernelsrc/child.js
 	kernelJavascript string
+	//go:embed kernelsrc/launcher.py
+	kernelInit string
 )
 
 var kernelDrivers = map[string]string{"python": kernelPython, "bash": kernelBash, "javascript": kernelJavascript}
@@ -48,6 +51,38 @@ const kernelLauncher = `cd -- "$3" 2>/dev/null || { echo "sandtray: cannot enter
 command -v python3 >/dev/null 2>&1 || exit 218
 case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
 exec python3 -c "$2" "$1"`
+
+// initShell is an attached container's main command (see MainCommand):
+// $0 is launcher.py, $1 the workdir, $2 initLoop. Without python3 it says
+// "no kernel" on the channel (an exit frame with kernelUnavailable) and
+// becomes initLoop.
+const initShell = `command -v python3 >/dev/null 2>&1 && exec python3 -c "$0" "$1" "$2"
+printf 'X\000\000\000\015{"exit": 218}'
+exec /bin/sh -c "$2"`
+
+// initLoop is the init a sandbox made with MainCommand keeps once its
+// first kernel has ended (or when it cannot have one): a shell that holds
+// nothing of the channel, reaps orphans (its wait reaps every child), and
+// ends on SIGTERM, SIGINT, SIGHUP and SIGQUIT, as docker-init would.
+const initLoop = `trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP; trap 'exit 131' QUIT
+exec </dev/null >/dev/null 2>&1
+while :; do sleep infinity & wait $!; done`
+
+// MainCommand is the main command of a container created with
+// docker.CreateOptions.Attached for a sandbox whose first kernel is
+// python's (see Set.StartAttached). Its PID 1 is that kernel's supervisor,
+// on the container's attachment, so the kernel costs no docker exec:
+// launcher.py, a short program, makes itself not dumpable (so no other
+// process of its uid can open /proc/1/fd, the channel, or trace it), enters
+// workdir, reads the supervisor and the driver from stdin as kernelBoot
+// does, and runs the supervisor, which is the sandbox's init until the
+// kernel ends and then becomes initLoop. A container started again after a
+// stop has no one attached: with nothing on its stdin for 10 seconds, the
+// launcher becomes initLoop, as it does whenever it cannot make itself not
+// dumpable (it says "no kernel" on the channel first).
+func MainCommand(workdir string) []string {
+	return []string{"/bin/sh", "-c", initShell, kernelInit, cmp.Or(workdir, "/"), initLoop}
+}
 
 // kernelBoot is the supervisor's command line: it reads the supervisor's
 // program and the driver from stdin (bootBlob), ahead of the frames, and
@@ -89,7 +124,9 @@ const killTimeout = 10 * time.Second
 var ErrUnavailable = errors.New("no kernel for this image")
 
 // kernel is one long-lived interpreter in a sandbox: a supervisor started
-// with one docker exec and kept attached, and its child that runs the code.
+// with one docker exec and kept attached (or, for a sandbox's first, forked
+// by its container's launcher on the container's attachment), and its child
+// that runs the code.
 type kernel struct {
 	lang   string
 	set    *Set
@@ -98,12 +135,16 @@ type kernel struct {
 	cancel context.CancelFunc // aborts the exec: the last resort of kill
 	exited chan struct{}      // closed when the exec has ended
 	hello  chan kernelHello
+	// attached: its channel is the container's attachment, which does not
+	// end when the kernel does; its exit frame ends it.
+	attached bool
 
 	mu       sync.Mutex
 	call     *kernelCall // the run in progress
 	pids     kernelHello
 	dead     bool
 	exitCode int   // the exec's, once it has ended
+	exitSent int   // an attached kernel's exit frame's, or -1
 	endErr   error // why the exec ended; read after exited is closed
 }
 
@@ -156,26 +197,37 @@ func (c *kernelCall) finish(d kernelDone) {
 	}
 }
 
-// start starts a kernel for lang in t and waits for its hello. Its exec
-// lives until the kernel is killed or the set's base context is done.
+// channel runs a kernel's streams until they end or ctx is done, and
+// returns the exit code of the process at their other end.
+type channel func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+
+// start starts a kernel for lang in t with one docker exec of the launcher,
+// and waits for its hello. Its exec lives until the kernel is killed or the
+// set's base context is done.
 func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error) {
+	cmd := []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")}
+	return ks.startOn(ctx, t, lang, false, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+		return ks.docker.Exec(ctx, t.ID(), docker.ExecOptions{Cmd: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	})
+}
+
+// startOn starts a kernel for lang in t on ch (attached: the container's
+// attachment) and waits for its hello.
+func (ks *Set) startOn(ctx context.Context, t Target, lang string, attached bool, ch channel) (*kernel, error) {
 	execCtx, cancel := context.WithCancel(ks.base)
 	in := newKernelInput()
 	in.rest = bootBlob(lang) // the first bytes the exec reads
-	k := &kernel{lang: lang, set: ks, target: t, in: in, cancel: cancel, exited: make(chan struct{}), hello: make(chan kernelHello, 1)}
+	k := &kernel{lang: lang, attached: attached, set: ks, target: t, in: in, cancel: cancel, exited: make(chan struct{}),
+		hello: make(chan kernelHello, 1), exitSent: -1}
 	frames := &frameReader{max: max(64<<10, ks.limits.MaxImageBytes) + 64<<10, handle: k.onFrame, broken: func(err error) {
 		ks.log.Warn("kernel protocol broken; killing the kernel", "sandbox", t.Name(), "language", lang, "err", err)
 		k.lose(err)
 	}}
 	diag := run.NewCapBuffer(4 << 10)
-	opts := docker.ExecOptions{
-		Cmd:   []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")},
-		Stdin: k.in, Stdout: frames, Stderr: diag,
-	}
 	ks.wg.Add(1)
 	go func() {
 		defer ks.wg.Done()
-		code, err := ks.docker.Exec(execCtx, t.ID(), opts)
+		code, err := ch(execCtx, k.in, frames, diag)
 		k.ended(code, err, diag)
 	}()
 	select {
@@ -232,11 +284,19 @@ func (k *kernel) onFrame(kind byte, payload []byte) error {
 		if err := json.Unmarshal(payload, &x); err != nil {
 			return fmt.Errorf("kernel exit frame: %w", err)
 		}
-		k.markDead()
+		k.mu.Lock()
+		k.dead = true
+		if k.exitSent < 0 {
+			k.exitSent = x.Exit
+		}
+		k.mu.Unlock()
 		if c != nil {
 			c.finish(kernelDone{Exit: x.Exit, exited: true})
 		}
 		k.in.close()
+		if k.attached {
+			k.cancel() // the attachment lasts as long as the container: its end is this frame
+		}
 	default:
 		return fmt.Errorf("unknown kernel frame type %q", kind)
 	}
@@ -295,10 +355,28 @@ func (k *kernel) lose(err error) {
 		c.finish(kernelDone{Exit: -1, lost: err})
 	}
 	k.in.close()
+	if k.attached {
+		// Its exit frame ends its attachment; one that does not come (a
+		// broken stream) must not keep it for the container's life.
+		time.AfterFunc(Grace, k.cancel)
+	}
 }
 
 // ended records the end of the kernel's exec.
 func (k *kernel) ended(code int, err error, diag *run.CapBuffer) {
+	if k.attached {
+		// Its attachment never ends by itself (see onFrame): an exit frame
+		// ended it, and says what the exec's code would.
+		k.mu.Lock()
+		sent := k.exitSent
+		k.mu.Unlock()
+		if sent >= 0 {
+			code, err = 0, nil
+			if sent == kernelUnavailable {
+				code = kernelUnavailable
+			}
+		}
+	}
 	if err == nil && code != 0 && code != kernelUnavailable {
 		err = fmt.Errorf("exit code %d: %s", code, diag.String())
 	}
@@ -332,7 +410,10 @@ func (k *kernel) kill(ctx context.Context) {
 	pids := k.pids
 	k.mu.Unlock()
 	if pids.PID > 0 {
-		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
+		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " 2>/dev/null"
+		if pids.PID > 1 { // a supervisor that is the container's init cannot be killed from inside, and -1 is every process
+			script = "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
+		}
 		// The caller's context is likely done (the kill ends a cancelled
 		// run): only its values are kept.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -256,6 +258,12 @@ func waitKernels(wg *sync.WaitGroup, kernels []*kernel, grace time.Duration) {
 // sandbox taken from the pool finds its kernel running. A kernel already
 // there is kept.
 func (ks *Set) Warm(ctx context.Context, t Target, lang string) error {
+	return ks.warmOn(ctx, t, lang, false, nil)
+}
+
+// warmOn is Warm, on ch when it is given (see startOn); a channel it does
+// not use is not streamed, and ends with its context.
+func (ks *Set) warmOn(ctx context.Context, t Target, lang string, attached bool, ch channel) error {
 	s := ks.slot(t.ID(), lang)
 	if err := s.lock(ctx, startTimeout, lang+" kernel"); err != nil {
 		return err
@@ -267,7 +275,13 @@ func (ks *Set) Warm(ctx context.Context, t Target, lang string) error {
 	if running {
 		return nil
 	}
-	k, err := ks.start(ctx, t, lang)
+	var k *kernel
+	var err error
+	if ch != nil {
+		k, err = ks.startOn(ctx, t, lang, attached, ch)
+	} else {
+		k, err = ks.start(ctx, t, lang)
+	}
 	if err != nil {
 		return err
 	}
@@ -300,4 +314,54 @@ func (ks *Set) WarmSoon(t Target, lang string) {
 			ks.log.Debug("start a new sandbox's kernel ahead of its first call", "id", sandbox.ShortID(t.ID()), "err", err)
 		}
 	}()
+}
+
+// attachedLanguage is the language of a kernel that starts with its
+// container: the launcher is python, and forks python's supervisor.
+const attachedLanguage = "python"
+
+// Attachment is the attachment of a container created with MainCommand
+// (docker.Attachment): its launcher's stdin, stdout and stderr, open before
+// the container started.
+type Attachment interface {
+	Stream(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
+	Close()
+}
+
+// StartAttached starts t's first python kernel on att, in the background:
+// the launcher of t's container forks its supervisor, so it costs no docker
+// exec. The returned channel is closed once the kernel has said hello, or
+// has failed to start (an image without python3: its calls take the exec
+// kernels, as every later kernel of t does). Until then the launcher may
+// not yet have made itself not dumpable, and nothing else may run in t:
+// the engine waits for it before it lets t be called.
+func (ks *Set) StartAttached(t Target, att Attachment) <-chan struct{} {
+	ready := make(chan struct{})
+	ks.mu.Lock()
+	if ks.closed {
+		ks.mu.Unlock()
+		att.Close()
+		close(ready)
+		return ready
+	}
+	ks.wg.Add(1)
+	ks.mu.Unlock()
+	go func() {
+		defer ks.wg.Done()
+		defer close(ready)
+		ctx, cancel := context.WithTimeout(ks.base, startTimeout)
+		defer cancel()
+		var used atomic.Bool
+		err := ks.warmOn(ctx, t, attachedLanguage, true, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+			used.Store(true)
+			return -1, att.Stream(ctx, stdin, stdout, stderr)
+		})
+		if !used.Load() {
+			att.Close()
+		}
+		if err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, errClosing) {
+			ks.log.Warn("start a new sandbox's first kernel with its container", "id", sandbox.ShortID(t.ID()), "err", err)
+		}
+	}()
+	return ready
 }

@@ -1,4 +1,6 @@
-# Sandtray kernel supervisor: the first process of a kernel's docker exec.
+# Sandtray kernel supervisor: the first process of a kernel's docker exec,
+# or, for the first kernel of a sandbox made on demand, its container's main
+# process (PID 1, started by launcher.py; see INIT).
 #
 # It owns the protocol channel (the exec's stdout) and never runs user code.
 # The interpreter that does is its child, in a session of its own, with
@@ -35,6 +37,13 @@ except ImportError:
     import signal
 
 LANG, DRIVER = sys.argv[1], sys.argv[2]  # see kernelBoot in kernel.go
+# INIT: this is the container's PID 1, on its attachment (launcher.py), and
+# not dumpable from its start. Until it ends it is the sandbox's init too: it
+# reaps the orphans that come to it, and SIGTERM, SIGINT, SIGHUP or SIGQUIT
+# end it (and the container). When the kernel ends, it becomes the init the
+# sandbox keeps (INIT_LOOP, a shell), with /dev/null for its 0, 1 and 2.
+INIT = sys.argv[3:4] == ["init"]
+INIT_LOOP = sys.argv[4] if INIT else ""
 # What `python -c` gives the code's __main__.
 _FRESH = {k: globals()[k] for k in ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__")}
 REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
@@ -84,6 +93,8 @@ def spawn():
                         os.close(int(name))
                     except OSError:
                         pass  # the listing's own
+            if INIT:
+                set_dumpable(1)  # as an exec'd interpreter is; it holds nothing of the channel
         except BaseException:
             os._exit(127)
         if LANG == "python":
@@ -210,10 +221,15 @@ def not_dumpable():
     """Makes this process not dumpable: another process of this uid (the
     code's) cannot open /proc/<pid>/fd, nor trace it. Done after the fork,
     so the child stays dumpable as an exec'd interpreter is, and before the
-    first request reaches the child, so before any user code runs. It calls
-    prctl through _ctypes, the extension under ctypes: the ctypes package
-    (with struct and ctypes._endian) costs a new kernel's first call
-    milliseconds more, and the supervisor reads that call only after this."""
+    first request reaches the child, so before any user code runs."""
+    set_dumpable(0)
+
+
+def set_dumpable(flag):
+    """prctl(PR_SET_DUMPABLE, flag) through _ctypes, the extension under
+    ctypes: the ctypes package (with struct and ctypes._endian) costs a new
+    kernel's first call milliseconds more, and the supervisor reads that
+    call only after not_dumpable."""
     try:
         import _ctypes
 
@@ -223,14 +239,26 @@ def not_dumpable():
         class Function(_ctypes.CFuncPtr):
             _flags_ = _ctypes.FUNCFLAG_CDECL  # returns a C int, takes ints
 
-        Function(("prctl", Process))(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        Function(("prctl", Process))(4, flag, 0, 0, 0)  # PR_SET_DUMPABLE
         return
     except Exception:
         pass
     try:
         import ctypes
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+        ctypes.CDLL(None).prctl(4, flag, 0, 0, 0)
     except Exception:
+        pass
+
+
+def become_init():
+    """The init the sandbox keeps once its first kernel has ended: nothing of
+    the channel, and not this process's memory."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.execv("/bin/sh", ["/bin/sh", "-c", INIT_LOOP])
+    except OSError:
         pass
 
 
@@ -254,6 +282,10 @@ class Supervisor:
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.status = None  # the child's, once an init's reap took it
+        if INIT:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+                signal.signal(sig, lambda n, _: os._exit(128 + n))
         send(b"H", b'{"pid": %d, "child": %d}' % (os.getpid(), self.pid))
         # The engine's first request is on its way: the rest of the start
         # overlaps it.
@@ -276,6 +308,8 @@ class Supervisor:
                         os.read(self.wake_r, 4096)
                     except BlockingIOError:
                         pass
+                    if INIT:
+                        self.reap()
                 else:
                     self.pump(fd)
             if self.ending is not None and self.run is not None and stopped(self.pid):
@@ -396,8 +430,23 @@ class Supervisor:
         except OSError:
             pass
 
+    def reap(self):
+        """As the sandbox's init: reaps every child that has ended, the
+        orphans that came to it and the kernel's child (keeping its status)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.pid:
+                self.status = status
+
     def exited(self):
-        _, status = os.waitpid(self.pid, 0)
+        status = self.status
+        if status is None:
+            _, status = os.waitpid(self.pid, 0)
         self.signal(signal.SIGKILL)  # what it left running goes with it
         if self.run is not None:
             sweep(self.run["id"], self.pid)
@@ -406,6 +455,8 @@ class Supervisor:
         try:
             send(b"X", b'{"exit": %d}' % code)
         finally:
+            if INIT:
+                become_init()
             os._exit(0)
 
     def kill(self):
