@@ -30,6 +30,15 @@ func (m *fakeMeter) Measure(context.Context, Target, *Disk) (int64, error) {
 	return m.size, nil
 }
 
+// fakeWatch is an IdleWatch on fakes (CPU readable, a 10 MB layer) that
+// reads the test's clock.
+func fakeWatch(clock *time.Time) (*IdleWatch, *fakeCPU, *fakeMeter) {
+	cpu, meter := &fakeCPU{ok: true, clock: clock}, &fakeMeter{size: 10 << 20}
+	w := NewIdleWatch(cpu, meter)
+	w.now = func() time.Time { return *clock }
+	return w, cpu, meter
+}
+
 // TestIdleWatchMeasuresOnlyWhatUsedCPU: between calls, a sandbox is
 // measured only when its processes used CPU beyond the noise since the last
 // tick; it is acted on only when it grew past the limit since the last
@@ -38,9 +47,7 @@ func (m *fakeMeter) Measure(context.Context, Target, *Disk) (int64, error) {
 func TestIdleWatchMeasuresOnlyWhatUsedCPU(t *testing.T) {
 	const limit = 64 << 20
 	clock := time.Unix(1e9, 0)
-	cpu, meter := &fakeCPU{ok: true, clock: &clock}, &fakeMeter{size: 10 << 20}
-	w := NewIdleWatch(cpu, meter)
-	w.now = func() time.Time { return clock }
+	w, cpu, meter := fakeWatch(&clock)
 	var d Disk
 	tick := func(cpuUsed time.Duration, size int64) Verdict {
 		t.Helper()
@@ -105,9 +112,7 @@ func TestIdleWatchHoldsCallsWhileItActs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const limit = 64 << 20
 		clock := time.Unix(1e9, 0)
-		cpu, meter := &fakeCPU{ok: true, clock: &clock}, &fakeMeter{size: 10 << 20}
-		w := NewIdleWatch(cpu, meter)
-		w.now = func() time.Time { return clock }
+		w, cpu, meter := fakeWatch(&clock)
 		var d Disk
 		var v Verdict
 		for _, size := range []int64{10 << 20, 10 << 20, 30 << 20, 100 << 20} {
