@@ -29,7 +29,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
 	// from the sandbox's code is checked there (kernel_attached_test.go),
 	// not under gVisor.
-	attached := kernelFirst(spec) && spec.Runtime == ""
+	attached := kernelFirst(spec) && spec.Runtime == "" && e.attachFirst
 	if attached {
 		opts.Attached, opts.Cmd = true, kernel.MainCommand(spec.Workdir)
 	}
