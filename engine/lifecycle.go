@@ -175,8 +175,13 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 		return sandbox.Info{}, err
 	}
 	defer e.release(b)
+	// The container first, then its kernels: a first kernel on the
+	// attachment is PID 1 and ends on SIGTERM at once, where closing it
+	// first would have PID 1 turn into its shell as the SIGTERM arrives,
+	// which could miss it (and the stop wait its 5 s).
+	err = e.docker.Stop(ctx, b.id, 5*time.Second)
 	e.kernels.Close(b.id)
-	if err := e.docker.Stop(ctx, b.id, 5*time.Second); err != nil {
+	if err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
 	e.mu.Lock()
