@@ -32,6 +32,7 @@ func (c kernelExecCounter) Exec(ctx context.Context, id string, o docker.ExecOpt
 func newCountingEngine(t *testing.T) (*testEngine, *atomic.Int32) {
 	var n atomic.Int32
 	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return kernelExecCounter{d, &n} })
+	te.attachFirst = true // off by default (engine.go)
 	return te, &n
 }
 
