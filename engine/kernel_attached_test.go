@@ -165,6 +165,7 @@ func TestFirstKernelDiesThenExecs(t *testing.T) {
 // behind in the sandbox, which runs on with its shell init.
 func TestFirstKernelEndsWithItsAttachment(t *testing.T) {
 	te := newTestEngine(t)
+	te.attachFirst = true // off by default (engine.go)
 	ctx := context.Background()
 	dropped := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
 	closed := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
