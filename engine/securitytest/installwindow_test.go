@@ -13,15 +13,17 @@ import (
 // probe tries to reach the Debian mirror (what an install reaches; its
 // addresses are the arguments after the name, as resolving in the sandbox
 // can hang for longer than an install) in a loop: it counts its tries in
-// /tmp/tries-<name> and appends the time of each connection that worked to
+// /tmp/tries-<name>, replaced whole (a file written in place reads empty
+// for an instant), and appends the time of each connection that worked to
 // /tmp/reached-<name>.
-const probe = `import socket, sys, time
+const probe = `import os, socket, sys, time
 name, addrs = sys.argv[1], sys.argv[2:]
 n = 0
 while True:
     n += 1
-    with open("/tmp/tries-" + name, "w") as f:
+    with open("/tmp/tries-" + name + ".new", "w") as f:
         f.write(str(n))
+    os.replace("/tmp/tries-" + name + ".new", "/tmp/tries-" + name)
     for a in addrs:
         try:
             socket.create_connection((a, 80), timeout=0.5).close()
