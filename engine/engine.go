@@ -39,7 +39,8 @@ type Engine struct {
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a python sandbox created on demand gets its first kernel
-	// on its attachment (create.go, SECURITY.md F31); off by default.
+	// on its attachment (create.go, SECURITY.md F31); off on a daemon that
+	// says it is not Docker's own engine (Podman), where it is not checked.
 	attachFirst bool
 
 	// registry is the sandboxes, the sessions and the calls' gate
@@ -127,10 +128,14 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
-	// Off for now: under the test suite's load a first kernel as PID 1 left
-	// an install's stopped processes stopped (TestInstallWindowIsTheInstallersAlone),
-	// not understood yet. Its own tests turn it on (kernel_attached_test.go).
-	e.attachFirst = false
+	e.attachFirst = true
+	if dd, ok := d.(interface {
+		Daemon(context.Context) (docker.Daemon, error)
+	}); ok {
+		if info, err := dd.Daemon(ctx); err == nil && info.Product != "Docker Engine" {
+			e.attachFirst = false
+		}
+	}
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = capture.New(x, e.cfg.captureConfig(), log)

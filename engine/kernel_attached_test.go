@@ -32,7 +32,7 @@ func (c kernelExecCounter) Exec(ctx context.Context, id string, o docker.ExecOpt
 func newCountingEngine(t *testing.T) (*testEngine, *atomic.Int32) {
 	var n atomic.Int32
 	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return kernelExecCounter{d, &n} })
-	te.attachFirst = true // off by default (engine.go)
+	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	return te, &n
 }
 
@@ -165,7 +165,7 @@ func TestFirstKernelDiesThenExecs(t *testing.T) {
 // behind in the sandbox, which runs on with its shell init.
 func TestFirstKernelEndsWithItsAttachment(t *testing.T) {
 	te := newTestEngine(t)
-	te.attachFirst = true // off by default (engine.go)
+	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	ctx := context.Background()
 	dropped := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
 	closed := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
