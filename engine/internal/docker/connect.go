@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -111,8 +112,17 @@ func ping(ctx context.Context, ep Endpoint) (*client.Client, error) {
 		"DOCKER_HOST (or docker.host in config.toml) at one that is: %w (%w)", ep.Host, ep.Source, sandbox.ErrUnavailable, err)
 }
 
+// sshIdleConns is how many idle connections a client over ssh keeps: as
+// many as the engine has short requests in flight at once in steady use,
+// the disk watch's stats reads (run.statsInFlight). The SDK keeps 2, and
+// over ssh each connection is an ssh process and a `docker system
+// dial-stdio` on the daemon's machine: with 30 idle sandboxes read through
+// stats, the watch started about 4 of them a second.
+const sshIdleConns = 16
+
 // newAPI makes an SDK client for host; ssh:// hosts get a dialer that runs
-// ssh (see sshDialer), every other scheme is the SDK's own.
+// ssh (see sshDialer) and a larger idle pool (sshIdleConns), every other
+// scheme is the SDK's own.
 func newAPI(host string) (*client.Client, error) {
 	opts := []client.Opt{client.WithTLSClientConfigFromEnv(), client.WithAPIVersionFromEnv()}
 	if strings.HasPrefix(host, "ssh://") {
@@ -120,8 +130,16 @@ func newAPI(host string) (*client.Client, error) {
 		if err != nil {
 			return nil, err
 		}
+		// First, as the options after it change its transport. Idle ones
+		// end after 30 s, as the SDK's do. The dialer is set from the
+		// start: a transport without one gets a TLS config when the option
+		// clones it, and the SDK then dials its hijacked connections (attach,
+		// exec) without the dialer, so they fail (TestSSHKeepsItsConnections).
+		hc := &http.Client{CheckRedirect: client.CheckRedirect, Transport: &http.Transport{DialContext: d.DialContext,
+			MaxIdleConns: sshIdleConns, MaxIdleConnsPerHost: sshIdleConns, IdleConnTimeout: 30 * time.Second}}
 		// The URL's host is a placeholder: every connection is a new ssh.
-		opts = append(opts, client.WithHost("http://docker.example.com"), client.WithDialContext(d.DialContext))
+		opts = append([]client.Opt{client.WithHTTPClient(hc)}, append(opts,
+			client.WithHost("http://docker.example.com"), client.WithDialContext(d.DialContext))...)
 	} else {
 		opts = append(opts, client.WithHost(host))
 	}
