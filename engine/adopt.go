@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -14,21 +13,23 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// adopt loads every managed container into the engine. State files whose
-// container is gone are removed. Expired ephemeral sandboxes are reaped by the
-// first reaper pass, which runs before New returns.
+// adopt loads the engine's own containers (listOwned): those of another
+// engine, and those of an older Sandtray its state dir does not know, are
+// left alone. Expired ephemeral sandboxes are reaped by the first reaper
+// pass, which runs before New returns.
 func (e *Engine) adopt(ctx context.Context) error {
-	list, err := e.listOwned(ctx)
+	list, legacy, err := e.listOwned(ctx)
 	if err != nil {
 		return fmt.Errorf("list sandboxes: %w", err)
 	}
+	e.logLegacy(legacy)
 	var leftovers []string
 	for _, c := range list {
-		if pool.IsLeftover(c) {
-			leftovers = append(leftovers, c.ID) // a crash left it in a warm pool: never a sandbox
+		if pool.IsLeftover(c, e.cfg.scope()) {
+			leftovers = append(leftovers, c.ID) // a crash left it in this engine's warm pool: never a sandbox
 			continue
 		}
-		b := boxFromContainer(c, e.cfg.Sandbox.Workdir)
+		b := e.cfg.boxFromContainer(c)
 		if st, ok, err := e.store.load(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
@@ -43,7 +44,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.boxes[c.ID] = b
 	}
 	e.log.Info("adopted sandboxes", "count", len(e.boxes))
-	// The spares a crashed engine left are removed.
+	// The spares this engine left when it crashed are removed.
 	pool.RemoveAll(ctx, e.docker, e.kernels.Close, e.log, leftovers)
 	for _, b := range e.boxes { // an install cut short by a crash must not leave a sandbox online
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
@@ -54,23 +55,23 @@ func (e *Engine) adopt(ctx context.Context) error {
 
 // boxFromContainer rebuilds a box from its immutable labels. A container
 // without readable labels still gets a box (so the user can see and delete
-// it), named after the container, with workdir as its working directory.
-func boxFromContainer(c docker.Container, workdir string) *box {
+// it), named after the container, with the configured working directory.
+func (c *settings) boxFromContainer(ctr docker.Container) *box {
 	var spec sandbox.Spec
-	if err := json.Unmarshal([]byte(c.Labels[sandbox.LabelSpec]), &spec); err != nil {
-		spec = sandbox.Spec{Image: c.Image, Workdir: workdir, Network: sandbox.NetworkNone}
+	if err := json.Unmarshal([]byte(ctr.Labels[sandbox.LabelSpec]), &spec); err != nil {
+		spec = sandbox.Spec{Image: ctr.Image, Workdir: c.Sandbox.Workdir, Network: sandbox.NetworkNone}
 	}
-	created, err := time.Parse(time.RFC3339Nano, c.Labels[sandbox.LabelCreated])
+	created, err := time.Parse(time.RFC3339Nano, ctr.Labels[sandbox.LabelCreated])
 	if err != nil {
-		created = c.Created
+		created = ctr.Created
 	}
-	name := c.Labels[sandbox.LabelName]
-	if name == "" {
-		name = strings.TrimPrefix(c.Name, containerPrefix)
+	name := ctr.Labels[sandbox.LabelName]
+	if name == "" { // taken from the pool: named by its rename
+		name = c.nameOf(ctr.Name)
 	}
 	spec.Name = name
 	return &box{
-		id: c.ID, name: name, spec: spec, created: created, status: run.StatusOf(c.State),
+		id: ctr.ID, name: name, spec: spec, created: created, status: run.StatusOf(ctr.State),
 		state: boxState{Persistent: spec.Persistent, LastUsed: created},
 	}
 }

@@ -30,6 +30,7 @@ func LoadConfig(path string) (Config, error) { return config.Load(path) }
 type settings struct {
 	config.Config
 	labels map[string]string // added to every container (tests tag theirs)
+	engine string            // the engine's identity, sandbox.LabelEngine (identity.go)
 }
 
 func (s *settings) configuredImages() []string { return s.ConfiguredImages() }

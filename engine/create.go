@@ -25,7 +25,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	opts := e.cfg.createOptions(containerPrefix+spec.Name, spec.Name, spec, labels)
+	opts := e.cfg.createOptions(e.cfg.containerName(spec.Name), spec.Name, spec, labels)
 	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
 	// from the sandbox's code is checked there (kernel_attached_test.go),
 	// not under gVisor.
@@ -76,7 +76,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 
 // sandboxLabels are the immutable labels of a new container made from spec:
 // its name only when spec has one (pooled containers get theirs later, see
-// pool.go), and the engine's own labels.
+// pool.go), the engine's identity and its own labels.
 func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
@@ -85,6 +85,7 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 	labels := map[string]string{
 		sandbox.LabelManaged: "true", sandbox.LabelImage: spec.Image,
 		sandbox.LabelCreated: created.Format(time.RFC3339Nano), sandbox.LabelSpec: string(specJSON),
+		sandbox.LabelEngine: c.engine,
 	}
 	if spec.Name != "" {
 		labels[sandbox.LabelName] = spec.Name

@@ -83,8 +83,8 @@ type Options struct {
 	CgroupRoot string
 }
 
-// New connects to Docker, adopts the managed containers it finds (removing
-// expired ephemeral ones) and starts the background loops: events, stats and
+// New connects to Docker, adopts its own containers (identity.go), removing
+// expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
 func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
@@ -118,9 +118,13 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	id, err := engineIdentity(store, cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: settings{cfg, opts.Labels}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
+		cfg: settings{Config: cfg, labels: opts.Labels, engine: id}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
 		registry: newRegistry(),
 		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 	}
@@ -160,7 +164,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, containerPrefix, e.cfg.scope()), e.docker, poolHost{e}, e.log)
+	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, e.cfg.containerName, e.cfg.scope()), e.docker, poolHost{e}, e.log)
 	if e.pool != nil { // nil when disabled
 		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
 	}

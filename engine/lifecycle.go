@@ -24,27 +24,6 @@ var (
 // containerPrefix keeps Sandtray's container names apart from the user's own.
 const containerPrefix = "sandtray-"
 
-// scope selects the containers this engine owns: every managed one, narrowed
-// by the engine's own labels (tests run engines side by side, each on its own).
-func (c *settings) scope() map[string]string {
-	s := map[string]string{sandbox.LabelManaged: "true"}
-	maps.Copy(s, c.labels)
-	return s
-}
-
-// listOwned lists this engine's containers. An engine without a test label
-// leaves test containers alone: a user's engine must never adopt or reap them.
-func (e *Engine) listOwned(ctx context.Context) ([]docker.Container, error) {
-	list, err := e.docker.List(ctx, e.cfg.scope(), true)
-	if err != nil {
-		return nil, err
-	}
-	if _, testing := e.cfg.labels[sandbox.LabelTest]; testing {
-		return list, nil
-	}
-	return slices.DeleteFunc(list, func(c docker.Container) bool { return c.Labels[sandbox.LabelTest] != "" }), nil
-}
-
 // Create makes and starts a new sandbox for owner. A missing image is pulled
 // when a registry answers, with progress; otherwise the error names the image.
 // A container that fails to start is removed, never left behind.
@@ -70,6 +49,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		return sandbox.Info{}, err
 	}
 	defer done()
+	if err := e.nameFree(spec.Name); err != nil {
+		return sandbox.Info{}, err
+	}
 	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, spec); err != nil {
 		return sandbox.Info{}, err
 	}
@@ -92,6 +74,21 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		e.pool.NoteUse(spec)
 	}
 	return info, err
+}
+
+// nameFree refuses a name one of the engine's sandboxes has. Names are per
+// engine: Docker's name conflict covers the containers this engine made
+// (their names carry its tag, see containerName), not one it adopted from
+// an older Sandtray, named without it; another engine's never conflict.
+func (e *Engine) nameFree(name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, b := range e.boxes {
+		if b.name == name {
+			return fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", name, sandbox.ErrConflict)
+		}
+	}
+	return nil
 }
 
 // specFor fills a request's gaps from the config and checks it against the limits.

@@ -15,7 +15,9 @@ import (
 // reconnects after errors and does not return until ctx is done.
 func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 	for ctx.Err() == nil {
-		events, errs := e.docker.Events(ctx, e.cfg.scope())
+		// Every managed container's (an adopted one of an older Sandtray
+		// has no identity); onEvent acts only on its own.
+		events, errs := e.docker.Events(ctx, e.cfg.managed())
 		for ev := range events {
 			e.onEvent(ctx, ev.ContainerID, ev.Action)
 		}
@@ -81,7 +83,7 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 
 // resync reconciles the engine's sandboxes with Docker's containers.
 func (e *Engine) resync(ctx context.Context) {
-	list, err := e.listOwned(ctx)
+	list, _, err := e.listOwned(ctx)
 	if err != nil {
 		return
 	}

@@ -78,8 +78,8 @@ func TestPoolNeverHandsOutTwice(t *testing.T) {
 		if te.fromPool(t, info.ID) {
 			pooled++
 			c, _ := te.docker.Inspect(context.Background(), info.ID)
-			if c.Name != containerPrefix+info.Name {
-				t.Errorf("pooled sandbox %s is named %q, want %q", info.Name, c.Name, containerPrefix+info.Name)
+			if want := te.Engine.cfg.containerName(info.Name); c.Name != want {
+				t.Errorf("pooled sandbox %s is named %q, want %q", info.Name, c.Name, want)
 			}
 		}
 	}

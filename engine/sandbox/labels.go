@@ -2,10 +2,17 @@ package sandbox
 
 // Docker labels are immutable, so they carry only what never changes about a
 // sandbox; what changes (persistence, owner, last use) lives in the engine's
-// state dir. The engine never touches a container without LabelManaged.
+// state dir. The engine never touches a container without LabelManaged, nor
+// one of another engine (LabelEngine).
 const (
 	LabelManaged = "io.sandtray.managed" // "true" on every Sandtray container
-	LabelName    = "io.sandtray.name"    // the user-visible unique name
+	// LabelEngine is the identity of the engine that made the container (its
+	// OS user and state dir, see engine/identity.go). An engine adopts, lists,
+	// reaps and removes only containers with its own; a container without one
+	// (made by an older Sandtray) only when its state dir has a state file
+	// for it.
+	LabelEngine  = "io.sandtray.engine"
+	LabelName    = "io.sandtray.name"    // the user-visible name, unique in its engine
 	LabelCreated = "io.sandtray.created" // RFC 3339 creation time
 	LabelImage   = "io.sandtray.image"   // the image reference as the user gave it
 	LabelSpec    = "io.sandtray.spec"    // JSON of the Spec the sandbox was created with
@@ -14,7 +21,7 @@ const (
 	LabelCommittedFrom = "io.sandtray.committed-from"
 	LabelCommittedAt   = "io.sandtray.committed-at"
 	// LabelPool marks a container made for the engine's warm pool; its value
-	// is the engine instance that made it. The label stays when the container
+	// is the pool instance (one engine run) that made it. The label stays when the container
 	// is handed out as a sandbox (labels are immutable): a container is still
 	// in a pool only while its name is the pool's (see engine/pool.go).
 	LabelPool = "io.sandtray.pool"

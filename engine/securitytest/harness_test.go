@@ -392,7 +392,7 @@ func containersOf(t *testing.T, labels map[string]string) int {
 	for _, ctr := range list {
 		// The warm pool's spares are not sandboxes; a spare handed out keeps
 		// its pool label (labels are immutable) but loses the pool's name.
-		if !pool.IsLeftover(ctr) {
+		if !pool.IsLeftover(ctr, labels) {
 			n++
 		}
 	}

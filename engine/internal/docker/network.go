@@ -1,11 +1,15 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -60,45 +64,101 @@ func sandboxNetwork(name string) string {
 func (c *Client) ensureBridge(ctx context.Context) error {
 	bridgeLock.Lock()
 	defer bridgeLock.Unlock()
-	res, err := c.api.NetworkInspect(ctx, BridgeNetwork, client.NetworkInspectOptions{})
-	if err == nil {
-		if res.Network.Options[iccOption] != "false" && res.Network.Labels[sandbox.LabelManaged] == "true" {
-			return iccIgnored() // made by Sandtray: the engine dropped the option
-		}
-		if res.Network.Options[iccOption] != "false" {
-			return fmt.Errorf("Docker network %s lets containers reach each other (%s is not \"false\"); remove it (`docker network rm %s`) and Sandtray makes its own: %w",
-				BridgeNetwork, iccOption, BridgeNetwork, sandbox.ErrConflict)
-		}
-		return nil
-	}
-	if err = wrap("inspect network "+BridgeNetwork, err); !errors.Is(err, sandbox.ErrNotFound) {
+	return c.ensureNetwork(ctx, BridgeNetwork)
+}
+
+// ensureNetwork makes Sandtray's bridge network name when it is missing.
+// bridgeLock keeps one engine from making it twice; another engine on the
+// daemon (another state dir, another user) may make it at the same moment,
+// and Docker before API 1.44 lets two networks share a name, which then
+// fails every container that names it ("ambiguous") for every engine: the
+// twins are resolved (oneNetwork) after each create and whenever found.
+func (c *Client) ensureNetwork(ctx context.Context, name string) error {
+	nets, err := c.networksNamed(ctx, name)
+	if err != nil {
 		return err
 	}
-	_, err = c.api.NetworkCreate(ctx, BridgeNetwork, client.NetworkCreateOptions{
-		Driver:  "bridge",
-		Options: map[string]string{iccOption: "false"},
-		Labels:  map[string]string{sandbox.LabelManaged: "true"},
-	})
-	if err != nil {
-		return wrap("create network "+BridgeNetwork, err)
+	if len(nets) == 0 {
+		_, err = c.api.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+			Driver:  "bridge",
+			Options: map[string]string{iccOption: "false"},
+			Labels:  map[string]string{sandbox.LabelManaged: "true"},
+		})
+		if err != nil {
+			return wrap("create network "+name, err)
+		}
+		if nets, err = c.networksNamed(ctx, name); err != nil {
+			return err
+		}
+		if len(nets) == 1 {
+			return c.checkICC(ctx, name)
+		}
 	}
-	return c.checkICC(ctx)
+	if len(nets) > 1 {
+		if nets, err = c.oneNetwork(ctx, name, nets); err != nil {
+			return err
+		}
+	}
+	n := nets[0]
+	if n.Options[iccOption] != "false" && n.Labels[sandbox.LabelManaged] == "true" {
+		return iccIgnored() // made by Sandtray: the engine dropped the option
+	}
+	if n.Options[iccOption] != "false" {
+		return fmt.Errorf("Docker network %s lets containers reach each other (%s is not \"false\"); remove it (`docker network rm %s`) and Sandtray makes its own: %w",
+			name, iccOption, name, sandbox.ErrConflict)
+	}
+	return nil
+}
+
+// networksNamed lists the networks called exactly name (Docker's filter
+// also matches part of a name).
+func (c *Client) networksNamed(ctx context.Context, name string) ([]network.Summary, error) {
+	res, err := c.api.NetworkList(ctx, client.NetworkListOptions{Filters: make(client.Filters).Add("name", name)})
+	if err != nil {
+		return nil, wrap("list networks named "+name, err)
+	}
+	return slices.DeleteFunc(res.Items, func(n network.Summary) bool { return n.Name != name }), nil
+}
+
+// oneNetwork resolves networks that share Sandtray's name: every engine
+// keeps the oldest and removes the other networks Sandtray made. No
+// container can be on a twin (Docker refuses the ambiguous name even by
+// id), and Docker refuses to remove a network a container is on, so no
+// sandbox loses its network; what cannot be removed is left to the user.
+func (c *Client) oneNetwork(ctx context.Context, name string, nets []network.Summary) ([]network.Summary, error) {
+	slices.SortFunc(nets, func(a, b network.Summary) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	for _, n := range nets[1:] {
+		if n.Labels[sandbox.LabelManaged] == "true" {
+			_, _ = c.api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}) // in use, or gone already: the count below says
+		}
+	}
+	left, err := c.networksNamed(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if len(left) != 1 {
+		return nil, fmt.Errorf("Docker has %d networks named %s, so no container can name it; remove all but one (`docker network ls --filter name=%s`, then `docker network rm ID`): %w",
+			len(left), name, name, sandbox.ErrConflict)
+	}
+	return left, nil
 }
 
 // checkICC makes sure the network just made kept inter-container traffic
 // off. Podman's compatible API (4.x) creates the network but ignores the
 // option with only a warning: sandboxes on it could reach each other, so
 // the network is removed again and bridged sandboxes refused on that engine.
-func (c *Client) checkICC(ctx context.Context) error {
-	res, err := c.api.NetworkInspect(ctx, BridgeNetwork, client.NetworkInspectOptions{})
+func (c *Client) checkICC(ctx context.Context, name string) error {
+	res, err := c.api.NetworkInspect(ctx, name, client.NetworkInspectOptions{})
 	if err != nil {
-		return wrap("inspect network "+BridgeNetwork, err)
+		return wrap("inspect network "+name, err)
 	}
 	if res.Network.Options[iccOption] == "false" {
 		return nil
 	}
-	_, rerr := c.api.NetworkRemove(ctx, BridgeNetwork, client.NetworkRemoveOptions{})
-	return errors.Join(iccIgnored(), wrap("remove network "+BridgeNetwork, rerr))
+	_, rerr := c.api.NetworkRemove(ctx, name, client.NetworkRemoveOptions{})
+	return errors.Join(iccIgnored(), wrap("remove network "+name, rerr))
 }
 
 // iccIgnored is the refusal of a bridged sandbox on an engine that ignores

@@ -10,9 +10,9 @@ import (
 
 // ConfigFrom is the pool's Config for the [pool] section c: its images (the
 // default image when it names none), sorted and without repeats, and up to
-// one fill per CPU at once (at least 2). sandboxPrefix and scope are the
+// one fill per CPU at once (at least 2). sandboxName and scope are the
 // engine's.
-func ConfigFrom(c config.Pool, defaultImage, sandboxPrefix string, scope map[string]string) Config {
+func ConfigFrom(c config.Pool, defaultImage string, sandboxName func(string) string, scope map[string]string) Config {
 	images := c.Images
 	if len(images) == 0 {
 		images = []string{defaultImage}
@@ -20,7 +20,7 @@ func ConfigFrom(c config.Pool, defaultImage, sandboxPrefix string, scope map[str
 	return Config{
 		Size: c.Size, Images: slices.Compact(slices.Sorted(slices.Values(images))), MaxTotal: c.MaxTotal,
 		MemoryMB: c.MemoryMB, Idle: c.Idle.Duration, Parallel: max(2, runtime.NumCPU()),
-		SandboxPrefix: sandboxPrefix, Scope: scope,
+		SandboxName: sandboxName, Scope: scope,
 	}
 }
 

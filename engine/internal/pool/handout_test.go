@@ -13,13 +13,13 @@ import (
 
 func TestConfigFrom(t *testing.T) {
 	c := config.Pool{Size: 2, MaxTotal: 8, MemoryMB: 512, Idle: config.Duration{Duration: time.Minute}}
-	got := ConfigFrom(c, "default:1", "sandtray-", map[string]string{"k": "v"})
+	got := ConfigFrom(c, "default:1", func(n string) string { return "sandtray-" + n + "-e" }, map[string]string{"k": "v"})
 	if !slices.Equal(got.Images, []string{"default:1"}) || got.Size != 2 || got.MaxTotal != 8 || got.MemoryMB != 512 ||
-		got.Idle != time.Minute || got.Parallel < 2 || got.SandboxPrefix != "sandtray-" || got.Scope["k"] != "v" {
+		got.Idle != time.Minute || got.Parallel < 2 || got.SandboxName("x") != "sandtray-x-e" || got.Scope["k"] != "v" {
 		t.Errorf("ConfigFrom = %+v", got)
 	}
 	c.Images = []string{"b", "a", "b"}
-	if got := ConfigFrom(c, "default:1", "", nil).Images; !slices.Equal(got, []string{"a", "b"}) {
+	if got := ConfigFrom(c, "default:1", nil, nil).Images; !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("images %v, want a and b once each, without the default", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,17 +62,19 @@ type Host interface {
 // a sandbox was created from within Idle, keeps Size spares, more after a
 // burst (as many as were created within a minute, in the last Idle); all
 // spares together stay within MaxTotal containers and MemoryMB of memory,
-// as measured. Parallel fills run at once. SandboxPrefix starts a
-// handed-out container's name; Scope selects the engine's containers.
+// as measured. Parallel fills run at once. SandboxName is the container
+// name a hand-out renames a spare to, for its sandbox name; Scope selects
+// the engine's containers (its identity among them: another engine's spares
+// are never the pool's).
 type Config struct {
-	Size          int
-	Images        []string
-	MaxTotal      int
-	MemoryMB      int64
-	Idle          time.Duration
-	Parallel      int
-	SandboxPrefix string
-	Scope         map[string]string
+	Size        int
+	Images      []string
+	MaxTotal    int
+	MemoryMB    int64
+	Idle        time.Duration
+	Parallel    int
+	SandboxName func(name string) string
+	Scope       map[string]string
 }
 
 // pooled is one ready container of the pool.
@@ -179,7 +182,15 @@ func (p *Pool) IDs() []string {
 	return ids
 }
 
-// IsLeftover reports whether c is a pooled container never handed out.
-func IsLeftover(c docker.Container) bool {
-	return c.Labels[sandbox.LabelPool] != "" && len(c.Name) >= len(Prefix) && c.Name[:len(Prefix)] == Prefix
+// IsLeftover reports whether c is a pooled container never handed out that
+// carries every label of scope ("" only asks for the key): with an engine's
+// scope, one of that engine's spares, never another engine's, which may be
+// in use.
+func IsLeftover(c docker.Container, scope map[string]string) bool {
+	for k, v := range scope {
+		if got, ok := c.Labels[k]; !ok || (v != "" && got != v) {
+			return false
+		}
+	}
+	return c.Labels[sandbox.LabelPool] != "" && strings.HasPrefix(c.Name, Prefix)
 }

@@ -60,7 +60,7 @@ func (p *Pool) Drain(ctx context.Context) {
 	p.mu.Unlock()
 	if list, err := p.docker.List(ctx, p.scope(), true); err == nil {
 		for _, c := range list {
-			if IsLeftover(c) {
+			if IsLeftover(c, p.scope()) {
 				ids[c.ID] = true
 			}
 		}
@@ -88,8 +88,10 @@ func (p *Pool) RemoveAll(ctx context.Context, ids []string) {
 }
 
 // RemoveAll removes pooled containers in parallel (a forced remove takes
-// ~100 ms), calling forget for each first: also for the leftovers of a
-// crashed engine, found before any pool exists.
+// ~100 ms), calling forget for each first: also for the leftovers a crash
+// of the same engine left, found before any pool exists. ids must be the
+// engine's own (IsLeftover with its scope): another engine's spare may be
+// about to become its sandbox.
 func RemoveAll(ctx context.Context, d interface {
 	Remove(ctx context.Context, id string) error
 }, forget func(id string), log *slog.Logger, ids []string) {

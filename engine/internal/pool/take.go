@@ -60,7 +60,7 @@ func (p *Pool) Take(ctx context.Context, spec sandbox.Spec, named bool) (id, nam
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), renameTimeout)
 		err := p.adjust(rctx, c, spec)
 		if err == nil {
-			err = p.docker.Rename(rctx, c.id, p.cfg.SandboxPrefix+name)
+			err = p.docker.Rename(rctx, c.id, p.cfg.SandboxName(name))
 		}
 		cancel()
 		switch {

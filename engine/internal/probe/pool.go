@@ -23,13 +23,14 @@ func Pool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, error) {
 		return nil, err
 	}
 	defer cli.Close()
+	every := map[string]string{sandbox.LabelManaged: "true"} // every engine's: doctor is none of them
 	list, err := cli.List(ctx, map[string]string{sandbox.LabelManaged: "true", sandbox.LabelPool: ""}, false)
 	if err != nil {
 		return nil, err
 	}
 	ready := map[string]int{}
 	for _, c := range list {
-		if pool.IsLeftover(c) && c.Labels[sandbox.LabelTest] == "" && c.State == "running" {
+		if pool.IsLeftover(c, every) && c.Labels[sandbox.LabelTest] == "" && c.State == "running" {
 			ready[c.Labels[sandbox.LabelImage]]++
 		}
 	}
