@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/app/httptoken"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/internal/loopback"
 )
 
 // httpEndpoint is the optional MCP-over-HTTP listener (`serve --http`,
@@ -25,8 +26,12 @@ type httpEndpoint struct {
 }
 
 // listenHTTP binds cfg.Listen (TLS when configured) and makes sure a token
-// exists. A non-loopback address without TLS is refused by cfg.Check.
-func listenHTTP(cfg engine.HTTPConfig, tokenPath string) (*httpEndpoint, error) {
+// exists. A non-loopback address without TLS is refused by cfg.Check. A
+// loopback one is bound on both loopback families, so no other user can
+// take the half a client's "localhost" may mean (and a port whose other half
+// is taken stops Sandtray, saying so); connections from other users' sockets
+// are refused where the system says whose a socket is (Linux).
+func listenHTTP(cfg engine.HTTPConfig, tokenPath string, log *slog.Logger) (*httpEndpoint, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}
@@ -42,10 +47,14 @@ func listenHTTP(cfg engine.HTTPConfig, tokenPath string) (*httpEndpoint, error) 
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := loopback.Listen(context.Background(), cfg.Listen)
+	if errors.Is(err, loopback.ErrOtherFamilyTaken) {
+		return nil, fmt.Errorf("MCP over HTTP: %w; stop that program or choose another port (http.listen, or serve --http)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}
+	ln = loopback.OwnUser(ln, log, "MCP over HTTP")
 	if tlsCfg != nil {
 		ln = tls.NewListener(ln, tlsCfg)
 	}
