@@ -20,7 +20,8 @@ import (
 // refused or busy address stops Sandtray at once, with a sentence saying why.
 type httpEndpoint struct {
 	cfg    engine.HTTPConfig
-	ln     net.Listener
+	ln     net.Listener // TCP, of this user's processes only (loopback.OwnUser)
+	tls    *tls.Config  // nil: plain HTTP
 	tokens *httptoken.File
 	url    string // the Streamable HTTP URL clients use
 }
@@ -55,16 +56,13 @@ func listenHTTP(cfg engine.HTTPConfig, tokenPath string, log *slog.Logger) (*htt
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}
 	ln = loopback.OwnUser(ln, log, "MCP over HTTP")
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return &httpEndpoint{cfg: cfg, ln: ln, tokens: tokens, url: cfg.Origin(port) + mcpserver.PathStreamable}, nil
+	return &httpEndpoint{cfg: cfg, ln: ln, tls: tlsCfg, tokens: tokens, url: cfg.Origin(port) + mcpserver.PathStreamable}, nil
 }
 
 // serve serves srv until ctx is done; see HTTPServer.Serve.
 func (e *httpEndpoint) serve(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
-	h := srv.NewHTTP(mcpserver.HTTPOptions{Token: e.tokens.Current, Listen: e.cfg.Listen})
+	h := srv.NewHTTP(mcpserver.HTTPOptions{Token: e.tokens.Current, Listen: e.cfg.Listen, TLS: e.tls})
 	log.Info("serving MCP over HTTP", "url", e.url, "sse", e.url[:len(e.url)-len(mcpserver.PathStreamable)]+mcpserver.PathSSE,
 		"token_file", e.tokens.Path())
 	return h.Serve(ctx, e.ln)
