@@ -128,8 +128,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		registry: newRegistry(),
 		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
 	}
+	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
-		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
+		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true

@@ -30,7 +30,7 @@ func TestHTTPCheck(t *testing.T) {
 		{"off", "", "", good, Info, "off"},
 		{"on", "127.0.0.1:8765", "", good, OK, "http://127.0.0.1:8765/mcp, bearer token in " + good},
 		{"every interface, TLS", "0.0.0.0:8443", "c.pem", good, OK, "https://127.0.0.1:8443/mcp"},
-		{"port 0", "localhost:0", "", good, OK, "http://localhost:PORT/mcp (a free port"},
+		{"port 0", "localhost:0", "", good, OK, "http://127.0.0.1:PORT/mcp (a free port"},
 		{"no token yet", "127.0.0.1:8765", "", filepath.Join(dir, "none"), OK, "made when the engine starts"},
 		{"token others can read", "127.0.0.1:8765", "", open, Fail, "other users can read it"},
 	}

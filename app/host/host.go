@@ -65,7 +65,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
 	var web *httpEndpoint
 	if cfg.HTTP.Listen != "" {
-		if web, err = listenHTTP(cfg.HTTP, opts.TokenPath); err != nil {
+		if web, err = listenHTTP(cfg.HTTP, opts.TokenPath, log); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/app/httptoken"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/internal/loopback"
 )
 
 // httpEndpoint is the optional MCP-over-HTTP listener (`serve --http`,
@@ -19,14 +20,19 @@ import (
 // refused or busy address stops Sandtray at once, with a sentence saying why.
 type httpEndpoint struct {
 	cfg    engine.HTTPConfig
-	ln     net.Listener
+	ln     net.Listener // TCP, of this user's processes only (loopback.OwnUser)
+	tls    *tls.Config  // nil: plain HTTP
 	tokens *httptoken.File
 	url    string // the Streamable HTTP URL clients use
 }
 
 // listenHTTP binds cfg.Listen (TLS when configured) and makes sure a token
-// exists. A non-loopback address without TLS is refused by cfg.Check.
-func listenHTTP(cfg engine.HTTPConfig, tokenPath string) (*httpEndpoint, error) {
+// exists. A non-loopback address without TLS is refused by cfg.Check. A
+// loopback one is bound on both loopback families, so no other user can
+// take the half a client's "localhost" may mean (and a port whose other half
+// is taken stops Sandtray, saying so); connections from other users' sockets
+// are refused where the system says whose a socket is (Linux).
+func listenHTTP(cfg engine.HTTPConfig, tokenPath string, log *slog.Logger) (*httpEndpoint, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}
@@ -42,20 +48,21 @@ func listenHTTP(cfg engine.HTTPConfig, tokenPath string) (*httpEndpoint, error) 
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := loopback.Listen(context.Background(), cfg.Listen)
+	if errors.Is(err, loopback.ErrOtherFamilyTaken) {
+		return nil, fmt.Errorf("MCP over HTTP: %w; stop that program or choose another port (http.listen, or serve --http)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}
-	if tlsCfg != nil {
-		ln = tls.NewListener(ln, tlsCfg)
-	}
+	ln = loopback.OwnUser(ln, log, "MCP over HTTP")
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return &httpEndpoint{cfg: cfg, ln: ln, tokens: tokens, url: cfg.Origin(port) + mcpserver.PathStreamable}, nil
+	return &httpEndpoint{cfg: cfg, ln: ln, tls: tlsCfg, tokens: tokens, url: cfg.Origin(port) + mcpserver.PathStreamable}, nil
 }
 
 // serve serves srv until ctx is done; see HTTPServer.Serve.
 func (e *httpEndpoint) serve(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
-	h := srv.NewHTTP(mcpserver.HTTPOptions{Token: e.tokens.Current, Listen: e.cfg.Listen})
+	h := srv.NewHTTP(mcpserver.HTTPOptions{Token: e.tokens.Current, Listen: e.cfg.Listen, TLS: e.tls})
 	log.Info("serving MCP over HTTP", "url", e.url, "sse", e.url[:len(e.url)-len(mcpserver.PathStreamable)]+mcpserver.PathSSE,
 		"token_file", e.tokens.Path())
 	return h.Serve(ctx, e.ln)

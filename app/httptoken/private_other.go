@@ -8,4 +8,6 @@ import "io/fs"
 // read a file (Windows: the config directory's ACL does).
 func checkPrivate(string, fs.FileInfo) error { return nil }
 
-func stampOf(info fs.FileInfo) stamp { return stamp{size: info.Size(), mtime: info.ModTime()} }
+func stampOf(info fs.FileInfo) stamp {
+	return stamp{size: info.Size(), mtime: info.ModTime(), mode: info.Mode(), uid: -1}
+}

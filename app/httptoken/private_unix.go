@@ -23,9 +23,9 @@ func checkPrivate(path string, info fs.FileInfo) error {
 }
 
 func stampOf(info fs.FileInfo) stamp {
-	s := stamp{size: info.Size(), mtime: info.ModTime()}
+	s := stamp{size: info.Size(), mtime: info.ModTime(), mode: info.Mode(), uid: -1}
 	if st, ok := info.Sys().(*syscall.Stat_t); ok {
-		s.ino = uint64(st.Ino)
+		s.ino, s.uid = uint64(st.Ino), int(st.Uid)
 	}
 	return s
 }

@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,11 +43,15 @@ type File struct {
 	loaded bool
 }
 
-// stamp identifies one version of the file without reading it.
+// stamp identifies one version of the file without reading it, and what
+// checkPrivate judged: a chmod or chown changes no content, size or mtime,
+// and a token file turned readable by others must be refused at once.
 type stamp struct {
 	size  int64
 	mtime time.Time
 	ino   uint64
+	mode  fs.FileMode
+	uid   int
 }
 
 // Open returns the token file at path ("" means Path()). It touches nothing.
@@ -83,9 +88,10 @@ func (f *File) Rotate() (string, error) {
 }
 
 // Current returns the token in the file, reading it again only when the file
-// has changed. It refuses a file that others can read or that belongs to
-// someone else: such a token may have leaked, and `sandtray token --rotate`
-// replaces it. A missing file is an error that wraps os.ErrNotExist.
+// has changed (its mode and owner included). It refuses a file that others
+// can read or that belongs to someone else, whenever that happens: such a
+// token may have leaked, and `sandtray token --rotate` replaces it. A
+// missing file is an error that wraps os.ErrNotExist.
 func (f *File) Current() (string, error) {
 	info, err := os.Stat(f.path)
 	if err != nil {

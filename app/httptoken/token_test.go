@@ -105,3 +105,27 @@ func TestCurrentRefusesTokensOthersCanRead(t *testing.T) {
 		t.Errorf("a missing file must be an error")
 	}
 }
+
+// TestCurrentNoticesAChmodWhileRunning (F39): a server that read the token
+// refuses it once the file turns readable by others, though its content,
+// size, mtime and inode are unchanged; made private again, it works again.
+func TestCurrentNoticesAChmodWhileRunning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	server := Open(path)
+	tok, err := server.Ensure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := server.Current(); err == nil || !strings.Contains(err.Error(), "other users can read it") {
+		t.Errorf("after chmod 644: Current() = %q, %v; want a refusal", got, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := server.Current(); err != nil || got != tok {
+		t.Errorf("after chmod 600: Current() = %q, %v; want the token", got, err)
+	}
+}

@@ -3,6 +3,9 @@ package install
 import (
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
+	"strings"
 )
 
 // HTTPTarget is Sandtray's HTTP endpoint, for clients configured to reach it
@@ -43,8 +46,26 @@ func (c client) httpEntry(t HTTPTarget) (object, error) {
 	}
 	headers, _ := json.Marshal(map[string]string{"Authorization": "Bearer " + t.Token})
 	return append(e,
-		member{Key: "url", Value: mustJSON(t.URL)},
+		member{Key: "url", Value: mustJSON(loopbackIP(t.URL))},
 		member{Key: "headers", Value: headers}), nil
+}
+
+// loopbackIP rewrites a plain-HTTP URL on localhost to 127.0.0.1, where
+// Sandtray listens. A client may resolve localhost to ::1 first, and while
+// Sandtray is not running anyone can listen there and collect the bearer
+// token the client sends on every request. (HTTPS keeps its name: the
+// certificate names it, and a squatter cannot show one.)
+func loopbackIP(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || !strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), "localhost") {
+		return raw
+	}
+	host := "127.0.0.1"
+	if p := u.Port(); p != "" {
+		host = net.JoinHostPort(host, p)
+	}
+	u.Host = host
+	return u.String()
 }
 
 // without returns o minus the members named keys.

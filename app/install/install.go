@@ -67,10 +67,24 @@ type Result struct {
 	Backup  string // the backup of the original, when one was written
 	Snippet string // the JSON to merge into Path, for Print or by hand
 	Status  Status
+	// Target is the file written when Path is a symbolic link to another
+	// one (a dotfile manager's); it is set only when that file now holds
+	// the HTTP token, which String then warns of.
+	Target string
 }
 
-// String is the sentence to show the user.
+// String is the sentence to show the user, and the warning when the token
+// went through a symbolic link.
 func (r Result) String() string {
+	if r.Target == "" {
+		return r.sentence()
+	}
+	return r.sentence() + fmt.Sprintf("\nWarning: %s is a symbolic link, so the HTTP bearer token was written into %s, the file it points to. "+
+		"If that file is shared or kept in a repository (dotfiles), the token goes with it: keep it private, or run `sandtray token --rotate` "+
+		"and install again if it has left this machine.", r.Path, r.Target)
+}
+
+func (r Result) sentence() string {
 	switch r.Status {
 	case Printed:
 		return fmt.Sprintf("Add this to %s:\n%s", r.Path, r.Snippet)

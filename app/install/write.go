@@ -20,6 +20,7 @@ type configFile struct {
 	data   []byte      // its content; nil when it does not exist
 	mode   fs.FileMode // its permission bits, or newFileMode
 	exists bool
+	linked bool // the config's own name is a symbolic link (to path)
 }
 
 // apply merges entry into the client's config file and writes it back with a
@@ -66,6 +67,9 @@ func apply(res Result, c client, entry object, stale []string, secret bool) (Res
 	if err := atomicfile.Write(file.path, out, file.mode); err != nil {
 		return res, fmt.Errorf("write %s: %w", file.path, err)
 	}
+	if secret && file.linked {
+		res.Target = file.path
+	}
 	return res, nil
 }
 
@@ -101,5 +105,13 @@ func readConfig(path string) (configFile, error) {
 	if err != nil {
 		return configFile{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	return configFile{path: real, data: data, mode: fi.Mode().Perm(), exists: true}, nil
+	return configFile{path: real, data: data, mode: fi.Mode().Perm(), exists: true, linked: isLink(path)}, nil
+}
+
+// isLink reports whether path's last element is a symbolic link. Links
+// among its folders (a home on /usr/home) do not count: the file there is
+// the one its name says.
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -22,15 +23,19 @@ type HTTP struct {
 func (h HTTP) TLS() bool { return h.TLSCert != "" }
 
 // Origin is the endpoint's scheme, host and port as a client reaches it:
-// the configured host (127.0.0.1 when it names every interface) with port,
-// the one bound (Listen's own when it is not 0).
+// the configured host with port, the one bound (Listen's own when it is not
+// 0). Every interface is reached at 127.0.0.1, and so is localhost over
+// plain HTTP: a client's "localhost" may resolve to ::1 first, and while
+// Sandtray is not running anyone may listen there and read the token the
+// client sends. (Over HTTPS the name stays, as certificates name it, and a
+// squatter cannot show one.)
 func (h HTTP) Origin(port string) string {
 	scheme := "http"
 	if h.TLS() {
 		scheme = "https"
 	}
 	host, _, _ := net.SplitHostPort(h.Listen)
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() || !h.TLS() && strings.EqualFold(host, "localhost") {
 		host = "127.0.0.1"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port)

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -13,6 +14,35 @@ type Ports struct {
 	Forbidden      []int `toml:"forbidden"`       // sandbox ports expose_port refuses
 	MaxPerSandbox  int   `toml:"max_per_sandbox"` // forwards one sandbox may have; 0 turns expose_port off
 	MaxConnections int   `toml:"max_connections"` // connections one forward relays at once
+	// HostRange is "LO-HI", the host ports forwards listen on: host_port
+	// must be in it, and free ports are picked in it. The default, the
+	// dynamic ports (RFC 6335), keeps a model off the ports local software
+	// expects to find free (OAuth callbacks, dev servers on 3000 or 8080).
+	HostRange string `toml:"host_range"`
+}
+
+// defaultHostRange is ports.host_range with no config file.
+const defaultHostRange = "49152-65535"
+
+// HostPorts returns ports.host_range as numbers. The config was validated
+// when it loaded; an unparsable range here reads as the default.
+func (p Ports) HostPorts() (lo, hi int) {
+	lo, hi, err := parseHostRange(p.HostRange)
+	if err != nil {
+		lo, hi, _ = parseHostRange(defaultHostRange)
+	}
+	return lo, hi
+}
+
+// parseHostRange reads "LO-HI" with 1024 <= LO <= HI <= 65535.
+func parseHostRange(s string) (lo, hi int, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "-")
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil || lo < 1024 || hi > 65535 || lo > hi {
+		return 0, 0, fmt.Errorf("ports.host_range %q must be \"LO-HI\" with 1024 <= LO <= HI <= 65535, e.g. %q: %w", s, defaultHostRange, sandbox.ErrInvalid)
+	}
+	return lo, hi, nil
 }
 
 // GPU says whether and how many GPUs create_sandbox may give a sandbox.
@@ -23,8 +53,10 @@ type GPU struct {
 }
 
 // defaultPortsConfig and defaultGPUConfig are the settings with no config file.
-func defaultPortsConfig() Ports { return Ports{MaxPerSandbox: 8, MaxConnections: 64} }
-func defaultGPUConfig() GPU     { return GPU{Allow: true} }
+func defaultPortsConfig() Ports {
+	return Ports{MaxPerSandbox: 8, MaxConnections: 64, HostRange: defaultHostRange}
+}
+func defaultGPUConfig() GPU { return GPU{Allow: true} }
 
 // maxForwardConnections bounds ports.max_connections: each connection is a
 // process in the sandbox.
@@ -45,6 +77,9 @@ func (c *Config) validatePortsAndGPU() error {
 		return fmt.Errorf("ports.max_connections must be 1 to %d: %w", maxForwardConnections, sandbox.ErrInvalid)
 	case g.Max < 0:
 		return fmt.Errorf("gpu.max must be 0 (no maximum) or a count of GPUs: %w", sandbox.ErrInvalid)
+	}
+	if _, _, err := parseHostRange(p.HostRange); err != nil {
+		return err
 	}
 	if _, err := ParseGPUs(g.Default); err != nil {
 		return fmt.Errorf("gpu.default %q must be \"\" (none), \"all\" or a count of GPUs: %w", g.Default, sandbox.ErrInvalid)

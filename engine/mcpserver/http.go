@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -43,6 +44,11 @@ type HTTPOptions struct {
 	// TokenCheck is how often the token is re-read while no request comes,
 	// so that a rotation ends idle streams too; 0 means every 2 s.
 	TokenCheck time.Duration
+	// TLS, when set, serves HTTPS: Serve wraps the listener in it, above
+	// the connection limit.
+	TLS *tls.Config
+	// MaxConns bounds the connections open at once; 0 means DefaultMaxConns.
+	MaxConns int
 }
 
 // HTTPServer serves the MCP server over Streamable HTTP at /mcp and the
@@ -65,6 +71,9 @@ func (s *Server) NewHTTP(opts HTTPOptions) *HTTPServer {
 	}
 	if opts.TokenCheck <= 0 {
 		opts.TokenCheck = 2 * time.Second
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
 	}
 	h := &HTTPServer{srv: s, opts: opts, ids: newSessionIDs(), stateless: newStatelessSessions(s.sessions)}
 	h.streamable = server.NewStreamableHTTPServer(s.mcp,
@@ -95,12 +104,17 @@ func (h *HTTPServer) requestContext(ctx context.Context, _ *http.Request) contex
 	return withStateless(withTaskSlot(ctx), h.stateless)
 }
 
-// Serve serves HTTP on ln (already wrapped in TLS when it should be). It
-// does not return until ctx is done or ln fails; then every HTTP session
-// ends (their ephemeral sandboxes follow the grace period) and in-flight
-// requests get a few seconds to finish.
+// Serve serves HTTP on ln, a TCP listener (HTTPS with HTTPOptions.TLS),
+// with at most HTTPOptions.MaxConns connections open at once. It does not
+// return until ctx is done or ln fails; then every HTTP session ends (their
+// ephemeral sandboxes follow the grace period) and in-flight requests get a
+// few seconds to finish.
 func (h *HTTPServer) Serve(ctx context.Context, ln net.Listener) error {
 	h.guard = newGuard(h, ln.Addr())
+	ln = limitConns(ln, h.opts.MaxConns, h.srv.log)
+	if h.opts.TLS != nil {
+		ln = tls.NewListener(ln, h.opts.TLS)
+	}
 	hs := &http.Server{
 		Handler:           h.guard,
 		ReadHeaderTimeout: 10 * time.Second,

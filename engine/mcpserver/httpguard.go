@@ -34,20 +34,23 @@ const maxDrainBytes = 1 << 30
 // before auth), the Origin (403 unless absent or loopback: the DNS-rebinding
 // defence the MCP spec asks for), the Host (403 unless it names the bound
 // address or localhost), the path, the request size and the requests in
-// flight per session. Only then does mcp-go see the request.
+// flight per client and in all (httpbudget.go). Only then does mcp-go see
+// the request.
 type guard struct {
 	h     *HTTPServer
 	port  string
 	hosts map[string]bool // lower-case names the Host header may carry
 
+	budget *httpBudget // POSTs in flight per client and in all
+
 	mu        sync.Mutex
-	lastToken string         // the token requests were last checked against; guarded by mu
-	lastErr   string         // the last token error logged, so it is logged once; guarded by mu
-	inFlight  map[string]int // POSTs running per session key; guarded by mu
+	lastToken string // the token requests were last checked against; guarded by mu
+	lastErr   string // the last token error logged, so it is logged once; guarded by mu
 }
 
 func newGuard(h *HTTPServer, addr net.Addr) *guard {
-	g := &guard{h: h, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}, inFlight: make(map[string]int)}
+	g := &guard{h: h, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
+		budget: newHTTPBudget(maxInFlight, maxHTTPInFlight)}
 	host, port, _ := net.SplitHostPort(addr.String())
 	g.port = port
 	g.hosts[strings.ToLower(host)] = true
@@ -91,16 +94,17 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.h.mux(w, r)
 		return
 	}
-	key := r.Header.Get("Mcp-Session-Id") + "|" + r.URL.Query().Get("sessionId")
-	if !g.acquire(key) {
-		writeJSONRPC(w, http.StatusTooManyRequests, errorReply(nil, mcp.INVALID_REQUEST,
-			"too many requests in flight on this session; wait for some to finish"))
+	// The body is read first: a stateless client is named only in it.
+	body, ok := g.readBody(w, r)
+	if !ok {
 		return
 	}
-	defer g.release(key)
-	if !g.readBody(w, r) {
+	key := budgetKey(r, body)
+	if ok, all := g.budget.take(key); !ok {
+		tooManyInFlight(w, all)
 		return
 	}
+	defer g.budget.give(key)
 	g.h.mux(w, r)
 }
 
@@ -183,44 +187,26 @@ func (g *guard) knownHost(hostport string) bool {
 	return g.hosts[strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))]
 }
 
-func (g *guard) acquire(key string) bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.inFlight[key] >= maxInFlight {
-		return false
-	}
-	g.inFlight[key]++
-	return true
-}
-
-func (g *guard) release(key string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.inFlight[key]--; g.inFlight[key] <= 0 {
-		delete(g.inFlight, key)
-	}
-}
-
-// readBody reads a POST's body under the size limit and puts it back for
-// mcp-go. An oversized one is answered here, as the socket answers an
-// oversized line: a tool call gets a tool error naming the limit, another
-// request a JSON-RPC error, and the session stays usable.
-func (g *guard) readBody(w http.ResponseWriter, r *http.Request) bool {
+// readBody reads a POST's body under the size limit, puts it back for
+// mcp-go and returns it. An oversized one is answered here, as the socket
+// answers an oversized line: a tool call gets a tool error naming the limit,
+// another request a JSON-RPC error, and the session stays usable.
+func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	limit := g.h.srv.opts.MaxRequestBytes + envelopeSlack
 	if r.ContentLength > maxDrainBytes {
 		w.Header().Set("Connection", "close")
 		writeJSONRPC(w, http.StatusRequestEntityTooLarge, errorReply(nil, mcp.INVALID_REQUEST, "request body too large"))
-		return false
+		return nil, false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
 	if err != nil {
 		writeJSONRPC(w, http.StatusBadRequest, errorReply(nil, mcp.PARSE_ERROR, "could not read the request body"))
-		return false
+		return nil, false
 	}
 	if len(body) <= limit {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		return true
+		return body, true
 	}
 	sniff := &envelopeSniffer{}
 	sniff.feed(body)
@@ -235,13 +221,13 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) bool {
 		// Legacy SSE answers on the session's stream, not on the POST.
 		if err := g.h.sse.SendEventToSession(r.URL.Query().Get("sessionId"), reply); err != nil {
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			return false
+			return nil, false
 		}
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		writeJSONRPC(w, http.StatusOK, reply)
 	}
-	return false
+	return nil, false
 }
 
 // sniffWriter feeds what is copied to it to an envelopeSniffer.

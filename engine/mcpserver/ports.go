@@ -45,7 +45,8 @@ func exposePort(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		sandboxArg(),
 		mcp.WithInteger("port", mcp.Required(), mcp.Min(1), mcp.Max(65535), mcp.Description("The TCP port the server listens on inside the sandbox, e.g. 8000.")),
 		mcp.WithInteger("host_port", mcp.Min(1024), mcp.Max(65535),
-			mcp.Description("The port on the host's 127.0.0.1 to use. Default: a free port is chosen. Give one only when the user asked for it.")),
+			mcp.Description("The port on the host's 127.0.0.1 to use. Default: a free port is chosen. Give one only when the user asked for it; "+
+				"it must be in the range the user's config allows (ports.host_range, 49152-65535 unless changed), and a refusal names the range.")),
 		mcp.WithOutputSchema[portForwarded](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {

@@ -132,8 +132,8 @@ func TestExposePortServesAnOfflineSandbox(t *testing.T) {
 }
 
 // TestExposePortPolicy: forbidden ports and the per-sandbox limit are
-// refused with a sentence, host ports below 1024 too, and a forward listens
-// on the host's loopback only.
+// refused with a sentence, host ports below 1024 or outside ports.host_range
+// too, and a forward listens on the host's loopback only.
 func TestExposePortPolicy(t *testing.T) {
 	e := newEnv(t, func(cfg *engine.Config) {
 		cfg.Ports.Forbidden = []int{22}
@@ -144,7 +144,13 @@ func TestExposePortPolicy(t *testing.T) {
 
 	c.refused(t, "expose_port", map[string]any{"sandbox_id": id, "port": 22}, "forbids", "ports.forbidden")
 	c.refused(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8000, "host_port": 80}, "1024")
+	// A port local software expects free (an OAuth callback, a dev server)
+	// is outside ports.host_range (F39).
+	c.refused(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8000, "host_port": 8080}, "ports.host_range", "49152")
 	first := c.ok(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8000})
+	if hp := int(first.num("host_port")); hp < 49152 {
+		t.Errorf("a free host port was picked at %d, outside ports.host_range (49152-65535)", hp)
+	}
 	c.refused(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8003, "host_port": int(first.num("host_port"))}, "in use")
 	c.ok(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8001})
 	c.refused(t, "expose_port", map[string]any{"sandbox_id": id, "port": 8002}, "ports.max_per_sandbox = 2")

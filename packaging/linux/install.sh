@@ -23,6 +23,10 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+case "$prefix" in
+*'
+'*) echo "install.sh: the prefix has a line break; choose another folder" >&2; exit 2 ;;
+esac
 bin="$prefix/bin"
 apps="$prefix/share/applications"
 icons="$prefix/share/icons/hicolor/256x256/apps"
@@ -50,8 +54,17 @@ for f in sandtray sandtray-mcp; do
 done
 cp "$here/sandtray.png" "$icons/sandtray.png"
 # The menu entry names the binary by its absolute path: ~/.local/bin is not
-# in every desktop session's PATH.
-sed "s|^Exec=.*|Exec=\"$bin/sandtray\"|" "$here/sandtray.desktop" > "$apps/sandtray.desktop"
+# in every desktop session's PATH. The path is quoted as the Desktop Entry
+# spec asks (\ " ` $ escaped inside the quotes, then every \ doubled for the
+# string value, and % doubled), and the shell writes the line: in a sed
+# replacement, a prefix's & | or \ would be read as sed's own.
+exec_path=$(printf '%s\n' "$bin/sandtray" | sed -e 's/[\\"`$]/\\&/g' -e 's/\\/\\\\/g' -e 's/%/%%/g')
+while IFS= read -r line || [ -n "$line" ]; do
+	case "$line" in
+	Exec=*) printf 'Exec="%s"\n' "$exec_path" ;;
+	*) printf '%s\n' "$line" ;;
+	esac
+done <"$here/sandtray.desktop" >"$apps/sandtray.desktop"
 chmod 644 "$apps/sandtray.desktop" "$icons/sandtray.png"
 refresh_menus
 

@@ -56,6 +56,9 @@ func parseSSH(raw string) (sshTarget, error) {
 
 // args is ssh's command line. -T: no terminal, the stream is binary.
 // ConnectTimeout: a host that does not answer fails instead of hanging.
+// ssh joins the words after the host with spaces and the remote user's
+// shell splits them again, so the socket path (decoded from the URL: it may
+// hold spaces, quotes or a ';') is quoted for a POSIX shell.
 func (t sshTarget) args() []string {
 	args := []string{"-o", "ConnectTimeout=30", "-T"}
 	if t.user != "" {
@@ -66,9 +69,23 @@ func (t sshTarget) args() []string {
 	}
 	args = append(args, "--", t.host, "docker")
 	if t.socket != "" {
-		args = append(args, "--host", "unix://"+t.socket)
+		args = append(args, "--host", shellQuote("unix://"+t.socket))
 	}
 	return append(args, "system", "dial-stdio")
+}
+
+// shellQuote quotes s as one word for a POSIX shell: in single quotes, where
+// a single quote of s ends the quoted run, is written escaped (\') and a new
+// run begins. A word of only safe characters stays as it is, so common paths
+// read as before.
+func shellQuote(s string) string {
+	safe := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-:+=,@%", r))
+	}) < 0
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func newSSHDialer(raw string) (*sshDialer, error) {

@@ -12,7 +12,6 @@ package portfwd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -42,7 +41,9 @@ type Options struct {
 	Opener   Opener
 	Helper   Helper
 	Port     int // the port inside the sandbox
-	HostPort int // the port on 127.0.0.1; 0 picks a free one
+	HostPort int // the port on 127.0.0.1; 0 picks a free one (in HostRange)
+	// HostRange is where a free host port is picked; zero: anywhere.
+	HostRange HostRange
 	// MaxConns bounds the connections relayed at once (each one is a
 	// process in the sandbox); more are closed at once. 0 means 64.
 	MaxConns int
@@ -63,8 +64,9 @@ type Forward struct {
 }
 
 // Start listens on 127.0.0.1:o.HostPort and relays each connection into the
-// sandbox. ctx bounds only the start: the forward runs until Close. A host
-// port in use fails with an error naming it.
+// sandbox; connections from another user's processes are refused where the
+// system says whose they are (Linux). ctx bounds only the start: the forward
+// runs until Close. A host port in use fails with an error naming it.
 func Start(ctx context.Context, o Options) (*Forward, error) {
 	if o.MaxConns <= 0 {
 		o.MaxConns = 64
@@ -72,10 +74,9 @@ func Start(ctx context.Context, o Options) (*Forward, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.HostPort)))
+	ln, err := listenHost(ctx, o) // hostport.go
 	if err != nil {
-		return nil, fmt.Errorf("listen on 127.0.0.1:%d: %w", o.HostPort, err)
+		return nil, err
 	}
 	// The forward outlives ctx, which bounds only the start: its context
 	// keeps ctx's values but not its end, and ends with Close.

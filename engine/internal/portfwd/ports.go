@@ -17,6 +17,9 @@ type Policy struct {
 	Forbidden     []int // sandbox ports never forwarded
 	MaxPerSandbox int   // forwards one sandbox may have; 0 turns forwarding off
 	MaxConns      int   // connections one forward relays at once
+	// HostRange is where forwards listen on the host (ports.host_range):
+	// a host_port outside it is refused, and free ports are picked in it.
+	HostRange HostRange
 }
 
 // Sandbox is the one a forward goes into: its id (the key in the Set), its
@@ -54,6 +57,9 @@ func (p *Ports) Check(port, hostPort int) error {
 		return fmt.Errorf("port %d is not a TCP port: use 1 to 65535: %w", port, sandbox.ErrInvalid)
 	case hostPort != 0 && (hostPort < 1024 || hostPort > 65535):
 		return fmt.Errorf("host_port %d is not allowed: use 1024 to 65535, or omit it to get a free port: %w", hostPort, sandbox.ErrInvalid)
+	case hostPort != 0 && !p.policy.HostRange.Contains(hostPort):
+		return fmt.Errorf("host_port %d is outside the host ports the user's config allows (ports.host_range = %q); use one from %d to %d, or omit host_port to get a free one: %w",
+			hostPort, p.policy.HostRange.String(), p.policy.HostRange.Lo, p.policy.HostRange.Hi, sandbox.ErrForbidden)
 	case slices.Contains(p.policy.Forbidden, port):
 		return fmt.Errorf("port %d may not be exposed: the user's config forbids it (ports.forbidden): %w", port, sandbox.ErrForbidden)
 	case p.policy.MaxPerSandbox == 0:
@@ -95,7 +101,7 @@ func (p *Ports) tooMany(sb Sandbox) error {
 // the relay program helper (see Probe), and records the forward.
 func (p *Ports) Start(ctx context.Context, sb Sandbox, helper Helper, port, hostPort int) (sandbox.PortForward, error) {
 	f, err := Start(ctx, Options{
-		Opener: sb.Opener, Helper: helper, Port: port, HostPort: hostPort,
+		Opener: sb.Opener, Helper: helper, Port: port, HostPort: hostPort, HostRange: p.policy.HostRange,
 		MaxConns: p.policy.MaxConns, Log: p.log.With("sandbox", sb.Name),
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -116,12 +122,13 @@ func (p *Ports) Start(ctx context.Context, sb Sandbox, helper Helper, port, host
 }
 
 // Restore brings back saved forwards of sb, on their old host ports when
-// free, else on free ones; a forward that cannot come back is logged.
+// free and still in ports.host_range, else on free ones; a forward that
+// cannot come back is logged.
 func (p *Ports) Restore(ctx context.Context, sb Sandbox, saved []sandbox.PortForward) {
 	for _, fw := range saved {
 		helper, err := Probe(ctx, sb.Opener)
 		if err == nil {
-			_, err = p.Start(ctx, sb, helper, fw.Port, fw.HostPort)
+			_, err = p.Start(ctx, sb, helper, fw.Port, p.restorable(fw.HostPort))
 			if errors.Is(err, sandbox.ErrConflict) {
 				_, err = p.Start(ctx, sb, helper, fw.Port, 0)
 			}
@@ -143,4 +150,13 @@ func (p *Ports) Forwards(id string) []sandbox.PortForward {
 
 func forwardOf(e Entry) sandbox.PortForward {
 	return sandbox.PortForward{Port: e.Port, HostPort: e.HostPort, URL: e.URL}
+}
+
+// restorable is the host port a saved forward asks for again: its old one,
+// or 0 (a free one) when the config's range no longer holds it.
+func (p *Ports) restorable(hostPort int) int {
+	if !p.policy.HostRange.Contains(hostPort) {
+		return 0
+	}
+	return hostPort
 }

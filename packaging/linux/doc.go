@@ -1,0 +1,3 @@
+// Package linux holds no code: its test runs install.sh, the Linux
+// installer in this folder, the way a user runs it from the release archive.
+package linux
