@@ -80,7 +80,7 @@ func (l *sandboxList) filterBar() fyne.CanvasObject {
 
 // object is the header row above the list.
 func (l *sandboxList) object() fyne.CanvasObject {
-	header := container.New(columnsLayout{})
+	header := container.New(&columnsLayout{cols: listColumns})
 	for _, c := range listColumns {
 		h := widget.NewLabelWithStyle(c.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		header.Add(h)
@@ -90,7 +90,7 @@ func (l *sandboxList) object() fyne.CanvasObject {
 }
 
 func (l *sandboxList) createRow() fyne.CanvasObject {
-	row := container.New(columnsLayout{})
+	row := container.New(&columnsLayout{cols: listColumns})
 	for range listColumns {
 		cell := widget.NewLabel("")
 		cell.Truncation = fyne.TextTruncateEllipsis
@@ -220,34 +220,34 @@ func (l *sandboxList) showConnect(show bool) {
 	}
 }
 
-// columnsLayout places its objects side by side at listColumns' widths,
+// columnsLayout places its objects side by side at its columns' widths,
 // giving spare width to the growing columns.
-type columnsLayout struct{}
+type columnsLayout struct{ cols []column }
 
-func (columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+func (l *columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
 	var w, h float32
 	for i, o := range objects {
-		w += listColumns[i].width
+		w += l.cols[i].width
 		h = max(h, o.MinSize().Height)
 	}
 	return fyne.NewSize(w+theme.Padding()*float32(len(objects)-1), h)
 }
 
-func (columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+func (l *columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 	pad := theme.Padding()
 	fixed, growing := pad*float32(len(objects)-1), float32(0)
 	for i := range objects {
-		fixed += listColumns[i].width
-		if listColumns[i].grow {
-			growing += listColumns[i].width
+		fixed += l.cols[i].width
+		if l.cols[i].grow {
+			growing += l.cols[i].width
 		}
 	}
 	spare := max(0, size.Width-fixed)
 	x := float32(0)
 	for i, o := range objects {
-		w := listColumns[i].width
-		if listColumns[i].grow && growing > 0 {
-			w += spare * listColumns[i].width / growing
+		w := l.cols[i].width
+		if l.cols[i].grow && growing > 0 {
+			w += spare * l.cols[i].width / growing
 		}
 		o.Move(fyne.NewPos(x, 0))
 		o.Resize(fyne.NewSize(w, size.Height))

@@ -14,7 +14,7 @@ import (
 func (u *UI) mainMenu() *fyne.MainMenu {
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	items := u.desktopItems()
+	items := append([]*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs), fyne.NewMenuItemSeparator()}, u.desktopItems()...)
 	if u.tray.login != nil {
 		items = append(items, u.tray.login.item)
 	}

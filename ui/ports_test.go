@@ -56,7 +56,7 @@ func TestDetailsShowPortsWithOpenAndCopy(t *testing.T) {
 		t.Errorf("Copy put %q on the clipboard, want the URL", got)
 	}
 	button(t, ports, "Open").OnTapped()
-	if got := h.u.detail.message.Text; got != "Opened http://127.0.0.1:41234/ in the default browser." {
+	if got := h.u.detail.message.label.Text; got != "Opened http://127.0.0.1:41234/ in the default browser." {
 		t.Errorf("after Open the message is %q", got)
 	}
 	if !strings.Contains(allText(ports), "8000 → http://127.0.0.1:41234/") {

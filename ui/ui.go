@@ -23,6 +23,7 @@ import (
 
 // Backend is what the UI needs from the engine (consumer-defined; the host adapts *engine.Engine).
 type Backend interface {
+	Jobs // background jobs for the Jobs view (jobs.go)
 	Watch(ctx context.Context) Snapshots
 	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
 	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
@@ -79,6 +80,7 @@ type UI struct {
 	queue      func(func())                              // run on Fyne's goroutine, without waking it (idle.go)
 	parkWait   func(wake <-chan struct{})                // how park sleeps (idle.go)
 	spawn      func(func())                              // run off Fyne's goroutine
+	after      func(d time.Duration, f func())           // run on Fyne's goroutine after d
 	now        func() time.Time                          // for ages
 	pickFolder func(title string, done func(dir string)) // a folder the human picks
 	// pickHostFolder asks for a folder on top of win (the Settings window).
@@ -94,6 +96,7 @@ type UI struct {
 
 	clients       *clientsWindow  // created on first use
 	settings      *settingsWindow // created on first use
+	jobsWin       *jobsWindow     // created on first use
 	shown         bool            // the window is on screen (statsdemand.go)
 	statsAsked    []string        // what ShowStats was last told
 	statsFollowed string          // what FollowStats was last told
@@ -116,6 +119,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 		ctx: context.Background(),
 	}
 	u.do = func(f func()) { u.queue(f); u.nudge() }
+	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	if u.opts.Notify == nil {
 		u.opts.Notify = func(title, body string) { a.SendNotification(fyne.NewNotification(title, body)) }
 	}
@@ -186,6 +190,9 @@ func (u *UI) apply(s sandbox.Snapshot) {
 	u.detail.refresh()
 	u.status.refresh()
 	u.tray.refresh()
+	if u.jobsWin != nil {
+		u.jobsWin.view.refresh()
+	}
 	u.wantStats()
 	for _, n := range fresh {
 		u.opts.Notify(n.Title, n.Body)
