@@ -68,7 +68,7 @@ func (l *loginItem) toggle() {
 		return l.u.opts.Autostart.SetEnabled(want)
 	}, func(err error) {
 		if err != nil {
-			l.u.opts.Notify("Sandtray", "Could not change Start at login: "+err.Error())
+			l.u.notify("Sandtray", "Could not change Start at login: "+err.Error())
 		} else {
 			l.item.Checked = want
 		}

@@ -111,7 +111,7 @@ func (t *trayMenu) stopEphemeral() {
 	}, func(err error) {
 		if err != nil {
 			t.u.status.showMessage("Could not stop every ephemeral sandbox: "+err.Error(), kindError)
-			t.u.opts.Notify("Sandtray", "Could not stop every ephemeral sandbox: "+err.Error())
+			t.u.notify("Sandtray", "Could not stop every ephemeral sandbox: "+err.Error())
 			return
 		}
 		t.u.status.showMessage("Stopped all ephemeral sandboxes.", kindSuccess)

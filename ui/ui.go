@@ -57,6 +57,17 @@ type Options struct {
 	Autostart Autostart // the tray's "Start at login"
 	Terminal  Terminal  // the Terminal button (else it copies the command)
 	Diagnose  Diagnoser // Help → Diagnose (diagnose.go)
+	Images    Images    // the first-run screen that builds the sandbox image (firstrun.go)
+
+	// NoTray says why the desktop shows no tray icon ("" where it does):
+	// the window then says so once (notray.go), and closing it minimises
+	// it instead of hiding it, so it stays reachable.
+	NoTray string
+	// NoNotifications says the desktop has no notification service:
+	// notices go to the status line instead.
+	NoNotifications bool
+	// Iconify minimises a window by its X11 handle (nil where it cannot).
+	Iconify func(x11Window uintptr) bool
 
 	// ParkHidden lets Fyne's event loop sleep while the window is hidden
 	// instead of waking 60 times a second (idle.go). Only for a desktop
@@ -94,15 +105,17 @@ type UI struct {
 	status *statusBar
 	tray   *trayMenu
 
-	clients       *clientsWindow  // created on first use
-	settings      *settingsWindow // created on first use
-	jobsWin       *jobsWindow     // created on first use
-	shown         bool            // the window is on screen (statsdemand.go)
-	statsAsked    []string        // what ShowStats was last told
-	statsFollowed string          // what FollowStats was last told
-	rowHeight     float32         // of the sandbox list, once measured
-	parking       bool            // park is queued or running (idle.go)
-	wake          chan struct{}   // ends a park at once
+	clients       *clientsWindow    // created on first use
+	settings      *settingsWindow   // created on first use
+	jobsWin       *jobsWindow       // created on first use
+	shown         bool              // the window is on screen (statsdemand.go)
+	statsAsked    []string          // what ShowStats was last told
+	statsFollowed string            // what FollowStats was last told
+	rowHeight     float32           // of the sandbox list, once measured
+	parking       bool              // park is queued or running (idle.go)
+	wake          chan struct{}     // ends a park at once
+	noTray        fyne.CanvasObject // the no-tray notice, while shown
+	firstRun      *firstRun         // the sandbox image's build, while it is missing
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
@@ -131,9 +144,20 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	u.status = newStatusBar(u)
 	split := container.NewVSplit(u.list.object(), u.detail.object())
 	split.Offset = 0.38
-	u.win.SetContent(container.NewBorder(u.list.filterBar(), u.status.object(), nil, nil, split))
+	top := u.list.filterBar()
+	if u.opts.Images != nil {
+		u.firstRun = newFirstRun(u)
+		top = container.NewVBox(u.firstRun.box, top)
+	}
+	if banner := u.noTrayBanner(); banner != nil {
+		top = container.NewVBox(banner, top)
+	}
+	u.win.SetContent(container.NewBorder(top, u.status.object(), nil, nil, split))
 	u.win.Resize(fyne.NewSize(1180, 760))
 	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
+	if u.opts.NoTray != "" {
+		u.win.SetCloseIntercept(u.closeWithoutTray) // no tray to come back from
+	}
 	u.tray = newTrayMenu(u)
 	u.win.SetMainMenu(u.mainMenu())
 	u.addHelpMenu()
@@ -150,6 +174,9 @@ func (u *UI) Run(ctx context.Context) {
 	u.mu.Lock()
 	u.ctx = ctx
 	u.mu.Unlock()
+	if u.firstRun != nil {
+		u.do(u.firstRun.check)
+	}
 	snaps := u.b.Watch(ctx)
 	for {
 		s, err := snaps.Next(ctx)
@@ -195,7 +222,7 @@ func (u *UI) apply(s sandbox.Snapshot) {
 	}
 	u.wantStats()
 	for _, n := range fresh {
-		u.opts.Notify(n.Title, n.Body)
+		u.notify(n.Title, n.Body)
 	}
 }
 

@@ -47,10 +47,16 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	defer cancel()
 	var keepEphemeral atomic.Bool
 	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
+	noTray, notifications := desktopServices()
+	if noTray != "" {
+		c.log.Warn("no tray icon: the window stays reachable by minimising instead of hiding", "why", noTray)
+	}
 	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
 		cancel()
-	}, ParkHidden: parkHidden}, cmpOr(opts.ConfigPath, ConfigPath())))
+	}, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
+		Images: uiImages{c.eng}},
+		cmpOr(opts.ConfigPath, ConfigPath())))
 
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	var wg sync.WaitGroup
