@@ -138,9 +138,10 @@ func (d *detailPane) selectedInfo() (sandbox.Info, bool) {
 	return d.u.m.current()
 }
 
-// infoFields are the rows of the Details tab, in order.
-var infoFields = []string{"Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
-	"Network", "Ports", "GPUs", "Security", "Limits", "Workdir", "Labels"}
+// infoFields are the rows of the Details tab, in order: the forwards first,
+// where a person looks for a server's URL.
+var infoFields = []string{"Ports", "Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
+	"Network", "GPUs", "Security", "Limits", "Workdir", "Labels"}
 
 // viewRows are the rows of infoFields that portsView fills, not InfoRows.
 var viewRows = []string{"Ports", "GPUs"}
@@ -150,17 +151,19 @@ var viewRows = []string{"Ports", "GPUs"}
 type infoTab struct {
 	u       *UI
 	values  map[string]*widget.Label
+	keys    map[string]*widget.Label
 	copyCmd *widget.Button
 	form    *fyne.Container
 	ports   *portsView // the Ports and GPUs rows (ports.go)
 }
 
 func newInfoTab(u *UI) *infoTab {
-	t := &infoTab{u: u, values: map[string]*widget.Label{}, ports: newPortsView(u)}
+	t := &infoTab{u: u, values: map[string]*widget.Label{}, keys: map[string]*widget.Label{}, ports: newPortsView(u)}
 	t.copyCmd = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), t.copyExec)
 	t.form = container.New(layout.NewFormLayout())
 	for _, name := range infoFields {
 		key := widget.NewLabelWithStyle(name, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		t.keys[name] = key
 		value := widget.NewLabel("")
 		value.Wrapping = fyne.TextWrapWord
 		value.Selectable = true
@@ -194,8 +197,19 @@ func (t *infoTab) refresh(info sandbox.Info) {
 		}
 	}
 	t.ports.refresh(info)
-	if gpus := t.ports.gpuText(info); t.values["GPUs"].Text != gpus {
+	gpus, matter := t.ports.gpuText(info)
+	if t.values["GPUs"].Text != gpus {
 		t.values["GPUs"].SetText(gpus)
+	}
+	if matter != t.keys["GPUs"].Visible() { // the row only where GPUs matter
+		for _, w := range []*widget.Label{t.keys["GPUs"], t.values["GPUs"]} {
+			if matter {
+				w.Show()
+			} else {
+				w.Hide()
+			}
+		}
+		t.form.Refresh()
 	}
 }
 

@@ -98,9 +98,12 @@ func (f *firstRun) build() {
 
 func (f *firstRun) progress(st ImageState) {
 	f.step.SetText(ImageStepText(st))
-	if st.Total > 0 {
-		f.bar.SetValue(float64(st.Done) / float64(st.Total))
+	if st.Total <= 0 { // a step that does not count: no bar left from the last one
+		f.bar.Hide()
+		return
 	}
+	f.bar.Show()
+	f.bar.SetValue(float64(st.Done) / float64(st.Total))
 }
 
 // ImageStepText is the build's current step, with how far it is.

@@ -22,8 +22,8 @@ type column struct {
 }
 
 var listColumns = []column{
-	{"Name", 150, true}, {"Image", 170, true}, {"Status", 80, false}, {"Owner", 200, true},
-	{"Lifetime", 90, false}, {"Age", 70, false}, {"CPU", 64, false}, {"Memory", 150, false},
+	{"Name", 140, true}, {"Image", 160, true}, {"Status", 80, false}, {"Owner", 120, true},
+	{"Lifetime", 90, false}, {"Age", 70, false}, {"CPU", 64, false}, {"Memory", 150, false}, {"Ports", 190, true},
 }
 
 // sandboxList is the filter bar and the live list of sandboxes.
@@ -47,6 +47,7 @@ type sandboxList struct {
 	// it redraws nothing; redraws counts the refreshes that did redraw.
 	drawn   []string
 	redraws int
+	headers []*widget.Button // one per column: a click sorts by it
 }
 
 func newSandboxList(u *UI) *sandboxList {
@@ -81,10 +82,15 @@ func (l *sandboxList) filterBar() fyne.CanvasObject {
 // object is the header row above the list.
 func (l *sandboxList) object() fyne.CanvasObject {
 	header := container.New(&columnsLayout{cols: listColumns})
+	l.headers = nil
 	for _, c := range listColumns {
-		h := widget.NewLabelWithStyle(c.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		h := widget.NewButton(c.title, func() { l.sortBy(c.title) })
+		h.Alignment = widget.ButtonAlignLeading
+		h.Importance = widget.LowImportance
+		l.headers = append(l.headers, h)
 		header.Add(h)
 	}
+	l.markSort()
 	return container.NewBorder(header, nil, nil, nil, container.NewStack(l.list,
 		container.NewVBox(l.empty, container.NewCenter(l.connect))))
 }
@@ -126,8 +132,25 @@ func rowTexts(info sandbox.Info, now time.Time) []string {
 	if info.Status == sandbox.StatusRunning {
 		cpu, mem = FormatPercent(info.Stats.CPUPercent), FormatMemory(info.Stats)
 	}
-	return []string{info.Name, info.Image, StatusText(info.Status), OwnerText(info.Owner),
-		lifetime, FormatAge(now, info.CreatedAt), cpu, mem}
+	return []string{info.Name, info.Image, StatusText(info.Status), OwnerName(info.Owner),
+		lifetime, FormatAge(now, info.CreatedAt), cpu, mem, PortsText(info.Ports)}
+}
+
+// sortBy sorts the list by a column (again: the other way round).
+func (l *sandboxList) sortBy(column string) {
+	l.u.m.sortBy(column)
+	l.markSort()
+	l.refresh()
+}
+
+// markSort puts the arrow on the sort column's header.
+func (l *sandboxList) markSort() {
+	m := l.u.m
+	for i, h := range l.headers {
+		if text := SortMark(listColumns[i].title, m.sortColumn(), m.sortDesc); h.Text != text {
+			h.SetText(text)
+		}
+	}
 }
 
 func statusImportance(s sandbox.Status) widget.Importance {

@@ -127,21 +127,26 @@ func (p *portsView) copyURL(raw string) {
 	p.u.detail.showInfo("Copied “" + raw + "” to the clipboard.")
 }
 
-// gpuText is the GPUs row for info. The first call asks the engine about
-// GPUs off Fyne's goroutine; the row shows the answer at the next refresh.
-func (p *portsView) gpuText(info sandbox.Info) string {
+// gpuText is the GPUs row for info, and whether GPUs matter here: the
+// sandbox holds some, another does, or the Docker host has them (a host
+// without GPUs gets no row, not a paragraph on what to install). The first
+// call asks the engine about GPUs off Fyne's goroutine; the row shows the
+// answer at the next refresh.
+func (p *portsView) gpuText(info sandbox.Info) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	text := GPUText(info.Spec, p.gpu, p.gpuKnown)
-	if holders := GPUHolders(p.u.m.snap.Sandboxes); len(holders) > 0 {
+	holders := GPUHolders(p.u.m.snap.Sandboxes)
+	if len(holders) > 0 {
 		text += "\nHolding GPUs: " + strings.Join(holders, ", ")
 	}
+	matter := len(holders) > 0 || (p.gpuKnown && p.gpu.Available)
 	r, ok := p.u.b.(gpuReporter)
 	if !p.gpuKnown && !p.asking && ok {
 		p.asking = true
 		p.u.spawn(func() { p.askGPU(r) })
 	}
-	return text
+	return text, matter
 }
 
 // askGPU asks the engine once; it ends within gpuAskTimeout.
