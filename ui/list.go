@@ -193,7 +193,7 @@ func (l *sandboxList) refresh() {
 	l.showConnect(len(m.snap.Sandboxes) == 0 && l.noClient && m.snap.Sessions == 0)
 	l.syncing = true
 	defer func() { l.syncing = false }()
-	if _, ok := m.current(); !ok && m.selected != "" {
+	if m.selected != "" && m.indexOf(m.selected) < 0 { // gone, or filtered out: it leaves the detail pane
 		l.u.selectSandbox("")
 	}
 	row := m.indexOf(m.selected)

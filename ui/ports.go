@@ -113,10 +113,11 @@ func (p *portsView) refresh(info sandbox.Info) {
 func (p *portsView) open(raw string) {
 	u, err := url.Parse(raw)
 	if err == nil {
-		err = p.u.app.OpenURL(u)
+		err = p.u.openURL(u)
 	}
-	if err != nil {
-		p.u.detail.showError("Open "+raw, err)
+	if err != nil { // no browser to open it with (no xdg-open): the URL still works, pasted
+		p.u.app.Clipboard().SetContent(raw)
+		p.u.detail.showWarning("Could not open a browser here (" + err.Error() + "); copied “" + raw + "” to the clipboard instead: paste it into your browser.")
 		return
 	}
 	p.u.detail.showInfo("Opened " + raw + " in the default browser.")

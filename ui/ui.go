@@ -11,6 +11,7 @@ package ui
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
 
@@ -93,6 +94,7 @@ type UI struct {
 	spawn      func(func())                              // run off Fyne's goroutine
 	after      func(d time.Duration, f func())           // run on Fyne's goroutine after d
 	now        func() time.Time                          // for ages
+	openURL    func(*url.URL) error                      // the desktop's browser
 	pickFolder func(title string, done func(dir string)) // a folder the human picks
 	// pickHostFolder asks for a folder on top of win (the Settings window).
 	pickHostFolder func(win fyne.Window, done func(dir string))
@@ -132,6 +134,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 		ctx: context.Background(),
 	}
 	u.do = func(f func()) { u.queue(f); u.nudge() }
+	u.openURL = a.OpenURL
 	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	if u.opts.Notify == nil {
 		u.opts.Notify = func(title, body string) { a.SendNotification(fyne.NewNotification(title, body)) }
