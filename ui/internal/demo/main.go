@@ -35,6 +35,7 @@ func main() {
 	tap := flag.String("tap", "", "label of a button to tap after selecting, e.g. Commit…")
 	show := flag.String("window", "", "also open a window: clients, settings, jobs or tray (the tray menu, drawn in a window)")
 	empty := flag.Bool("empty", false, "start with no sandboxes")
+	noTray := flag.Bool("notray", false, "as on a desktop without a tray host: the notice, and close minimises")
 	flag.Parse()
 
 	a := app.NewWithID("io.sandtray.demo")
@@ -55,10 +56,11 @@ func main() {
 		Clients:    clients,
 		Settings:   newDemoSettings(),
 		Autostart:  &demoAutostart{on: true},
+		NoTray:     map[bool]string{true: "no tray (StatusNotifier) host answers on this desktop; on GNOME, the AppIndicator extension adds one"}[*noTray],
 	})
 	go u.Run(ctx)
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(4 * time.Second) // the first snapshots, on a loaded machine
 		fyne.Do(func() { pick(u.Window().Content(), *row, *tab, "") })
 		time.Sleep(500 * time.Millisecond)
 		fyne.Do(func() { pick(u.Window().Content(), -1, *tab, *tap) })
