@@ -50,6 +50,7 @@ type Snapshots interface {
 type Options struct {
 	SocketPath string                   // shown in the status line
 	Quit       func(stopEphemeral bool) // called after the quit confirmation; the host shuts down
+	Restart    func()                   // optional: Settings' Restart now; the host shuts down and starts again
 	Notify     func(title, body string) // optional; default uses fyne.App.SendNotification
 
 	// Optional desktop features; each is hidden when nil.

@@ -45,7 +45,7 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var keepEphemeral atomic.Bool
+	var keepEphemeral, restart atomic.Bool
 	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
 	noTray, notifications := desktopServices()
 	if noTray != "" {
@@ -53,6 +53,10 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	}
 	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
+		cancel()
+	}, Restart: func() {
+		restart.Store(true)
+		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
 		cancel()
 	}, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
 		Images: uiImages{c.eng}},
@@ -82,8 +86,16 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		serveErr = herr
 	}
 	c.stop(ctx, keepEphemeral.Load())
+	if restart.Load() {
+		return ErrRestart
+	}
 	if errors.Is(serveErr, context.Canceled) {
 		return nil
 	}
 	return serveErr
 }
+
+// ErrRestart is RunGUI's return when the person asked to restart
+// (Settings' Restart now): the app has shut down cleanly, and the caller
+// starts it again (Reexec).
+var ErrRestart = errors.New("restart asked for")
