@@ -60,6 +60,8 @@ type Options struct {
 	Terminal  Terminal  // the Terminal button (else it copies the command)
 	Diagnose  Diagnoser // Help → Diagnose (diagnose.go)
 	Images    Images    // the first-run screen that builds the sandbox image (firstrun.go)
+	About     string    // Help → About: the version and commit, e.g. "Sandtray 0.1.0 (commit …)"
+	LogPath   string    // Help → Open log… shows this file's end ("" hides it)
 
 	// NoTray says why the desktop shows no tray icon ("" where it does):
 	// the window then says so once (notray.go), and closing it minimises

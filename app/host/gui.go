@@ -39,6 +39,8 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		return err
 	}
 	defer ln.Close()
+	logPath, closeLog := teeLog(&opts) // Help → Open log… shows it
+	defer closeLog()
 	c, err := start(ctx, opts)
 	if err != nil {
 		return err
@@ -58,7 +60,7 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		restart.Store(true)
 		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
 		cancel()
-	}, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
+	}, About: opts.About, LogPath: logPath, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
 		Images: uiImages{c.eng}},
 		cmpOr(opts.ConfigPath, ConfigPath())))
 
