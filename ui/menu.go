@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/layout"
@@ -58,6 +59,31 @@ func newLoginItem(u *UI) *loginItem {
 		l.item.Checked = on
 	}
 	return l
+}
+
+// autostartPoll is how often the check mark is read again from the
+// autostart entry: `sandtray autostart enable|disable`, or a person
+// deleting the file, shows within this long (Fyne tells nothing when a
+// menu opens, so there is no moment to read it then).
+const autostartPoll = 3 * time.Second
+
+// watch reads the entry now and then every autostartPoll, until ctx is
+// done; a change redraws the menus.
+func (l *loginItem) watch(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	var on bool
+	l.u.background(func(context.Context) (err error) {
+		on, err = l.u.opts.Autostart.Enabled()
+		return err
+	}, func(err error) {
+		if err == nil && on != l.item.Checked {
+			l.item.Checked = on
+			l.u.tray.refreshMenu()
+		}
+		l.u.after(autostartPoll, func() { l.watch(ctx) })
+	})
 }
 
 // toggle turns starting at login on or off, off Fyne's goroutine, and

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -168,5 +169,30 @@ func TestWindowMenuHasTheDesktopItems(t *testing.T) {
 	menu.Items[6].Action() // Quit asks first
 	if h.u.win.Canvas().Overlays().Top() == nil || len(h.quits) != 0 {
 		t.Error("Quit from the window menu did not ask first")
+	}
+}
+
+// TestStartAtLoginFollowsTheFile: the check mark follows the autostart
+// entry when it changes outside the app (`sandtray autostart disable`),
+// read again every autostartPoll while the app runs.
+func TestStartAtLoginFollowsTheFile(t *testing.T) {
+	auto := &fakeAutostart{on: true}
+	h := newHarness(t, func(o *Options) { o.Autostart = auto })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.u.tray.login.watch(ctx)
+	h.flush()
+	if !h.u.tray.login.item.Checked {
+		t.Fatal("the check mark does not show the enabled entry")
+	}
+	auto.on = false // the command line removed it
+	h.fire(autostartPoll)
+	if h.u.tray.login.item.Checked {
+		t.Error("the check mark stayed after the entry went")
+	}
+	cancel()
+	h.fire(autostartPoll)
+	if n := len(h.timers); n != 0 {
+		t.Errorf("%d reads still scheduled after the app stopped", n)
 	}
 }

@@ -183,6 +183,9 @@ func (u *UI) Run(ctx context.Context) {
 	if u.firstRun != nil {
 		u.do(u.firstRun.check)
 	}
+	if u.tray.login != nil {
+		u.do(func() { u.tray.login.watch(ctx) })
+	}
 	snaps := u.b.Watch(ctx)
 	for {
 		s, err := snaps.Next(ctx)
