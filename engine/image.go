@@ -92,8 +92,8 @@ type imageBuilds struct {
 
 type imageBuild struct {
 	done chan struct{}
-	err  error                            // set before done closes
-	at   ImageBuildProgress               // guarded by imageBuilds.mu
+	err  error                             // set before done closes
+	at   ImageBuildProgress                // guarded by imageBuilds.mu
 	subs map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
 }
 

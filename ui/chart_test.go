@@ -3,8 +3,8 @@ package ui
 import (
 	"testing"
 
-	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/test"
 )
 
 // TestChartsHaveAxesWithUnits: the Resources charts label their value axis

@@ -47,7 +47,7 @@ type Env struct {
 	Docker     engine.DockerProbe
 	SocketPath string
 	SocketErr  error
-	TokenPath  string // the HTTP bearer token; "" means httptoken.Path()
+	TokenPath  string          // the HTTP bearer token; "" means httptoken.Path()
 	Clients    install.Options // where the MCP clients' configs are: the zero value is this user's
 }
 

@@ -104,9 +104,9 @@ func serveSuite(t *testing.T, signer *openpgp.Entity, suite string, deb []byte) 
 	io.WriteString(cw, release)
 	cw.Close()
 	f := &fakeMirror{files: map[string][]byte{
-		"dists/" + suite + "/InRelease":                         signed.Bytes(),
+		"dists/" + suite + "/InRelease":                     signed.Bytes(),
 		"dists/" + suite + "/main/binary-amd64/Packages.xz": packages.Bytes(),
-		"pool/h/hello_1.0_amd64.deb":                         deb,
+		"pool/h/hello_1.0_amd64.deb":                        deb,
 	}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
