@@ -55,6 +55,9 @@ type Engine struct {
 
 	jobs *jobs.Table // background jobs; their own lock
 
+	images  imageBuilds // the build of the default image under way (image.go); its own lock
+	jobInfo jobIndex    // what started each job, for the app's Jobs view (joblist.go); its own lock
+
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc

@@ -12,6 +12,7 @@ import (
 // Close (its run derives from the engine's base context). The outcome carries the output so far and where job_status goes on.
 func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution) sandbox.ExecOutcome {
 	j := e.jobs.Add(b.id, x.started, x.out.Combined(), x.cancel)
+	e.noteJob(j.ID(), b, act)
 	x.out.StopProgress()
 	sofar, offset := x.out.Snapshot(e.cfg.Limits.OutputBytes)
 	sofar.Duration = time.Since(x.started)

@@ -149,6 +149,12 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	if ok {
 		return nil
 	}
+	if err := e.autoBuild(ref); !errors.Is(err, errNotBuiltin) {
+		if err != nil {
+			return err
+		}
+		return e.ensureBuiltin(ctx, progress) // Sandtray's own image: built here, not pulled
+	}
 	if err := e.cfg.CheckPull(ref); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -11,6 +12,9 @@ import (
 // config and environment lead to, why, and what it is (see
 // engine/internal/probe).
 type DockerProbe = probe.Report
+
+// DockerTried is an endpoint that did not answer (DockerProbe.Tried).
+type DockerTried = docker.Tried
 
 // ProbeDocker finds Docker as the engine would with cfg and asks it what it
 // is. It never creates anything.

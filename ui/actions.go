@@ -80,7 +80,7 @@ func setEnabled(b *widget.Button, on bool) {
 
 // act runs a backend call for a sandbox and reports how it went.
 func (u *UI) act(what string, work func(ctx context.Context) error, success string) {
-	u.detail.showInfo(what + "…")
+	u.detail.showProgress(what + "…")
 	u.background(work, func(err error) {
 		if err != nil {
 			u.detail.showError(what, err)

@@ -41,7 +41,7 @@ func TestActionsCallTheBackend(t *testing.T) {
 			if diff := cmp.Diff(tt.want, h.b.taken()); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
-			if msg := h.u.detail.message; !msg.Visible() || msg.Importance != widget.SuccessImportance || !contains(msg.Text, tt.says) {
+			if msg := h.u.detail.message.label; !msg.Visible() || msg.Importance != widget.SuccessImportance || !contains(msg.Text, tt.says) {
 				t.Errorf("message %q (importance %d), want one saying %q", msg.Text, msg.Importance, tt.says)
 			}
 		})
@@ -63,7 +63,7 @@ func TestActionErrorIsShownInPlace(t *testing.T) {
 	h.b.err = errBoom
 	test.Tap(h.u.detail.actions.stop)
 	h.flush()
-	msg := h.u.detail.message
+	msg := h.u.detail.message.label
 	if want := "Stop alpha: docker said no"; msg.Text != want || msg.Importance != widget.DangerImportance || !msg.Visible() {
 		t.Errorf("message %q (importance %d, visible %t), want %q as an error", msg.Text, msg.Importance, msg.Visible(), want)
 	}
@@ -145,7 +145,7 @@ func TestFilesTab(t *testing.T) {
 	if diff := cmp.Diff(want, h.b.taken()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if got := h.u.detail.message.Text; got != "Saved 2 files (2.0 KiB) to /home/me/saved/src/main.py." {
+	if got := h.u.detail.message.label.Text; got != "Saved 2 files (2.0 KiB) to /home/me/saved/src/main.py." {
 		t.Errorf("message = %q", got)
 	}
 }

@@ -17,12 +17,13 @@ type detailPane struct {
 	u         *UI
 	title     *widget.Label
 	subtitle  *widget.Label
-	message   *widget.Label
+	message   *statusMessage
 	actions   *actionBar
 	tabs      *container.AppTabs
 	activity  *activityTab
 	resources *resourcesTab
 	files     *filesTab
+	jobs      *jobsView
 	info      *infoTab
 	names     *fyne.Container
 	body      *fyne.Container
@@ -35,27 +36,30 @@ func newDetailPane(u *UI) *detailPane {
 		u:        u,
 		title:    widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		subtitle: widget.NewLabel(""),
-		message:  widget.NewLabel(""),
+		message:  newStatusMessage(u),
 		none:     widget.NewLabel("Select a sandbox to see what ran in it, its resources and its files."),
 	}
 	d.subtitle.Truncation = fyne.TextTruncateEllipsis
-	d.message.Wrapping = fyne.TextWrapWord
-	d.message.Hide()
 	d.none.Alignment = fyne.TextAlignCenter
 	d.actions = newActionBar(u)
 	d.activity = newActivityTab(u)
 	d.resources = newResourcesTab(u)
 	d.files = newFilesTab(u)
+	d.jobs = newJobsView(u, false)
 	d.info = newInfoTab(u)
 	d.tabs = container.NewAppTabs(
 		container.NewTabItem("Activity", d.activity.object()),
 		container.NewTabItem("Resources", d.resources.object()),
 		container.NewTabItem("Files", d.files.object()),
+		container.NewTabItem("Jobs", d.jobs.object()),
 		container.NewTabItem("Details", d.info.object()),
 	)
-	d.tabs.OnSelected = func(*container.TabItem) { d.refresh() }
+	d.tabs.OnSelected = func(*container.TabItem) {
+		d.jobs.setShown(d.jobsShown())
+		d.refresh()
+	}
 	d.names = container.NewBorder(nil, nil, d.title, nil, d.subtitle)
-	header := container.NewVBox(container.NewBorder(nil, nil, nil, d.actions.object(), d.names), d.message)
+	header := container.NewVBox(container.NewBorder(nil, nil, nil, d.actions.object(), d.names), d.message.label)
 	d.body = container.NewBorder(header, nil, nil, nil, d.tabs)
 	d.body.Hide()
 	return d
@@ -70,6 +74,7 @@ func (d *detailPane) selectionChanged() {
 	d.clearMessage()
 	d.activity.reset()
 	d.files.reset()
+	d.jobs.setSandbox(d.u.m.selected)
 	d.refresh()
 }
 
@@ -101,26 +106,31 @@ func (d *detailPane) refresh() {
 		d.info.refresh(info)
 	case "Files":
 		d.files.refresh(info)
+	case "Jobs":
+		d.jobs.refresh()
 	}
 }
 
 // showError tells the person an action failed, in place above the tabs.
 func (d *detailPane) showError(what string, err error) {
-	d.message.Importance = widget.DangerImportance
-	d.message.SetText(what + ": " + err.Error())
-	d.message.Show()
+	d.message.show(what+": "+err.Error(), kindError)
 }
 
 // showInfo tells the person an action succeeded.
-func (d *detailPane) showInfo(text string) {
-	d.message.Importance = widget.SuccessImportance
-	d.message.SetText(text)
-	d.message.Show()
-}
+func (d *detailPane) showInfo(text string) { d.message.show(text, kindSuccess) }
 
-func (d *detailPane) clearMessage() {
-	d.message.SetText("")
-	d.message.Hide()
+// showProgress tells the person an action is under way.
+func (d *detailPane) showProgress(text string) { d.message.show(text, kindInfo) }
+
+// showWarning tells the person an action could not be done as asked, and
+// what was done instead.
+func (d *detailPane) showWarning(text string) { d.message.show(text, kindWarning) }
+
+func (d *detailPane) clearMessage() { d.message.clear() }
+
+// jobsShown says whether the Jobs tab is on screen.
+func (d *detailPane) jobsShown() bool {
+	return d.body.Visible() && d.tabs.Selected() != nil && d.tabs.Selected().Text == "Jobs"
 }
 
 // selectedInfo returns the selected sandbox, for actions.
@@ -128,9 +138,10 @@ func (d *detailPane) selectedInfo() (sandbox.Info, bool) {
 	return d.u.m.current()
 }
 
-// infoFields are the rows of the Details tab, in order.
-var infoFields = []string{"Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
-	"Network", "Ports", "GPUs", "Security", "Limits", "Workdir", "Labels"}
+// infoFields are the rows of the Details tab, in order: the forwards first,
+// where a person looks for a server's URL.
+var infoFields = []string{"Ports", "Image", "ID", "Terminal", "Created", "Last used", "Owner", "Lifetime",
+	"Network", "GPUs", "Security", "Limits", "Workdir", "Labels"}
 
 // viewRows are the rows of infoFields that portsView fills, not InfoRows.
 var viewRows = []string{"Ports", "GPUs"}
@@ -140,17 +151,19 @@ var viewRows = []string{"Ports", "GPUs"}
 type infoTab struct {
 	u       *UI
 	values  map[string]*widget.Label
+	keys    map[string]*widget.Label
 	copyCmd *widget.Button
 	form    *fyne.Container
 	ports   *portsView // the Ports and GPUs rows (ports.go)
 }
 
 func newInfoTab(u *UI) *infoTab {
-	t := &infoTab{u: u, values: map[string]*widget.Label{}, ports: newPortsView(u)}
+	t := &infoTab{u: u, values: map[string]*widget.Label{}, keys: map[string]*widget.Label{}, ports: newPortsView(u)}
 	t.copyCmd = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), t.copyExec)
 	t.form = container.New(layout.NewFormLayout())
 	for _, name := range infoFields {
 		key := widget.NewLabelWithStyle(name, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		t.keys[name] = key
 		value := widget.NewLabel("")
 		value.Wrapping = fyne.TextWrapWord
 		value.Selectable = true
@@ -184,8 +197,19 @@ func (t *infoTab) refresh(info sandbox.Info) {
 		}
 	}
 	t.ports.refresh(info)
-	if gpus := t.ports.gpuText(info); t.values["GPUs"].Text != gpus {
+	gpus, matter := t.ports.gpuText(info)
+	if t.values["GPUs"].Text != gpus {
 		t.values["GPUs"].SetText(gpus)
+	}
+	if matter != t.keys["GPUs"].Visible() { // the row only where GPUs matter
+		for _, w := range []*widget.Label{t.keys["GPUs"], t.values["GPUs"]} {
+			if matter {
+				w.Show()
+			} else {
+				w.Hide()
+			}
+		}
+		t.form.Refresh()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -17,12 +18,9 @@ type Diagnoser interface {
 	Diagnose(ctx context.Context) (report string, ok bool)
 }
 
-// addHelpMenu adds Help → Diagnose to the menu bar when there is a Diagnoser.
+// addHelpMenu adds the Help menu to the menu bar (help.go).
 func (u *UI) addHelpMenu() {
-	if u.opts.Diagnose == nil {
-		return
-	}
-	u.addMenu(fyne.NewMenu("Help", fyne.NewMenuItem("Diagnose…", u.showDiagnosis)))
+	u.addMenu(fyne.NewMenu("Help", u.helpItems()...))
 }
 
 // DiagnosisTitle is the dialog's title for a report: a person sees at once
@@ -44,7 +42,9 @@ func (u *UI) showDiagnosis() {
 	scroll := container.NewScroll(text)
 	scroll.SetMinSize(fyne.NewSize(820, 420))
 	heading := widget.NewLabelWithStyle("Diagnosing…", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	dialog.NewCustom("Diagnosis", "Close", container.NewBorder(heading, nil, nil, nil, scroll), u.win).Show()
+	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { u.app.Clipboard().SetContent(text.Text) })
+	top := container.NewBorder(nil, nil, nil, copyBtn, heading)
+	dialog.NewCustom("Diagnosis", "Close", container.NewBorder(top, nil, nil, nil, scroll), u.win).Show()
 	var report string
 	var ok bool
 	u.background(func(ctx context.Context) error {

@@ -2,6 +2,9 @@ package ui
 
 import (
 	"context"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,14 +53,42 @@ func TestHelpDiagnoseShowsTheDoctorReport(t *testing.T) {
 	if report != d.report {
 		t.Errorf("dialog shows %q, want the report %q", report, d.report)
 	}
+	test.Tap(button(t, dlg, "Copy"))
+	if got := h.u.app.Clipboard().Content(); got != d.report {
+		t.Errorf("Copy put %q on the clipboard; want the report", got)
+	}
 }
 
-func TestNoDiagnoserNoHelpMenu(t *testing.T) {
-	h := newHarness(t)
+// TestHelpHasAboutDocsAndLog: Help has About (the version and commit the
+// host gave), Documentation (the README, copied where no browser opens),
+// and Open log… (the log's end, from a whole line); without a Diagnoser,
+// no Diagnose.
+func TestHelpHasAboutDocsAndLog(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "app.log")
+	if err := os.WriteFile(log, []byte("level=INFO msg=\"sandtray engine ready\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(o *Options) { o.About, o.LogPath = "Sandtray 0.1.0 (commit 0123456789ab)", log })
+	menuItem(t, h.u.win.MainMenu(), "Help", "About Sandtray").Action()
+	if got := allText(h.overlay()); !strings.Contains(got, "Sandtray 0.1.0 (commit 0123456789ab)") || !strings.Contains(got, DocsURL) {
+		t.Errorf("About says %q", got)
+	}
+	var opened string
+	h.u.openURL = func(u *url.URL) error { opened = u.String(); return nil }
+	menuItem(t, h.u.win.MainMenu(), "Help", "Documentation").Action()
+	if opened != DocsURL {
+		t.Errorf("Documentation opened %q", opened)
+	}
+	menuItem(t, h.u.win.MainMenu(), "Help", "Open log…")
 	for _, m := range h.u.win.MainMenu().Items {
-		if m.Label == "Help" {
-			t.Error("a Help menu without a Diagnoser")
+		for _, it := range m.Items {
+			if it.Label == "Diagnose…" {
+				t.Error("Diagnose… without a Diagnoser")
+			}
 		}
+	}
+	if got := LogTail([]byte("one\ntwo\nthree\n"), 9); got != "three\n" {
+		t.Errorf("LogTail = %q; want the last whole line", got)
 	}
 }
 

@@ -132,7 +132,7 @@ func (c *commitDialog) fail(text string) {
 // startExport fetches the Dockerfile that rebuilds the sandbox and shows it.
 func (u *UI) startExport(info sandbox.Info) {
 	var exp sandbox.Export
-	u.detail.showInfo("Writing a Dockerfile for " + info.Name + "…")
+	u.detail.showProgress("Writing a Dockerfile for " + info.Name + "…")
 	u.background(func(ctx context.Context) (err error) {
 		exp, err = u.b.ExportDockerfile(ctx, owner, info.ID, "")
 		return err

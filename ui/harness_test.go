@@ -35,6 +35,8 @@ type fakeBackend struct {
 	err      error // returned by every action
 	progress []float64
 	export   sandbox.Export
+	jobs     []sandbox.JobInfo
+	jobOut   map[string][]string // job id -> output chunks, one per JobStatus call
 }
 
 func newFakeBackend() *fakeBackend {
@@ -132,6 +134,50 @@ func (f *fakeBackend) SaveDockerfile(_ context.Context, ref, dir string) (sandbo
 
 func (f *fakeBackend) SetPaused(p bool) { f.record("SetPaused(%t)", p) }
 
+func (f *fakeBackend) Jobs(sandboxID string) []sandbox.JobInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []sandbox.JobInfo
+	for _, j := range f.jobs {
+		if sandboxID == "" || j.SandboxID == sandboxID {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// JobStatus answers with the job's next output chunk; offsets count bytes.
+func (f *fakeBackend) JobStatus(_ context.Context, id string, since int64) (sandbox.JobStatus, error) {
+	f.record("JobStatus(%s, %d)", id, since)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, j := range f.jobs {
+		if j.ID == id {
+			st := j.JobStatus
+			st.NextOffset = since
+			if chunks := f.jobOut[id]; len(chunks) > 0 {
+				st.Output, f.jobOut[id] = chunks[0], chunks[1:]
+				st.NextOffset += int64(len(st.Output))
+			}
+			return st, f.err
+		}
+	}
+	return sandbox.JobStatus{}, fmt.Errorf("no job %s: %w", id, sandbox.ErrNotFound)
+}
+
+func (f *fakeBackend) JobStop(_ context.Context, id string) (sandbox.JobStatus, error) {
+	f.record("JobStop(%s)", id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, j := range f.jobs {
+		if j.ID == id && f.err == nil {
+			f.jobs[i].Status = sandbox.JobStopped
+			return f.jobs[i].JobStatus, nil
+		}
+	}
+	return sandbox.JobStatus{}, f.err
+}
+
 func (f *fakeBackend) StopEphemeral(context.Context) error {
 	f.record("StopEphemeral()")
 	return f.err
@@ -149,6 +195,13 @@ type harness struct {
 	notices []string
 	quits   []bool
 	folder  string // what the folder picker "chooses"
+	timers  []timer
+}
+
+// timer is work the UI asked to run after a delay; fire runs it.
+type timer struct {
+	d time.Duration
+	f func()
 }
 
 func newHarness(t *testing.T, with ...func(*Options)) *harness {
@@ -165,6 +218,11 @@ func newHarness(t *testing.T, with ...func(*Options)) *harness {
 	}
 	h.u = New(a, h.b, opts)
 	h.u.queue, h.u.spawn = h.enqueue, h.enqueue // u.do queues through u.queue
+	h.u.after = func(d time.Duration, f func()) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.timers = append(h.timers, timer{d, f})
+	}
 	h.u.pickHostFolder = func(_ fyne.Window, done func(string)) { done(h.folder) }
 	h.u.now = func() time.Time { return t0 }
 	h.u.pickFolder = func(_ string, done func(string)) { done(h.folder) }
@@ -191,6 +249,27 @@ func (h *harness) flush() {
 		h.mu.Unlock()
 		f()
 	}
+}
+
+// fire runs the delayed work asked for so far whose delay is at most d, as
+// if that much time had passed, then what it queued.
+func (h *harness) fire(d time.Duration) {
+	h.mu.Lock()
+	var due []func()
+	kept := h.timers[:0]
+	for _, t := range h.timers {
+		if t.d <= d {
+			due = append(due, t.f)
+		} else {
+			kept = append(kept, t)
+		}
+	}
+	h.timers = kept
+	h.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+	h.flush()
 }
 
 // feed shows a snapshot as Run would and lets the work it starts finish.

@@ -22,8 +22,8 @@ type column struct {
 }
 
 var listColumns = []column{
-	{"Name", 150, true}, {"Image", 170, true}, {"Status", 80, false}, {"Owner", 200, true},
-	{"Lifetime", 90, false}, {"Age", 70, false}, {"CPU", 64, false}, {"Memory", 150, false},
+	{"Name", 140, true}, {"Image", 160, true}, {"Status", 80, false}, {"Owner", 120, true},
+	{"Lifetime", 90, false}, {"Age", 70, false}, {"CPU", 64, false}, {"Memory", 150, false}, {"Ports", 190, true},
 }
 
 // sandboxList is the filter bar and the live list of sandboxes.
@@ -47,6 +47,7 @@ type sandboxList struct {
 	// it redraws nothing; redraws counts the refreshes that did redraw.
 	drawn   []string
 	redraws int
+	headers []*widget.Button // one per column: a click sorts by it
 }
 
 func newSandboxList(u *UI) *sandboxList {
@@ -80,17 +81,22 @@ func (l *sandboxList) filterBar() fyne.CanvasObject {
 
 // object is the header row above the list.
 func (l *sandboxList) object() fyne.CanvasObject {
-	header := container.New(columnsLayout{})
+	header := container.New(&columnsLayout{cols: listColumns})
+	l.headers = nil
 	for _, c := range listColumns {
-		h := widget.NewLabelWithStyle(c.title, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+		h := widget.NewButton(c.title, func() { l.sortBy(c.title) })
+		h.Alignment = widget.ButtonAlignLeading
+		h.Importance = widget.LowImportance
+		l.headers = append(l.headers, h)
 		header.Add(h)
 	}
+	l.markSort()
 	return container.NewBorder(header, nil, nil, nil, container.NewStack(l.list,
 		container.NewVBox(l.empty, container.NewCenter(l.connect))))
 }
 
 func (l *sandboxList) createRow() fyne.CanvasObject {
-	row := container.New(columnsLayout{})
+	row := container.New(&columnsLayout{cols: listColumns})
 	for range listColumns {
 		cell := widget.NewLabel("")
 		cell.Truncation = fyne.TextTruncateEllipsis
@@ -126,8 +132,25 @@ func rowTexts(info sandbox.Info, now time.Time) []string {
 	if info.Status == sandbox.StatusRunning {
 		cpu, mem = FormatPercent(info.Stats.CPUPercent), FormatMemory(info.Stats)
 	}
-	return []string{info.Name, info.Image, StatusText(info.Status), OwnerText(info.Owner),
-		lifetime, FormatAge(now, info.CreatedAt), cpu, mem}
+	return []string{info.Name, info.Image, StatusText(info.Status), OwnerName(info.Owner),
+		lifetime, FormatAge(now, info.CreatedAt), cpu, mem, PortsText(info.Ports)}
+}
+
+// sortBy sorts the list by a column (again: the other way round).
+func (l *sandboxList) sortBy(column string) {
+	l.u.m.sortBy(column)
+	l.markSort()
+	l.refresh()
+}
+
+// markSort puts the arrow on the sort column's header.
+func (l *sandboxList) markSort() {
+	m := l.u.m
+	for i, h := range l.headers {
+		if text := SortMark(listColumns[i].title, m.sortColumn(), m.sortDesc); h.Text != text {
+			h.SetText(text)
+		}
+	}
 }
 
 func statusImportance(s sandbox.Status) widget.Importance {
@@ -170,7 +193,7 @@ func (l *sandboxList) refresh() {
 	l.showConnect(len(m.snap.Sandboxes) == 0 && l.noClient && m.snap.Sessions == 0)
 	l.syncing = true
 	defer func() { l.syncing = false }()
-	if _, ok := m.current(); !ok && m.selected != "" {
+	if m.selected != "" && m.indexOf(m.selected) < 0 { // gone, or filtered out: it leaves the detail pane
 		l.u.selectSandbox("")
 	}
 	row := m.indexOf(m.selected)
@@ -220,34 +243,34 @@ func (l *sandboxList) showConnect(show bool) {
 	}
 }
 
-// columnsLayout places its objects side by side at listColumns' widths,
+// columnsLayout places its objects side by side at its columns' widths,
 // giving spare width to the growing columns.
-type columnsLayout struct{}
+type columnsLayout struct{ cols []column }
 
-func (columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+func (l *columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
 	var w, h float32
 	for i, o := range objects {
-		w += listColumns[i].width
+		w += l.cols[i].width
 		h = max(h, o.MinSize().Height)
 	}
 	return fyne.NewSize(w+theme.Padding()*float32(len(objects)-1), h)
 }
 
-func (columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+func (l *columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
 	pad := theme.Padding()
 	fixed, growing := pad*float32(len(objects)-1), float32(0)
 	for i := range objects {
-		fixed += listColumns[i].width
-		if listColumns[i].grow {
-			growing += listColumns[i].width
+		fixed += l.cols[i].width
+		if l.cols[i].grow {
+			growing += l.cols[i].width
 		}
 	}
 	spare := max(0, size.Width-fixed)
 	x := float32(0)
 	for i, o := range objects {
-		w := listColumns[i].width
-		if listColumns[i].grow && growing > 0 {
-			w += spare * listColumns[i].width / growing
+		w := l.cols[i].width
+		if l.cols[i].grow && growing > 0 {
+			w += spare * l.cols[i].width / growing
 		}
 		o.Move(fyne.NewPos(x, 0))
 		o.Resize(fyne.NewSize(w, size.Height))

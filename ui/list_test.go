@@ -90,11 +90,11 @@ func TestRunFollowsSnapshots(t *testing.T) {
 }
 
 func TestRowTexts(t *testing.T) {
-	want := []string{"alpha", "python:3.12-slim", "Running", "claude-ai 0.1.0 · sess-aaaa-00", "Ephemeral", "5m", "12.5%", "96.0 MiB / 512 MiB"}
+	want := []string{"alpha", "python:3.12-slim", "Running", "claude-ai", "Ephemeral", "5m", "12.5%", "96.0 MiB / 512 MiB", "—"}
 	if diff := cmp.Diff(want, rowTexts(alpha, t0)); diff != "" {
 		t.Errorf("running row (-want +got):\n%s", diff)
 	}
-	want = []string{"beta", "python:3.12-slim", "Stopped", "Cursor 1.7 · sess-bbbb-00", "Persistent", "3h 0m", "—", "—"}
+	want = []string{"beta", "python:3.12-slim", "Stopped", "Cursor", "Persistent", "3h 0m", "—", "—", "—"}
 	if diff := cmp.Diff(want, rowTexts(beta, t0)); diff != "" {
 		t.Errorf("stopped row (-want +got):\n%s", diff)
 	}

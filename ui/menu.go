@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/layout"
@@ -14,7 +15,7 @@ import (
 func (u *UI) mainMenu() *fyne.MainMenu {
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	items := u.desktopItems()
+	items := append([]*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs), fyne.NewMenuItemSeparator()}, u.desktopItems()...)
 	if u.tray.login != nil {
 		items = append(items, u.tray.login.item)
 	}
@@ -60,6 +61,31 @@ func newLoginItem(u *UI) *loginItem {
 	return l
 }
 
+// autostartPoll is how often the check mark is read again from the
+// autostart entry: `sandtray autostart enable|disable`, or a person
+// deleting the file, shows within this long (Fyne tells nothing when a
+// menu opens, so there is no moment to read it then).
+const autostartPoll = 3 * time.Second
+
+// watch reads the entry now and then every autostartPoll, until ctx is
+// done; a change redraws the menus.
+func (l *loginItem) watch(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	var on bool
+	l.u.background(func(context.Context) (err error) {
+		on, err = l.u.opts.Autostart.Enabled()
+		return err
+	}, func(err error) {
+		if err == nil && on != l.item.Checked {
+			l.item.Checked = on
+			l.u.tray.refreshMenu()
+		}
+		l.u.after(autostartPoll, func() { l.watch(ctx) })
+	})
+}
+
 // toggle turns starting at login on or off, off Fyne's goroutine, and
 // shows the outcome in the check mark (and a notice when it failed).
 func (l *loginItem) toggle() {
@@ -68,7 +94,7 @@ func (l *loginItem) toggle() {
 		return l.u.opts.Autostart.SetEnabled(want)
 	}, func(err error) {
 		if err != nil {
-			l.u.opts.Notify("Sandtray", "Could not change Start at login: "+err.Error())
+			l.u.notify("Sandtray", "Could not change Start at login: "+err.Error())
 		} else {
 			l.item.Checked = want
 		}

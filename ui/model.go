@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +32,8 @@ type model struct {
 	visible  []sandbox.Info
 	history  map[string][]sample
 	lastSeq  uint64
+	sortCol  string // a list column's title; "" is defaultSort (sort.go)
+	sortDesc bool   // the other way round
 }
 
 func newModel() *model {
@@ -105,13 +107,7 @@ func (m *model) refilter() {
 			m.visible = append(m.visible, info)
 		}
 	}
-	sort.SliceStable(m.visible, func(i, j int) bool {
-		a, b := m.visible[i], m.visible[j]
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.After(b.CreatedAt)
-		}
-		return a.Name < b.Name
-	})
+	slices.SortStableFunc(m.visible, m.compare)
 }
 
 func (m *model) matches(info sandbox.Info) bool {
@@ -121,7 +117,11 @@ func (m *model) matches(info sandbox.Info) bool {
 	if m.query == "" {
 		return true
 	}
-	for _, field := range []string{info.Name, info.Image, info.ID, info.Owner.Client, info.Owner.Session, string(info.Status)} {
+	fields := []string{info.Name, info.Image, info.ID, info.Owner.Client, info.Owner.Session, string(info.Status)}
+	for _, p := range info.Ports {
+		fields = append(fields, p.URL)
+	}
+	for _, field := range fields {
 		if strings.Contains(strings.ToLower(field), m.query) {
 			return true
 		}

@@ -113,10 +113,11 @@ func (p *portsView) refresh(info sandbox.Info) {
 func (p *portsView) open(raw string) {
 	u, err := url.Parse(raw)
 	if err == nil {
-		err = p.u.app.OpenURL(u)
+		err = p.u.openURL(u)
 	}
-	if err != nil {
-		p.u.detail.showError("Open "+raw, err)
+	if err != nil { // no browser to open it with (no xdg-open): the URL still works, pasted
+		p.u.app.Clipboard().SetContent(raw)
+		p.u.detail.showWarning("Could not open a browser here (" + err.Error() + "); copied “" + raw + "” to the clipboard instead: paste it into your browser.")
 		return
 	}
 	p.u.detail.showInfo("Opened " + raw + " in the default browser.")
@@ -127,21 +128,26 @@ func (p *portsView) copyURL(raw string) {
 	p.u.detail.showInfo("Copied “" + raw + "” to the clipboard.")
 }
 
-// gpuText is the GPUs row for info. The first call asks the engine about
-// GPUs off Fyne's goroutine; the row shows the answer at the next refresh.
-func (p *portsView) gpuText(info sandbox.Info) string {
+// gpuText is the GPUs row for info, and whether GPUs matter here: the
+// sandbox holds some, another does, or the Docker host has them (a host
+// without GPUs gets no row, not a paragraph on what to install). The first
+// call asks the engine about GPUs off Fyne's goroutine; the row shows the
+// answer at the next refresh.
+func (p *portsView) gpuText(info sandbox.Info) (string, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	text := GPUText(info.Spec, p.gpu, p.gpuKnown)
-	if holders := GPUHolders(p.u.m.snap.Sandboxes); len(holders) > 0 {
+	holders := GPUHolders(p.u.m.snap.Sandboxes)
+	if len(holders) > 0 {
 		text += "\nHolding GPUs: " + strings.Join(holders, ", ")
 	}
+	matter := len(holders) > 0 || (p.gpuKnown && p.gpu.Available)
 	r, ok := p.u.b.(gpuReporter)
 	if !p.gpuKnown && !p.asking && ok {
 		p.asking = true
 		p.u.spawn(func() { p.askGPU(r) })
 	}
-	return text
+	return text, matter
 }
 
 // askGPU asks the engine once; it ends within gpuAskTimeout.

@@ -2,6 +2,8 @@ package ui
 
 import (
 	"context"
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -56,7 +58,7 @@ func TestDetailsShowPortsWithOpenAndCopy(t *testing.T) {
 		t.Errorf("Copy put %q on the clipboard, want the URL", got)
 	}
 	button(t, ports, "Open").OnTapped()
-	if got := h.u.detail.message.Text; got != "Opened http://127.0.0.1:41234/ in the default browser." {
+	if got := h.u.detail.message.label.Text; got != "Opened http://127.0.0.1:41234/ in the default browser." {
 		t.Errorf("after Open the message is %q", got)
 	}
 	if !strings.Contains(allText(ports), "8000 → http://127.0.0.1:41234/") {
@@ -85,4 +87,31 @@ func allText(o fyne.CanvasObject) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// TestOpenWithoutABrowserCopiesTheURL: where the desktop cannot open a URL
+// (no xdg-open), Open copies it and says so, as a warning, not a success.
+func TestOpenWithoutABrowserCopiesTheURL(t *testing.T) {
+	h := selected(t, alpha)
+	h.u.openURL = func(*url.URL) error { return errors.New(`exec: "xdg-open": executable file not found in $PATH`) }
+	selectTab(h, "Details")
+	h.u.detail.info.ports.open("http://127.0.0.1:41234/")
+	msg := h.u.detail.message.label
+	if msg.Importance != widget.WarningImportance || !strings.Contains(msg.Text, "copied “http://127.0.0.1:41234/” to the clipboard") {
+		t.Errorf("message %q (importance %d)", msg.Text, msg.Importance)
+	}
+	if got := h.u.app.Clipboard().Content(); got != "http://127.0.0.1:41234/" {
+		t.Errorf("clipboard %q", got)
+	}
+}
+
+// TestFilteredOutSandboxLeavesTheDetailPane: a filter that hides the
+// selected sandbox empties the detail pane.
+func TestFilteredOutSandboxLeavesTheDetailPane(t *testing.T) {
+	h := selected(t, alpha)
+	h.u.list.query.SetText("beta")
+	h.flush()
+	if h.u.m.selected != "" || h.u.detail.body.Visible() {
+		t.Errorf("a filtered-out sandbox stays in the detail pane (selected %q)", h.u.m.selected)
+	}
 }

@@ -67,6 +67,9 @@ func (r *resourcesTab) refresh(info sandbox.Info) {
 		now = r.u.now()
 	}
 	samples := r.u.m.samples(info.ID)
+	ago := fmt.Sprintf("%d min ago", int(historyWindow.Minutes()))
+	r.cpu.setAxes(FormatPercent(cpuTop), FormatPercent(cpuTop/2), "0%", ago, "now")
+	r.mem.setAxes(FormatBytes(uint64(memTop)), FormatBytes(uint64(memTop/2)), "0 B", ago, "now")
 	r.cpu.setPoints(chartPoints(samples, now, historyWindow, cpuTop, func(s sample) float64 { return s.cpu }))
 	r.mem.setPoints(chartPoints(samples, now, historyWindow, memTop, func(s sample) float64 { return float64(s.mem) }))
 	setText(r.pids, PidsText(info))

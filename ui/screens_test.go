@@ -78,7 +78,7 @@ func TestCommitDialog(t *testing.T) {
 	if diff := cmp.Diff(want, h.b.taken()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if got := h.u.detail.message.Text; got != "Committed alpha to mine/alpha:v1 (0123456789ab)." {
+	if got := h.u.detail.message.label.Text; got != "Committed alpha to mine/alpha:v1 (0123456789ab)." {
 		t.Errorf("message = %q", got)
 	}
 }
@@ -121,7 +121,7 @@ func TestExportErrorIsShown(t *testing.T) {
 	h.b.err = errBoom
 	test.Tap(h.u.detail.actions.export)
 	h.flush()
-	if got := h.u.detail.message.Text; got != "Export alpha: docker said no" {
+	if got := h.u.detail.message.label.Text; got != "Export alpha: docker said no" {
 		t.Errorf("message = %q", got)
 	}
 	if h.u.win.Canvas().Overlays().Top() != nil {
@@ -169,13 +169,13 @@ func TestTrayMenu(t *testing.T) {
 	if diff := cmp.Diff([]string{"SetPaused(true)", "StopEphemeral()"}, h.b.taken()); diff != "" {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
-	if got := h.u.status.message.Text; got != "Stopped all ephemeral sandboxes." {
+	if got := h.u.status.message.label.Text; got != "Stopped all ephemeral sandboxes." {
 		t.Errorf("status message = %q", got)
 	}
 	h.b.err = errBoom
 	items["Stop all ephemeral sandboxes"].Action()
 	h.flush()
-	if got := h.u.status.message; got.Importance != widget.DangerImportance {
+	if got := h.u.status.message.label; got.Importance != widget.DangerImportance {
 		t.Errorf("failure shown as %q with importance %d", got.Text, got.Importance)
 	}
 	if len(h.notices) != 1 {

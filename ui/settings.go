@@ -28,6 +28,7 @@ type settingsWindow struct {
 	body    *fyne.Container
 	message *widget.Label
 	save    *widget.Button
+	restart *widget.Button // Restart now, once a save changed something (with Options.Restart)
 }
 
 // settingInput reads one setting back from its widget.
@@ -59,8 +60,14 @@ func newSettingsWindow(u *UI) *settingsWindow {
 	where.Wrapping = fyne.TextWrapWord
 	s.save = widget.NewButtonWithIcon("Save", theme.DocumentSaveIcon(), s.doSave)
 	s.save.Importance = widget.HighImportance
+	s.restart = widget.NewButtonWithIcon("Restart now", theme.ViewRefreshIcon(), func() {
+		s.restart.Disable()
+		s.showMessage("Restarting Sandtray…", false)
+		u.opts.Restart()
+	})
+	s.restart.Hide()
 	closeBtn := widget.NewButton("Close", s.win.Hide)
-	bottom := container.NewVBox(s.message, container.NewHBox(layout.NewSpacer(), closeBtn, s.save))
+	bottom := container.NewVBox(s.message, container.NewHBox(layout.NewSpacer(), closeBtn, s.restart, s.save))
 	s.win.SetContent(container.NewBorder(where, bottom, nil, nil, container.NewVScroll(s.body)))
 	s.win.Resize(fyne.NewSize(720, 680))
 	s.win.SetCloseIntercept(s.win.Hide)
@@ -80,13 +87,18 @@ func (s *settingsWindow) load() {
 	}
 	s.save.Enable()
 	s.message.Hide()
+	// One scroll area (the window's): groups are headings over plain
+	// forms, not cards, so nothing inside scrolls on its own.
 	var form *widget.Form
 	group := ""
 	for _, f := range fields {
 		if f.Group != group || form == nil {
 			group = f.Group
 			form = widget.NewForm()
-			s.body.Add(widget.NewCard(group, "", form))
+			heading := widget.NewLabelWithStyle(group, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+			heading.SizeName = theme.SizeNameSubHeadingText
+			s.body.Add(heading)
+			s.body.Add(form)
 		}
 		obj, in := s.input(f)
 		s.inputs[f.Key] = in
@@ -100,9 +112,9 @@ func (s *settingsWindow) load() {
 // appliesText says when a change to f takes effect.
 func appliesText(f SettingField) string {
 	if f.Restart {
-		return "(After a restart.)"
+		return "(The whole app, after a restart.)"
 	}
-	return "(New sandboxes, after a restart.)"
+	return "(Sandboxes created after a restart.)"
 }
 
 // input builds the widget for one setting.
@@ -122,6 +134,9 @@ func (s *settingsWindow) input(f SettingField) (fyne.CanvasObject, settingInput)
 		return s.folders(f)
 	}
 	e := widget.NewEntry()
+	// No scroller of its own: an entry's would take the mouse wheel from
+	// the window's one scroll area whenever the pointer is over it.
+	e.Wrapping, e.Scroll = fyne.TextWrapOff, container.ScrollNone
 	e.SetText(f.Value)
 	e.Validator = entryValidator(f)
 	in := settingInput{value: func() string { return e.Text }}
@@ -233,7 +248,15 @@ func (s *settingsWindow) doSave() {
 			return
 		}
 		s.fields = fields
-		s.showMessage(SettingsSavedText(saved, fields, filepath.Base(s.u.opts.Settings.Path())), false)
+		text := SettingsSavedText(saved, fields, filepath.Base(s.u.opts.Settings.Path()))
+		if len(saved.Changed) > 0 && s.u.opts.Restart != nil {
+			text += " Restart now applies them: Sandtray starts again at once, and sandboxes and assistants' sessions carry on."
+			s.restart.Enable()
+			s.restart.Show()
+		} else if len(saved.Changed) > 0 {
+			text += " Quit Sandtray (Quit Sandtray… in the Sandtray menu) and start it again to apply them."
+		}
+		s.showMessage(text, false)
 	})
 }
 
@@ -255,7 +278,7 @@ func SettingsSavedText(saved SettingsSaved, fields []SettingField, file string) 
 	if saved.Rewritten {
 		msg += " It could not be edited line by line, so it was written whole; your previous file, with its comments, is " + saved.Backup + "."
 	}
-	msg += " Restart Sandtray to apply (Quit from the tray, then start it again)."
+	msg += " They apply when Sandtray restarts."
 	if len(perSandbox) > 0 {
 		msg += " " + strings.Join(perSandbox, ", ") + ": for sandboxes created after the restart; running ones keep theirs."
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
@@ -92,7 +93,7 @@ func TestSettingsSaveChangedValues(t *testing.T) {
 		t.Errorf("saved (-want +got):\n%s", diff)
 	}
 	msg := h.u.settings.message
-	for _, part := range []string{"Saved to config.toml", "Restart Sandtray",
+	for _, part := range []string{"Saved to config.toml", "apply when Sandtray restarts", "Quit Sandtray… in the Sandtray menu",
 		"Memory (MB), Network, Assistants may ask for a network: for sandboxes created after the restart",
 		"Host folders, Warm sandboxes per image: for the whole app"} {
 		if !strings.Contains(msg.Text, part) {
@@ -157,5 +158,45 @@ func TestSettingsSavedTextNothingChanged(t *testing.T) {
 		newFakeSettings().fields, "config.toml")
 	if !strings.Contains(got, "/c/config.toml.bak") || !strings.Contains(got, "written whole") {
 		t.Errorf("a rewrite is not explained: %q", got)
+	}
+}
+
+// TestSettingsOfferRestartNow: with a host that can restart, a save that
+// changed something offers Restart now, which asks the host to restart; the
+// form is one scroll area, with no card or scroll of its own inside; no
+// text points at a tray.
+func TestSettingsOfferRestartNow(t *testing.T) {
+	store := newFakeSettings()
+	restarts := 0
+	h := newHarness(t, func(o *Options) { o.Settings, o.Restart = store, func() { restarts++ } })
+	h.u.showSettings()
+	content := h.u.settings.win.Content()
+	scrolls := 0
+	for _, o := range test.LaidOutObjects(content) {
+		switch o.(type) {
+		case *container.Scroll:
+			if o.Visible() {
+				scrolls++
+			}
+		case *widget.Card:
+			t.Error("a card in the settings form")
+		}
+	}
+	if scrolls != 1 {
+		t.Errorf("%d scroll areas in the Settings window; want one", scrolls)
+	}
+	if h.u.settings.restart.Visible() {
+		t.Error("Restart now shows before anything changed")
+	}
+	entryFor(t, h, "1024").SetText("2048")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	msg := h.u.settings.message.Text
+	if !strings.Contains(msg, "Restart now applies them") || strings.Contains(msg, " tray") {
+		t.Errorf("message %q", msg)
+	}
+	test.Tap(button(t, content, "Restart now"))
+	if restarts != 1 {
+		t.Errorf("Restart now restarted %d times", restarts)
 	}
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -49,7 +50,7 @@ func TestTerminalOpensAShellAsTheSandboxUser(t *testing.T) {
 	if diff := cmp.Diff(want, term.opened); diff != "" {
 		t.Errorf("terminal ran (-want +got):\n%s", diff)
 	}
-	if got := h.u.detail.message.Text; got != "Opened a terminal in delta." {
+	if got := h.u.detail.message.label.Text; got != "Opened a terminal in delta." {
 		t.Errorf("message = %q", got)
 	}
 }
@@ -67,7 +68,7 @@ func TestTerminalFallsBackToCopying(t *testing.T) {
 			if got := h.u.app.Clipboard().Content(); got != cmd {
 				t.Errorf("clipboard = %q, want %q", got, cmd)
 			}
-			msg := h.u.detail.message.Text
+			msg := h.u.detail.message.label.Text
 			if !strings.Contains(msg, "Copied “"+cmd+"”") || (term != nil) != strings.Contains(msg, "set $TERMINAL") {
 				t.Errorf("message = %q", msg)
 			}
@@ -132,7 +133,7 @@ func TestTrayMenuItems(t *testing.T) {
 	for _, it := range h.u.tray.menu.Items {
 		labels = append(labels, it.Label)
 	}
-	want := []string{"No sandboxes running", "", "Open Sandtray", "Stop all ephemeral sandboxes", "Pause new sandboxes", "",
+	want := []string{"No sandboxes running", "", "Open Sandtray", "Background jobs…", "Stop all ephemeral sandboxes", "Pause new sandboxes", "",
 		"Connect assistants…", "Settings…", "Start at login", "", "Quit Sandtray…"}
 	if diff := cmp.Diff(want, labels); diff != "" {
 		t.Errorf("tray menu (-want +got):\n%s", diff)
@@ -157,16 +158,41 @@ func TestWindowMenuHasTheDesktopItems(t *testing.T) {
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
 	}
-	if diff := cmp.Diff([]string{"Connect assistants…", "Settings…", "Start at login", "", "Quit Sandtray…"}, labels); diff != "" {
+	if diff := cmp.Diff([]string{"Background jobs…", "", "Connect assistants…", "Settings…", "Start at login", "", "Quit Sandtray…"}, labels); diff != "" {
 		t.Errorf("Sandtray menu (-want +got):\n%s", diff)
 	}
-	menu.Items[2].Action()
+	menu.Items[4].Action()
 	h.flush()
-	if !auto.on || !menu.Items[2].Checked {
-		t.Errorf("Start at login from the window menu: autostart %v, checked %v", auto.on, menu.Items[2].Checked)
+	if !auto.on || !menu.Items[4].Checked {
+		t.Errorf("Start at login from the window menu: autostart %v, checked %v", auto.on, menu.Items[4].Checked)
 	}
-	menu.Items[4].Action() // Quit asks first
+	menu.Items[6].Action() // Quit asks first
 	if h.u.win.Canvas().Overlays().Top() == nil || len(h.quits) != 0 {
 		t.Error("Quit from the window menu did not ask first")
+	}
+}
+
+// TestStartAtLoginFollowsTheFile: the check mark follows the autostart
+// entry when it changes outside the app (`sandtray autostart disable`),
+// read again every autostartPoll while the app runs.
+func TestStartAtLoginFollowsTheFile(t *testing.T) {
+	auto := &fakeAutostart{on: true}
+	h := newHarness(t, func(o *Options) { o.Autostart = auto })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h.u.tray.login.watch(ctx)
+	h.flush()
+	if !h.u.tray.login.item.Checked {
+		t.Fatal("the check mark does not show the enabled entry")
+	}
+	auto.on = false // the command line removed it
+	h.fire(autostartPoll)
+	if h.u.tray.login.item.Checked {
+		t.Error("the check mark stayed after the entry went")
+	}
+	cancel()
+	h.fire(autostartPoll)
+	if n := len(h.timers); n != 0 {
+		t.Errorf("%d reads still scheduled after the app stopped", n)
 	}
 }

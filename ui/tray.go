@@ -35,11 +35,12 @@ func newTrayMenu(u *UI) *trayMenu {
 	t.count = fyne.NewMenuItem(RunningText(0), nil)
 	t.count.Disabled = true
 	open := fyne.NewMenuItem("Open Sandtray", u.ShowWindow)
+	jobs := fyne.NewMenuItem("Background jobs…", u.showAllJobs)
 	stopAll := fyne.NewMenuItem("Stop all ephemeral sandboxes", t.stopEphemeral)
 	t.pause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	items := []*fyne.MenuItem{t.count, fyne.NewMenuItemSeparator(), open, stopAll, t.pause}
+	items := []*fyne.MenuItem{t.count, fyne.NewMenuItemSeparator(), open, jobs, stopAll, t.pause}
 	if desk := u.desktopItems(); len(desk) > 0 || u.opts.Autostart != nil {
 		items = append(append(items, fyne.NewMenuItemSeparator()), desk...)
 	}
@@ -104,16 +105,16 @@ func (t *trayMenu) togglePause() {
 }
 
 func (t *trayMenu) stopEphemeral() {
-	t.u.status.showMessage("Stopping ephemeral sandboxes…", false)
+	t.u.status.showMessage("Stopping ephemeral sandboxes…", kindInfo)
 	t.u.background(func(ctx context.Context) error {
 		return t.u.b.StopEphemeral(ctx)
 	}, func(err error) {
 		if err != nil {
-			t.u.status.showMessage("Could not stop every ephemeral sandbox: "+err.Error(), true)
-			t.u.opts.Notify("Sandtray", "Could not stop every ephemeral sandbox: "+err.Error())
+			t.u.status.showMessage("Could not stop every ephemeral sandbox: "+err.Error(), kindError)
+			t.u.notify("Sandtray", "Could not stop every ephemeral sandbox: "+err.Error())
 			return
 		}
-		t.u.status.showMessage("Stopped all ephemeral sandboxes.", false)
+		t.u.status.showMessage("Stopped all ephemeral sandboxes.", kindSuccess)
 	})
 }
 
@@ -122,7 +123,7 @@ func (t *trayMenu) stopEphemeral() {
 type statusBar struct {
 	u       *UI
 	docker  *widget.Label
-	message *widget.Label
+	message *statusMessage
 	paused  *widget.Label
 	socket  *widget.Label
 	clients *widget.Label
@@ -134,15 +135,16 @@ func newStatusBar(u *UI) *statusBar {
 	s := &statusBar{
 		u:       u,
 		docker:  widget.NewLabel("Connecting to Docker…"),
-		message: widget.NewLabel(""),
+		message: newStatusMessage(u),
 		paused:  widget.NewLabel("New sandboxes paused"),
 		socket:  widget.NewLabel(SocketText(u.opts.SocketPath)),
 		clients: widget.NewLabel(ClientsText(0)),
 		pool:    widget.NewLabel(""),
 	}
 	s.docker.Truncation = fyne.TextTruncateEllipsis
-	s.message.Truncation = fyne.TextTruncateEllipsis
-	s.message.Hide()
+	s.message.onClear = s.socket.Show
+	s.message.label.Wrapping = fyne.TextWrapOff
+	s.message.label.Truncation = fyne.TextTruncateEllipsis
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
 	s.pool.Hide() // until there is a pool to show
@@ -152,7 +154,7 @@ func newStatusBar(u *UI) *statusBar {
 
 func (s *statusBar) object() fyne.CanvasObject {
 	right := container.NewHBox(s.paused, s.pool, s.clients)
-	left := container.NewGridWithColumns(2, s.docker, container.NewStack(s.socket, s.message))
+	left := container.NewGridWithColumns(2, s.docker, container.NewStack(s.socket, s.message.label))
 	s.row = container.NewBorder(nil, nil, nil, right, left)
 	return container.NewVBox(widget.NewSeparator(), s.row)
 }
@@ -187,13 +189,9 @@ func (s *statusBar) refresh() {
 	s.row.Refresh() // the right-hand side's width changed
 }
 
-// showMessage shows the outcome of a tray action in place of the socket path.
-func (s *statusBar) showMessage(text string, isError bool) {
-	s.message.Importance = widget.MediumImportance
-	if isError {
-		s.message.Importance = widget.DangerImportance
-	}
-	s.message.SetText(text)
-	s.message.Show()
+// showMessage shows the outcome of a tray action in place of the socket
+// path, which comes back when the message is stale.
+func (s *statusBar) showMessage(text string, k messageKind) {
+	s.message.show(text, k)
 	s.socket.Hide()
 }

@@ -11,6 +11,7 @@ package ui
 
 import (
 	"context"
+	"net/url"
 	"sync"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 // Backend is what the UI needs from the engine (consumer-defined; the host adapts *engine.Engine).
 type Backend interface {
+	Jobs // background jobs for the Jobs view (jobs.go)
 	Watch(ctx context.Context) Snapshots
 	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
 	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
@@ -48,6 +50,7 @@ type Snapshots interface {
 type Options struct {
 	SocketPath string                   // shown in the status line
 	Quit       func(stopEphemeral bool) // called after the quit confirmation; the host shuts down
+	Restart    func()                   // optional: Settings' Restart now; the host shuts down and starts again
 	Notify     func(title, body string) // optional; default uses fyne.App.SendNotification
 
 	// Optional desktop features; each is hidden when nil.
@@ -56,6 +59,19 @@ type Options struct {
 	Autostart Autostart // the tray's "Start at login"
 	Terminal  Terminal  // the Terminal button (else it copies the command)
 	Diagnose  Diagnoser // Help → Diagnose (diagnose.go)
+	Images    Images    // the first-run screen that builds the sandbox image (firstrun.go)
+	About     string    // Help → About: the version and commit, e.g. "Sandtray 0.1.0 (commit …)"
+	LogPath   string    // Help → Open log… shows this file's end ("" hides it)
+
+	// NoTray says why the desktop shows no tray icon ("" where it does):
+	// the window then says so once (notray.go), and closing it minimises
+	// it instead of hiding it, so it stays reachable.
+	NoTray string
+	// NoNotifications says the desktop has no notification service:
+	// notices go to the status line instead.
+	NoNotifications bool
+	// Iconify minimises a window by its X11 handle (nil where it cannot).
+	Iconify func(x11Window uintptr) bool
 
 	// ParkHidden lets Fyne's event loop sleep while the window is hidden
 	// instead of waking 60 times a second (idle.go). Only for a desktop
@@ -79,7 +95,9 @@ type UI struct {
 	queue      func(func())                              // run on Fyne's goroutine, without waking it (idle.go)
 	parkWait   func(wake <-chan struct{})                // how park sleeps (idle.go)
 	spawn      func(func())                              // run off Fyne's goroutine
+	after      func(d time.Duration, f func())           // run on Fyne's goroutine after d
 	now        func() time.Time                          // for ages
+	openURL    func(*url.URL) error                      // the desktop's browser
 	pickFolder func(title string, done func(dir string)) // a folder the human picks
 	// pickHostFolder asks for a folder on top of win (the Settings window).
 	pickHostFolder func(win fyne.Window, done func(dir string))
@@ -92,14 +110,17 @@ type UI struct {
 	status *statusBar
 	tray   *trayMenu
 
-	clients       *clientsWindow  // created on first use
-	settings      *settingsWindow // created on first use
-	shown         bool            // the window is on screen (statsdemand.go)
-	statsAsked    []string        // what ShowStats was last told
-	statsFollowed string          // what FollowStats was last told
-	rowHeight     float32         // of the sandbox list, once measured
-	parking       bool            // park is queued or running (idle.go)
-	wake          chan struct{}   // ends a park at once
+	clients       *clientsWindow    // created on first use
+	settings      *settingsWindow   // created on first use
+	jobsWin       *jobsWindow       // created on first use
+	shown         bool              // the window is on screen (statsdemand.go)
+	statsAsked    []string          // what ShowStats was last told
+	statsFollowed string            // what FollowStats was last told
+	rowHeight     float32           // of the sandbox list, once measured
+	parking       bool              // park is queued or running (idle.go)
+	wake          chan struct{}     // ends a park at once
+	noTray        fyne.CanvasObject // the no-tray notice, while shown
+	firstRun      *firstRun         // the sandbox image's build, while it is missing
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
@@ -116,6 +137,8 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 		ctx: context.Background(),
 	}
 	u.do = func(f func()) { u.queue(f); u.nudge() }
+	u.openURL = a.OpenURL
+	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	if u.opts.Notify == nil {
 		u.opts.Notify = func(title, body string) { a.SendNotification(fyne.NewNotification(title, body)) }
 	}
@@ -127,9 +150,20 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	u.status = newStatusBar(u)
 	split := container.NewVSplit(u.list.object(), u.detail.object())
 	split.Offset = 0.38
-	u.win.SetContent(container.NewBorder(u.list.filterBar(), u.status.object(), nil, nil, split))
+	top := u.list.filterBar()
+	if u.opts.Images != nil {
+		u.firstRun = newFirstRun(u)
+		top = container.NewVBox(u.firstRun.box, top)
+	}
+	if banner := u.noTrayBanner(); banner != nil {
+		top = container.NewVBox(banner, top)
+	}
+	u.win.SetContent(container.NewBorder(top, u.status.object(), nil, nil, split))
 	u.win.Resize(fyne.NewSize(1180, 760))
 	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
+	if u.opts.NoTray != "" {
+		u.win.SetCloseIntercept(u.closeWithoutTray) // no tray to come back from
+	}
 	u.tray = newTrayMenu(u)
 	u.win.SetMainMenu(u.mainMenu())
 	u.addHelpMenu()
@@ -146,6 +180,12 @@ func (u *UI) Run(ctx context.Context) {
 	u.mu.Lock()
 	u.ctx = ctx
 	u.mu.Unlock()
+	if u.firstRun != nil {
+		u.do(u.firstRun.check)
+	}
+	if u.tray.login != nil {
+		u.do(func() { u.tray.login.watch(ctx) })
+	}
 	snaps := u.b.Watch(ctx)
 	for {
 		s, err := snaps.Next(ctx)
@@ -186,9 +226,12 @@ func (u *UI) apply(s sandbox.Snapshot) {
 	u.detail.refresh()
 	u.status.refresh()
 	u.tray.refresh()
+	if u.jobsWin != nil {
+		u.jobsWin.view.refresh()
+	}
 	u.wantStats()
 	for _, n := range fresh {
-		u.opts.Notify(n.Title, n.Body)
+		u.notify(n.Title, n.Body)
 	}
 }
 

@@ -23,7 +23,7 @@ func checkGPU(_ context.Context, e *Env) []Line {
 		lines = append(lines, Line{Fail, "gpu", "gpu.default is " + g.Default + " but " + d.GPU.Detail,
 			"install the NVIDIA Container Toolkit on the Docker host, or remove gpu.default from config.toml"})
 	default:
-		lines = append(lines, Line{Info, "gpu", "none (optional: create_sandbox's gpus needs them): " + d.GPU.Detail, ""})
+		lines = append(lines, Line{Info, "gpu", "no GPUs on this Docker host (optional: only create_sandbox's gpus needs them)", ""})
 	}
 	if len(d.GPUHolders) > 0 {
 		lines = append(lines, Line{Info, "gpu", "sandboxes holding GPUs: " + strings.Join(d.GPUHolders, ", "), ""})

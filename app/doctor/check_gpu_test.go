@@ -21,7 +21,7 @@ func TestGPUCheck(t *testing.T) {
 		want    []Level
 		says    string
 	}{
-		{"no GPUs, none asked for", none, true, "", nil, []Level{Info}, "no GPU runtime"},
+		{"no GPUs, none asked for", none, true, "", nil, []Level{Info}, "no GPUs on this Docker host"},
 		{"GPUs", yes, true, "", []string{"train (all)"}, []Level{OK, Info}, "holding GPUs: train (all)"},
 		{"every sandbox gets GPUs the host lacks", none, true, "1", nil, []Level{Fail}, "gpu.default"},
 		{"turned off", yes, false, "", nil, []Level{Info}, "gpu.allow = false"},

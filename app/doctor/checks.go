@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/app/install"
+	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/socket"
 )
 
@@ -41,18 +42,16 @@ func checkConfig(_ context.Context, e *Env) []Line {
 func checkDocker(_ context.Context, e *Env) []Line {
 	d := e.Docker
 	if d.Host == "" {
-		return []Line{{Fail, "docker", fmt.Sprintf("no Docker engine answers: %v", d.Err),
-			"start Docker Desktop, Colima, OrbStack, Rancher Desktop, Podman or the Docker service; if DOCKER_HOST or docker.host is set, point it at a running engine or unset it"}}
+		return []Line{dockerDown(d)}
 	}
-	where := fmt.Sprintf("%s (%s: %s)", d.Host, d.Source, d.Why)
+	where := fmt.Sprintf("%s (%s)", d.Host, d.Source)
 	if d.Err != nil && d.Version == "" {
-		return []Line{{Fail, "docker", fmt.Sprintf("%s answers a ping but not more: %v", where, d.Err),
-			"restart the Docker engine"}}
+		return []Line{{Fail, "docker", where + " answers a ping but not more", "restart the Docker engine"}}
 	}
-	detail := fmt.Sprintf("%s; %s %s, API %s, storage %s, runtimes %s", where, cmpOr(d.Product, "Docker"),
-		d.Version, d.API, cmpOr(d.StorageDriver, "?"), strings.Join(d.Runtimes, ", "))
+	detail := fmt.Sprintf("%s: %s %s, API %s, storage %s", where, cmpOr(d.Product, "Docker"),
+		d.Version, d.API, cmpOr(d.StorageDriver, "?"))
 	if len(d.PassedOver) > 0 {
-		detail += "; passed over: " + strings.Join(d.PassedOver, "; ")
+		detail += fmt.Sprintf("; %d other endpoint(s) did not answer", len(d.PassedOver))
 	}
 	lines := []Line{{OK, "docker", detail, ""}}
 	if d.Remote {
@@ -65,14 +64,31 @@ func checkImage(_ context.Context, e *Env) []Line {
 	d := e.Docker
 	switch {
 	case d.Host == "" || d.Version == "":
-		return []Line{{Info, "image", d.Image + ": not checked, no Docker", ""}}
+		return []Line{{Info, "image", d.Image + ": not checked (no Docker)", ""}}
 	case d.Err != nil:
-		return []Line{{Warn, "image", fmt.Sprintf("%s: cannot tell whether it is present: %v", d.Image, d.Err), "docker image inspect " + d.Image}}
+		return []Line{{Warn, "image", d.Image + ": Docker did not say whether it has it", "`docker image inspect " + d.Image + "` shows why"}}
+	case !d.ImagePresent && d.Image == engine.BuiltinImage:
+		return []Line{{Warn, "image", d.Image + ": not built yet (the first sandbox builds it: a few minutes)", "`sandtray image build` builds it now"}}
 	case !d.ImagePresent:
-		return []Line{{Warn, "image", d.Image + ": not present; the first sandbox pulls it (slow, and fails without a registry)",
-			"docker pull " + d.Image + ", or set default_image in config.toml to an image you have"}}
+		return []Line{{Warn, "image", d.Image + ": not on this Docker, and Sandtray cannot build it", "`docker pull " + d.Image + "`, or set default_image back to " + engine.BuiltinImage}}
 	}
 	return []Line{{OK, "image", d.Image + ": present", ""}}
+}
+
+// dockerDown is the docker line when no engine answers: what was tried, in
+// short, and the one fix for this OS.
+func dockerDown(d engine.DockerProbe) Line {
+	if d.Pinned != "" && len(d.Tried) == 1 {
+		return Line{Fail, "docker", fmt.Sprintf("no Docker engine answers at %s (%s)", d.Tried[0].Host, d.Pinned), unpin(d.Pinned)}
+	}
+	if len(d.Tried) == 0 {
+		return Line{Fail, "docker", "no Docker engine found", startDocker(thisOS, haveDockerCLI())}
+	}
+	hosts := make([]string, len(d.Tried))
+	for i, t := range d.Tried {
+		hosts[i] = t.Host
+	}
+	return Line{Fail, "docker", "no Docker engine answers at " + strings.Join(hosts, ", "), startDocker(thisOS, true)}
 }
 
 func checkGVisor(_ context.Context, e *Env) []Line {
@@ -102,37 +118,27 @@ func checkSocket(ctx context.Context, e *Env) []Line {
 	if in.Exists && in.Owner >= 0 {
 		detail += fmt.Sprintf(": owner uid %d, mode %#o", in.Owner, in.Mode)
 	}
+	level := OK
 	switch {
 	case in.Answers:
-		detail += "; an engine answers"
+		detail += "; Sandtray answers there"
+	case e.Docker.Host == "":
+		level, detail = Info, detail+"; no engine running (it cannot start without Docker)"
 	case in.Exists:
-		detail += "; nothing answers (left by an engine that stopped; the next start replaces it)"
+		level, detail = Info, detail+"; no engine running (a stale socket: the next start replaces it)"
 	default:
-		detail += "; no engine running (sandtray-mcp starts one)"
+		level, detail = Info, detail+"; no engine running (sandtray-mcp starts one when an assistant connects)"
 	}
 	if in.Exists && in.Owner >= 0 && (in.Owner != os.Getuid() || in.Mode&0o077 != 0) {
 		return []Line{{Fail, "socket", detail, "stop whatever made it and remove " + in.Path}}
 	}
-	return []Line{{OK, "socket", detail, ""}}
+	return []Line{{level, "socket", detail, ""}}
 }
 
-func checkClients(context.Context, *Env) []Line {
+func checkClients(_ context.Context, e *Env) []Line {
 	var lines []Line
-	for _, st := range install.Inspect(install.Options{}) {
-		topic := "client"
-		switch {
-		case st.Err != nil:
-			lines = append(lines, Line{Warn, topic, fmt.Sprintf("%s: %v", st.App, st.Err), "sandtray install " + st.Client + " --print, and add the entry by hand"})
-		case st.Connected && !executable(st.Command):
-			lines = append(lines, Line{Fail, topic, fmt.Sprintf("%s (%s): Sandtray's entry runs %s, which does not exist", st.App, st.Path, st.Command),
-				"sandtray install " + st.Client})
-		case st.Connected:
-			lines = append(lines, Line{OK, topic, fmt.Sprintf("%s (%s): Sandtray is in it, %s exists", st.App, st.Path, st.Command), ""})
-		case st.Installed:
-			lines = append(lines, Line{Info, topic, fmt.Sprintf("%s (%s): installed, Sandtray not added (sandtray install %s)", st.App, st.Path, st.Client), ""})
-		default:
-			lines = append(lines, Line{Info, topic, st.App + ": not installed", ""})
-		}
+	for _, st := range install.Inspect(e.Clients) {
+		lines = append(lines, clientLine(st))
 	}
 	return lines
 }
@@ -149,6 +155,9 @@ func checkRoots(_ context.Context, e *Env) []Line {
 		} else {
 			missing = append(missing, p)
 		}
+	}
+	if len(missing) > 0 && slices.Equal(e.Config.Host.AllowedRoots, engine.DefaultConfig().Host.AllowedRoots) {
+		return []Line{{Info, "roots", strings.Join(missing, ", ") + ": made when Sandtray starts", ""}}
 	}
 	if len(missing) > 0 {
 		return []Line{{Warn, "roots", "host folders that do not exist: " + strings.Join(missing, ", "),

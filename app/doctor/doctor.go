@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 )
 
@@ -46,7 +47,8 @@ type Env struct {
 	Docker     engine.DockerProbe
 	SocketPath string
 	SocketErr  error
-	TokenPath  string // the HTTP bearer token; "" means httptoken.Path()
+	TokenPath  string          // the HTTP bearer token; "" means httptoken.Path()
+	Clients    install.Options // where the MCP clients' configs are: the zero value is this user's
 }
 
 // check is one item of the report; it may add several lines (one per client).
@@ -72,7 +74,7 @@ func (r Report) OK() bool {
 }
 
 // String renders the report, one line per finding with its fix, and a last
-// line that sums it up.
+// line that sums it up: the report's only summary.
 func (r Report) String() string {
 	var b strings.Builder
 	for _, l := range r.Lines {
@@ -85,7 +87,17 @@ func (r Report) String() string {
 	if r.OK() {
 		b.WriteString("Sandtray can work on this machine.\n")
 	} else {
-		b.WriteString("Sandtray cannot work until the FAIL lines are fixed.\n")
+		n := 0
+		for _, l := range r.Lines {
+			if l.Level == Fail {
+				n++
+			}
+		}
+		if n == 1 {
+			b.WriteString("Sandtray cannot work until the FAIL line is fixed.\n")
+		} else {
+			fmt.Fprintf(&b, "Sandtray cannot work until the %d FAIL lines are fixed.\n", n)
+		}
 	}
 	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 )
 
@@ -61,7 +62,65 @@ func TestSocketCheckRefusesASharedDirectory(t *testing.T) {
 		t.Errorf("socket in a world-writable directory: %+v, want FAIL naming the mode to set", got)
 	}
 	os.Chmod(dir, 0o700)
-	if got := checkSocket(context.Background(), e)[0]; got.Level != OK || !strings.Contains(got.Detail, "no engine running") {
+	e.Docker.Host = "unix:///var/run/docker.sock"
+	if got := checkSocket(context.Background(), e)[0]; got.Level != Info || !strings.Contains(got.Detail, "sandtray-mcp starts one") {
 		t.Errorf("socket in a private directory, no engine: %+v", got)
 	}
+}
+
+// TestDockerDownSaysOneThingForThisOS: with no engine, the docker line
+// names what was tried in short and gives the one fix for this OS, the
+// engine it was pinned to first.
+func TestDockerDownSaysOneThingForThisOS(t *testing.T) {
+	defer func(os string) { thisOS = os }(thisOS)
+	cases := []struct {
+		goos   string
+		probe  engine.DockerProbe
+		detail string
+		fix    string
+	}{
+		{"linux", engine.DockerProbe{}, "no Docker engine found", "Docker"},
+		{"linux", engine.DockerProbe{Tried: []engine.DockerTried{{Host: "unix:///var/run/docker.sock", Source: "the system socket"}}},
+			"no Docker engine answers at unix:///var/run/docker.sock", "start Docker: `sudo systemctl start docker`"},
+		{"darwin", engine.DockerProbe{Tried: []engine.DockerTried{{Host: "unix:///Users/me/.docker/run/docker.sock"}}},
+			"no Docker engine answers at unix:///Users/me/.docker/run/docker.sock", "start Docker Desktop (or `colima start`)"},
+		{"windows", engine.DockerProbe{}, "no Docker engine found", "start Docker Desktop"},
+		{"linux", engine.DockerProbe{Pinned: "docker.host in config.toml", Tried: []engine.DockerTried{{Host: "tcp://box:2375"}}},
+			"no Docker engine answers at tcp://box:2375 (docker.host in config.toml)", "start the engine it names, or remove docker.host from config.toml"},
+	}
+	for _, c := range cases {
+		thisOS = c.goos
+		got := checkDocker(context.Background(), &Env{Docker: c.probe})
+		if len(got) != 1 || got[0].Level != Fail || got[0].Detail != c.detail || !strings.Contains(got[0].Fix, c.fix) {
+			t.Errorf("%s, %+v: %+v; want %q with a fix saying %q", c.goos, c.probe, got, c.detail, c.fix)
+		}
+		if c.goos == "linux" && strings.Contains(got[0].Fix, "Desktop") {
+			t.Errorf("a Linux fix names a macOS engine: %s", got[0].Fix)
+		}
+	}
+}
+
+// TestClientLinesSayWhatToDo: a client whose app is missing says so; one
+// that is installed but lacks Sandtray says the command that connects it.
+func TestClientLinesSayWhatToDo(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Mkdir(filepath.Join(home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	lines := checkClients(context.Background(), &Env{Clients: installOptions(home)})
+	got := map[string]Line{}
+	for _, l := range lines {
+		name, _, _ := strings.Cut(l.Detail, ":")
+		got[name] = l
+	}
+	if l := got["Claude Code"]; l.Detail != "Claude Code: not connected — run `sandtray install claude-code`" {
+		t.Errorf("installed, not connected: %+v", l)
+	}
+	if l := got["Cursor"]; l.Detail != "Cursor: app not found" || l.Level != Info {
+		t.Errorf("not installed: %+v", l)
+	}
+}
+
+func installOptions(home string) install.Options {
+	return install.Options{Home: home, ShimPath: "/opt/sandtray/sandtray-mcp", GOOS: "linux"}
 }

@@ -39,18 +39,30 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		return err
 	}
 	defer ln.Close()
+	logPath, closeLog := teeLog(&opts) // Help → Open log… shows it
+	defer closeLog()
 	c, err := start(ctx, opts)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var keepEphemeral atomic.Bool
+	var keepEphemeral, restart atomic.Bool
 	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
+	noTray, notifications := desktopServices()
+	if noTray != "" {
+		c.log.Warn("no tray icon: the window stays reachable by minimising instead of hiding", "why", noTray)
+	}
 	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
 		cancel()
-	}, ParkHidden: parkHidden}, cmpOr(opts.ConfigPath, ConfigPath())))
+	}, Restart: func() {
+		restart.Store(true)
+		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
+		cancel()
+	}, About: opts.About, LogPath: logPath, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
+		Images: uiImages{c.eng}},
+		cmpOr(opts.ConfigPath, ConfigPath())))
 
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	var wg sync.WaitGroup
@@ -76,8 +88,16 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		serveErr = herr
 	}
 	c.stop(ctx, keepEphemeral.Load())
+	if restart.Load() {
+		return ErrRestart
+	}
 	if errors.Is(serveErr, context.Canceled) {
 		return nil
 	}
 	return serveErr
 }
+
+// ErrRestart is RunGUI's return when the person asked to restart
+// (Settings' Restart now): the app has shut down cleanly, and the caller
+// starts it again (Reexec).
+var ErrRestart = errors.New("restart asked for")

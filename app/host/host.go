@@ -29,6 +29,7 @@ type Options struct {
 	Stdio      bool   // serve MCP on Stdin/Stdout instead of the socket
 	HTTPListen string // serve MCP over HTTP on this host:port too (overrides http.listen)
 	TokenPath  string // the HTTP token file; "" means httptoken.Path()
+	About      string // the app's version and commit, for Help → About
 	Stdin      io.Reader
 	Stdout     io.Writer
 	Stderr     io.Writer // diagnostics; never protocol bytes

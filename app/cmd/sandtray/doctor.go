@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -15,8 +14,15 @@ func init() {
 		usage: "doctor [--config FILE]            check Docker, the image, gVisor, the socket, MCP clients and config; exit 1 if Sandtray cannot work"})
 }
 
-// errCannotWork is doctor's failure: the report has said why.
-var errCannotWork = errors.New("Sandtray cannot work here yet (see the FAIL lines above)")
+// errCannotWork is doctor's failure: the report's last line has said so,
+// so it prints nothing more (see quietError).
+var errCannotWork error = quietError(1)
+
+// quietError ends the command with its exit status and no message.
+type quietError int
+
+func (quietError) Error() string   { return "" }
+func (q quietError) ExitCode() int { return int(q) }
 
 // runDoctor prints the doctor's report; it fails when Sandtray cannot work.
 func runDoctor(ctx context.Context, args []string, e env) error {

@@ -11,8 +11,9 @@ import (
 )
 
 // TestDoctor runs `sandtray doctor` as a user would: it exits 0 on a machine
-// where Sandtray can work, and 1 naming Docker, with a fix, when DOCKER_HOST
-// points at nothing.
+// where Sandtray can work, and 1 when DOCKER_HOST points at nothing, with
+// one short line naming it and one fix, no line that calls anything else
+// fine that cannot work without Docker, and one summary.
 func TestDoctor(t *testing.T) {
 	image := dockertest.Image(t) // a daemon answers and has the test image
 	env, _ := userEnv(t, image)
@@ -20,7 +21,7 @@ func TestDoctor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("doctor on a working machine: %v\n%s", err, out)
 	}
-	for _, want := range []string{"ok    docker", "API ", "storage ", "ok    image    " + image + ": present", "ok    config", "ok    socket", "Sandtray can work"} {
+	for _, want := range []string{"ok    docker", "API ", "storage ", "ok    image    " + image + ": present", "ok    config", "socket ", "Sandtray can work"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -31,10 +32,23 @@ func TestDoctor(t *testing.T) {
 	if code := exitStatus(err); code != 1 {
 		t.Errorf("doctor with DOCKER_HOST=%s: exit %d, want 1\n%s", dead, code, out)
 	}
-	for _, want := range []string{"FAIL  docker", dead, "DOCKER_HOST", "fix: start Docker", "cannot work"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report with Docker gone lacks %q:\n%s", want, out)
+	want := "FAIL  docker   no Docker engine answers at " + dead + " (DOCKER_HOST) — fix: start the engine it names, or unset DOCKER_HOST\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("report with Docker gone lacks\n%s\nin:\n%s", want, out)
+	}
+	if strings.Contains(out, "ok    socket") {
+		t.Errorf("the socket is ok while no engine can start:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 200 {
+			t.Errorf("a line of %d characters: %s", len(line), line)
 		}
+	}
+	cmd := exec.Command(binary, "doctor")
+	cmd.Env = append(env, "DOCKER_HOST="+dead)
+	all, _ := cmd.CombinedOutput()
+	if n := strings.Count(string(all), "cannot work"); n != 1 || !strings.HasSuffix(string(all), "Sandtray cannot work until the FAIL line is fixed.\n") {
+		t.Errorf("%d summaries; want one, last:\n%s", n, all)
 	}
 }
 
@@ -57,7 +71,7 @@ func TestDoctorFindsBrokenSetups(t *testing.T) {
 	if code := exitStatus(err); code != 1 {
 		t.Errorf("exit %d, want 1\n%s", code, out)
 	}
-	for _, want := range []string{"FAIL  config", "limits.pids", "FAIL  client   Claude Code", "/gone/sandtray-mcp", "fix: sandtray install claude-code"} {
+	for _, want := range []string{"FAIL  config", "limits.pids", "FAIL  client   Claude Code", "/gone/sandtray-mcp", "fix: `sandtray install claude-code`"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

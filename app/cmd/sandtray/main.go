@@ -89,7 +89,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "sandtray:", err)
+		if msg := err.Error(); msg != "" { // a command that has said why prints nothing more
+			fmt.Fprintln(os.Stderr, "sandtray:", msg)
+		}
 		os.Exit(exitCode(err))
 	}
 }

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"fyne.io/fyne/v2/app"
 
@@ -14,7 +16,15 @@ import (
 // need cgo.
 const windowBuilt = true
 
-// runWindow runs the tray app on the main goroutine until the person quits.
+// runWindow runs the tray app on the main goroutine until the person quits,
+// and starts it again when they asked to restart.
 func runWindow(ctx context.Context, opts host.Options) error {
-	return host.RunGUI(ctx, app.NewWithID(appID), opts)
+	var about strings.Builder
+	printVersion(&about)
+	opts.About = strings.TrimSpace(about.String())
+	err := host.RunGUI(ctx, app.NewWithID(appID), opts)
+	if errors.Is(err, host.ErrRestart) {
+		return host.Reexec()
+	}
+	return err
 }

@@ -51,6 +51,7 @@ func connect(ctx context.Context, env discoveryEnv, pinned string) (*Client, err
 // connectFirst connects to the first endpoint of list that answers.
 func connectFirst(ctx context.Context, list []Endpoint) (*Client, error) {
 	var skipped []string
+	var tried []Tried
 	for _, ep := range list {
 		if ep.socket != "" {
 			if _, err := os.Stat(ep.socket); err != nil {
@@ -58,14 +59,18 @@ func connectFirst(ctx context.Context, list []Endpoint) (*Client, error) {
 			}
 		}
 		api, err := ping(ctx, ep)
-		if errors.Is(err, sandbox.ErrUnsupported) || ep.explicit && err != nil {
+		if errors.Is(err, sandbox.ErrUnsupported) {
 			return nil, err
+		}
+		if ep.explicit && err != nil {
+			return nil, &NoEngineError{Tried: []Tried{{ep.Host, ep.Source, rootCause(err)}}, Pinned: ep.Source, err: err}
 		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			skipped = append(skipped, fmt.Sprintf("%s (%s): %v", ep.Host, ep.Source, rootCause(err)))
+			tried = append(tried, Tried{ep.Host, ep.Source, rootCause(err)})
 			continue
 		}
 		if ep.Why == "" {
@@ -74,14 +79,29 @@ func connectFirst(ctx context.Context, list []Endpoint) (*Client, error) {
 		ep.Skipped = skipped
 		return &Client{api: api, endpoint: ep}, nil
 	}
-	tried := "no Docker socket was found"
+	triedText := "no Docker socket was found"
 	if len(skipped) > 0 {
-		tried = "tried " + strings.Join(skipped, "; ")
+		triedText = "tried " + strings.Join(skipped, "; ")
 	}
-	return nil, fmt.Errorf("cannot reach a Docker engine (%s): start Docker Desktop, Colima, OrbStack, "+
+	return nil, &NoEngineError{Tried: tried, err: fmt.Errorf("cannot reach a Docker engine (%s): start Docker Desktop, Colima, OrbStack, "+
 		"Rancher Desktop, Podman or the Docker service (sudo systemctl start docker), or set DOCKER_HOST "+
-		"or docker.host in config.toml: %w", tried, sandbox.ErrUnavailable)
+		"or docker.host in config.toml: %w", triedText, sandbox.ErrUnavailable)}
 }
+
+// NoEngineError is Connect's failure when no Docker engine answers, with
+// what was tried, for a report that says it in a line (`sandtray doctor`).
+// It is sandbox.ErrUnavailable.
+type NoEngineError struct {
+	Tried  []Tried // the endpoints that exist but did not answer, in order
+	Pinned string  // where the one endpoint tried was named ("DOCKER_HOST", …), if it was
+	err    error
+}
+
+// Tried is an endpoint that did not answer and why.
+type Tried struct{ Host, Source, Cause string }
+
+func (e *NoEngineError) Error() string { return e.err.Error() }
+func (e *NoEngineError) Unwrap() error { return e.err }
 
 // ping connects to ep and pings it, negotiating the API version.
 func ping(ctx context.Context, ep Endpoint) (*client.Client, error) {

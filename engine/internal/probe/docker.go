@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
@@ -31,6 +32,12 @@ type Report struct {
 	GPUHolders []string          // sandboxes created with GPUs, as "name (gpus)"
 
 	Err error // no engine answered (wraps sandbox.ErrUnavailable), or it failed to say what it is
+
+	// When no engine answered: the endpoints that exist but did not
+	// answer, and where the one endpoint tried was named (DOCKER_HOST, …)
+	// when it was.
+	Tried  []docker.Tried
+	Pinned string
 }
 
 // Timeout bounds Docker and Pool: discovery plus a few calls.
@@ -45,6 +52,9 @@ func Docker(ctx context.Context, cfg config.Config) Report {
 	cli, err := docker.Connect(ctx, cfg.Docker.Host)
 	if err != nil {
 		p.Err = err
+		if ne, ok := errors.AsType[*docker.NoEngineError](err); ok {
+			p.Tried, p.Pinned = ne.Tried, ne.Pinned
+		}
 		return p
 	}
 	defer cli.Close()

@@ -30,11 +30,12 @@ import (
 )
 
 func main() {
-	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 details")
+	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 jobs, 4 details")
 	row := flag.Int("row", 0, "list row to select; -1 for none")
 	tap := flag.String("tap", "", "label of a button to tap after selecting, e.g. Commit…")
-	show := flag.String("window", "", "also open a window: clients, settings or tray (the tray menu, drawn in a window)")
+	show := flag.String("window", "", "also open a window: clients, settings, jobs or tray (the tray menu, drawn in a window)")
 	empty := flag.Bool("empty", false, "start with no sandboxes")
+	noTray := flag.Bool("notray", false, "as on a desktop without a tray host: the notice, and close minimises")
 	flag.Parse()
 
 	a := app.NewWithID("io.sandtray.demo")
@@ -55,10 +56,11 @@ func main() {
 		Clients:    clients,
 		Settings:   newDemoSettings(),
 		Autostart:  &demoAutostart{on: true},
+		NoTray:     map[bool]string{true: "no tray (StatusNotifier) host answers on this desktop; on GNOME, the AppIndicator extension adds one"}[*noTray],
 	})
 	go u.Run(ctx)
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(4 * time.Second) // the first snapshots, on a loaded machine
 		fyne.Do(func() { pick(u.Window().Content(), *row, *tab, "") })
 		time.Sleep(500 * time.Millisecond)
 		fyne.Do(func() { pick(u.Window().Content(), -1, *tab, *tap) })
@@ -71,6 +73,8 @@ func main() {
 		u.ShowClients()
 	case "settings":
 		u.ShowSettings()
+	case "jobs":
+		u.ShowAllJobs()
 	case "tray":
 		showTrayMenu(a, u)
 	}
@@ -120,6 +124,7 @@ type fakeBackend struct {
 	paused bool
 	ch     chan sandbox.Snapshot
 	t      float64
+	jobs   *demoJobs
 }
 
 func newFakeBackend() *fakeBackend {
@@ -134,7 +139,7 @@ func newFakeBackend() *fakeBackend {
 			Owner:     sandbox.Owner{Client: client, Session: "s-" + id[:6] + "9f2c1e"},
 			CreatedAt: now.Add(-age), LastUsed: now.Add(-age / 4), Spec: spec(name, image, mem, 1, net)}
 	}
-	return &fakeBackend{
+	f := &fakeBackend{
 		ch: make(chan sandbox.Snapshot, 1),
 		boxes: []sandbox.Info{
 			box("3fa9c2d1e8b7", "data-cleanup", "python:3.12-slim", sandbox.StatusRunning, false, "claude-ai 0.1.0", 4*time.Minute, 512, "none"),
@@ -144,6 +149,12 @@ func newFakeBackend() *fakeBackend {
 			box("e2f4a8c6b0d1", "quick-test", "debian:bookworm", sandbox.StatusMissing, false, "claude-ai 0.1.0", 90*time.Second, 256, "none"),
 		},
 	}
+	f.jobs = newDemoJobs(func() []sandbox.Info {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return append([]sandbox.Info(nil), f.boxes...)
+	})
+	return f
 }
 
 // tick moves the stats and publishes a snapshot every second until ctx is done.

@@ -17,6 +17,9 @@ func withPorts(f *fakeBackend) *fakeBackend {
 		{Port: 8888, HostPort: 8888, URL: "http://127.0.0.1:8888/"},
 	}
 	f.boxes[1].Spec.GPUs = sandbox.GPUsAll
+	if len(f.boxes) > 2 {
+		f.boxes[2].Ports = []sandbox.PortForward{{Port: 3000, HostPort: 43117, URL: "http://127.0.0.1:43117/"}}
+	}
 	return f
 }
 
