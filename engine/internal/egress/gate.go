@@ -237,7 +237,7 @@ func (g *Gate) Unregister(id string) {
 // end closes b's connections.
 func (b *box) end() {
 	for c := range b.conns {
-		c.Close()
+		c.end()
 	}
 	b.transport.CloseIdleConnections()
 }

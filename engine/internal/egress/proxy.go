@@ -108,7 +108,18 @@ type Stream interface {
 type boxConn struct {
 	net.Conn
 	box string
+	st  Stream
 }
+
+// end closes both the gate's end and the stream.
+func (c *boxConn) end() {
+	c.Conn.Close()
+	c.st.Close()
+}
+
+// lingerAfterReply bounds how long a relay may go on after the gate has
+// said everything (its stdin closed), for the sandbox's client to close.
+const lingerAfterReply = 30 * time.Second
 
 // ServeConn serves one connection from sandbox id (as the channel knows
 // it) and returns at once; the connection ends with the stream, when the
@@ -116,7 +127,7 @@ type boxConn struct {
 // not know gets its requests refused.
 func (g *Gate) ServeConn(id string, st Stream) {
 	mine, theirs := net.Pipe()
-	c := &boxConn{Conn: mine, box: id}
+	c := &boxConn{Conn: mine, box: id, st: st}
 	g.mu.Lock()
 	b := g.boxes[id]
 	if g.closed || b == nil {
@@ -127,12 +138,20 @@ func (g *Gate) ServeConn(id string, st Stream) {
 	}
 	b.conns[c] = struct{}{}
 	g.mu.Unlock()
-	go func() {
+	upDone := make(chan struct{})
+	go func() { // from the sandbox
+		defer close(upDone)
 		_, _ = io.Copy(theirs, st)
 		theirs.Close()
 	}()
-	go func() {
+	go func() { // to the sandbox: once the gate is done, its stdin ends,
+		// and the relay passes everything on before it ends
 		_, _ = io.Copy(st, theirs)
+		_ = st.CloseWrite()
+		select {
+		case <-upDone:
+		case <-time.After(lingerAfterReply):
+		}
 		st.Close()
 		theirs.Close()
 		g.mu.Lock()
@@ -144,7 +163,7 @@ func (g *Gate) ServeConn(id string, st Stream) {
 	select {
 	case g.srv.conns <- c:
 	case <-g.srv.done:
-		c.Close()
+		c.end()
 	}
 }
 
