@@ -82,18 +82,10 @@ func (g *Gate) AnswerHost(id, host string, port int, a Answer) (int, error) {
 }
 
 // Refusal is a host request_network could not have, and why.
-type Refusal struct {
-	Host string `json:"host"`
-	Why  string `json:"why"`
-}
+type Refusal = sandbox.EgressRefusal
 
-// RequestResult is what request_network answers: the hosts a rule allows
-// now, those refused, and those waiting for the user.
-type RequestResult struct {
-	Allowed []string  `json:"allowed"`
-	Denied  []Refusal `json:"denied"`
-	Pending []string  `json:"pending"`
-}
+// RequestResult is what request_network answers.
+type RequestResult = sandbox.EgressRequestResult
 
 // Request is a model asking up front for hosts ("host" or "host:port",
 // 443 by default) of sandbox id, with a reason the user sees: each host a
@@ -153,28 +145,10 @@ func (g *Gate) decideNoAsk(ctx context.Context, r request) verdict {
 }
 
 // HostStats sums a sandbox's decisions for one host.
-type HostStats struct {
-	Host      string `json:"host"`
-	Allowed   int    `json:"allowed"`
-	Denied    int    `json:"denied"`
-	BytesUp   int64  `json:"bytes_up"`
-	BytesDown int64  `json:"bytes_down"`
-	Last      string `json:"last"` // the last decision: allow or deny
-	LastRule  string `json:"last_rule"`
-}
+type HostStats = sandbox.EgressHost
 
-// Network is one sandbox's view of the gate: its rules (its own, and the
-// ones for every sandbox), the hosts it reached or tried, and its latest
-// decisions.
-type Network struct {
-	Rules       SandboxRules `json:"rules"`
-	GlobalAllow []string     `json:"global_allow,omitempty"` // approvals for every sandbox
-	ConfigAllow []string     `json:"config_allow,omitempty"` // [egress] allow, or the defaults
-	ConfigDeny  []string     `json:"config_deny,omitempty"`
-	Ask         bool         `json:"ask"`
-	Hosts       []HostStats  `json:"hosts,omitempty"`
-	Recent      []Record     `json:"recent,omitempty"` // newest last
-}
+// Network is one sandbox's view of the gate.
+type Network = sandbox.EgressNetwork
 
 // Network returns sandbox id's rules and recent decisions; false when the
 // gate does not know it.

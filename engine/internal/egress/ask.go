@@ -14,16 +14,16 @@ import (
 )
 
 // Answer is the user's answer to a pending request.
-type Answer string
+type Answer = sandbox.EgressAnswer
 
 // The answers: allow this once, always for this sandbox, always for every
 // sandbox; deny this once, or always for this sandbox.
 const (
-	AllowOnce    Answer = "once"
-	AllowSandbox Answer = "sandbox"
-	AllowGlobal  Answer = "global"
-	DenyOnce     Answer = "deny"
-	DenySandbox  Answer = "deny_sandbox"
+	AllowOnce    = sandbox.EgressAllowOnce
+	AllowSandbox = sandbox.EgressAllowSandbox
+	AllowGlobal  = sandbox.EgressAllowGlobal
+	DenyOnce     = sandbox.EgressDeny
+	DenySandbox  = sandbox.EgressDenySandbox
 )
 
 // Answers lists every answer, for protocols that check them.
@@ -34,21 +34,8 @@ var Answers = []Answer{AllowOnce, AllowSandbox, AllowGlobal, DenyOnce, DenySandb
 // waited for it, so "once" is the next few minutes.
 const onceGrantTTL = 10 * time.Minute
 
-// Pending is a request waiting for the user: a connection no rule matched
-// (it waits until Deadline, then is refused), or a host a model asked for
-// with request_network (with its Reason).
-type Pending struct {
-	ID        string    `json:"id"`
-	SandboxID string    `json:"sandbox_id"`
-	Sandbox   string    `json:"sandbox"` // its name
-	Client    string    `json:"client,omitempty"`
-	Host      string    `json:"host"`
-	Port      int       `json:"port"`
-	Method    string    `json:"method,omitempty"` // CONNECT, GET, …; "" for request_network
-	Reason    string    `json:"reason,omitempty"` // the model's, from request_network
-	Since     time.Time `json:"since"`
-	Deadline  time.Time `json:"deadline"`
-}
+// Pending is a request waiting for the user (see sandbox.EgressPending).
+type Pending = sandbox.EgressPending
 
 // pending is a Pending with its waiters; guarded by Gate.mu.
 type pending struct {
@@ -157,25 +144,21 @@ func (g *Gate) expire(p *pending) {
 }
 
 // Pending lists the requests waiting for the user, oldest first. Requests
-// a model made up front that nobody answered in time are dropped here.
+// a model made up front that nobody answered in time are dropped here. Its
+// lock is a leaf: the engine calls it under its own.
 func (g *Gate) Pending() []Pending {
 	now := time.Now()
 	g.mu.Lock()
 	out := make([]Pending, 0, len(g.pending))
-	expired := false
 	for id, p := range g.pending {
 		if p.upFront && p.waiters == 0 && now.After(p.Deadline) {
 			delete(g.pending, id)
 			p.finish(answerResult{rule: "no answer", why: "got no answer from the user in time"})
-			expired = true
 			continue
 		}
 		out = append(out, p.Pending)
 	}
 	g.mu.Unlock()
-	if expired {
-		g.changed()
-	}
 	slices.SortFunc(out, func(a, b Pending) int { return cmp.Or(a.Since.Compare(b.Since), strings.Compare(a.ID, b.ID)) })
 	return out
 }

@@ -75,10 +75,7 @@ type Sandbox struct {
 }
 
 // SandboxRules are the rules the user gave one sandbox.
-type SandboxRules struct {
-	Allow []string `json:"allow,omitempty"`
-	Deny  []string `json:"deny,omitempty"`
-}
+type SandboxRules = sandbox.EgressRules
 
 // Gate decides and carries sandboxes' connections. Create it with New;
 // Close ends it. It is safe for concurrent use.

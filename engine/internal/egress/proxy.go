@@ -277,6 +277,7 @@ type httpRecord struct {
 	start time.Time
 	up    *countReader
 	addr  string
+	once  sync.Once
 }
 
 // onRequest decides a plain-HTTP request. An allowed one goes through the
@@ -316,19 +317,26 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	req = req.WithContext(context.WithValue(req.Context(), checkedKey{}, checked{addrs: v.addrs, g: s.g, addr: &hr.addr}))
 	pctx.UserData = hr
 	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
-		return tr.RoundTrip(req)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		// Counted here, before goproxy sees the body: a body it did not
+		// get from the round trip loses its Content-Length.
+		resp.Body = &countReader{ReadCloser: resp.Body, onClose: func(n int64) { s.finish(hr, n, nil) }}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			// The upstream connection's own; the sandbox's stays open.
+			resp.Header.Del("Connection")
+			resp.Header.Del("Keep-Alive")
+		}
+		return resp, nil
 	})
 	return req, nil
 }
 
-// onResponse records a plain-HTTP request once its response body is read
-// (or at once when it failed).
-func (s *server) onResponse(resp *http.Response, pctx *goproxy.ProxyCtx) *http.Response {
-	hr, ok := pctx.UserData.(*httpRecord)
-	if !ok {
-		return resp
-	}
-	finish := func(down int64, err error) {
+// finish records a plain-HTTP request once, with down bytes sent back.
+func (s *server) finish(hr *httpRecord, down int64, err error) {
+	hr.once.Do(func() {
 		rec := hr.rec
 		rec.Address = hr.addr
 		if hr.up != nil {
@@ -339,15 +347,20 @@ func (s *server) onResponse(resp *http.Response, pctx *goproxy.ProxyCtx) *http.R
 			rec.Error = err.Error()
 		}
 		s.g.record(rec)
-	}
-	if resp == nil {
-		err := pctx.Error
-		if err == nil {
-			err = errors.New("no response")
-		}
-		finish(0, err)
+	})
+}
+
+// onResponse records a plain-HTTP request whose round trip failed (one that
+// got a response is recorded when its body is closed).
+func (s *server) onResponse(resp *http.Response, pctx *goproxy.ProxyCtx) *http.Response {
+	hr, ok := pctx.UserData.(*httpRecord)
+	if !ok || resp != nil {
 		return resp
 	}
-	resp.Body = &countReader{ReadCloser: resp.Body, onClose: func(n int64) { finish(n, nil) }}
+	err := pctx.Error
+	if err == nil {
+		err = errors.New("no response")
+	}
+	s.finish(hr, 0, err)
 	return resp
 }

@@ -9,26 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/atomicfile"
 )
 
 // Record is one decision of the gate, as the JSON-lines record holds it.
-type Record struct {
-	Time       time.Time `json:"time"`
-	SandboxID  string    `json:"sandbox_id"`
-	Sandbox    string    `json:"sandbox"`
-	Client     string    `json:"client,omitempty"`
-	Host       string    `json:"host"`
-	Port       int       `json:"port"`
-	Method     string    `json:"method"`            // CONNECT, GET, …
-	Decision   string    `json:"decision"`          // allow or deny
-	Rule       string    `json:"rule"`              // what decided: `allow "pypi.org" (default)`, `no rule`, …
-	Address    string    `json:"address,omitempty"` // the address dialed
-	BytesUp    int64     `json:"bytes_up"`          // from the sandbox
-	BytesDown  int64     `json:"bytes_down"`        // to the sandbox
-	DurationMS int64     `json:"duration_ms"`
-	Error      string    `json:"error,omitempty"` // a refusal's body, or why an allowed connection failed
-}
+type Record = sandbox.EgressRecord
 
 // Decisions a Record holds.
 const (
