@@ -76,10 +76,11 @@ func (d *dialLog) all() []string {
 }
 
 // pipeStream is the sandbox's end of a test connection, as the channel
-// would hand it to the gate.
+// would hand it to the gate. A pipe has no half-close: the end of what the
+// gate sends closes it, as a relay's client then sees EOF.
 type pipeStream struct{ net.Conn }
 
-func (p pipeStream) CloseWrite() error { return nil }
+func (p pipeStream) CloseWrite() error { return p.Conn.Close() }
 
 // testGate is a gate with one sandbox, "box1" named "sb", a fake resolver
 // and a dial log.
