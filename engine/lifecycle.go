@@ -127,11 +127,12 @@ func (c *settings) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		return spec, fmt.Errorf("name %q is not valid: use letters, digits, '.', '_' or '-', up to 63 characters: %w", spec.Name, sandbox.ErrInvalid)
 	case !config.ValidNetwork(spec.Network):
 		return spec, fmt.Errorf("network %q is not valid: use \"none\", \"egress\" or \"bridge\": %w", spec.Network, sandbox.ErrInvalid)
-	case spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork:
-		return spec, fmt.Errorf("network \"bridge\" (the whole network, unfiltered) is turned off by the user's config (sandbox.allow_network = false); use network \"egress\": connections then go through Sandtray's egress gate, which allows the package indexes and what the user approves (request_network asks for a host with a reason): %w", sandbox.ErrForbidden)
 	}
-	if err := c.SecureSpec(&spec); err != nil {
+	if err := c.SecureSpec(&spec); err != nil { // the strict profile's refusal first: it says more
 		return spec, err
+	}
+	if spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork {
+		return spec, fmt.Errorf("network \"bridge\" (the whole network, unfiltered) is turned off by the user's config (sandbox.allow_network = false); use network \"egress\": connections then go through Sandtray's egress gate, which allows the package indexes and what the user approves (request_network asks for a host with a reason): %w", sandbox.ErrForbidden)
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		if !validEnvKey.MatchString(k) {
