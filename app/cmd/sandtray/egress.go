@@ -182,4 +182,3 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
-
