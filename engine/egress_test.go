@@ -277,3 +277,31 @@ func TestBridgeIsTheUsersChoice(t *testing.T) {
 		t.Fatalf("the refusal does not point to egress: %v", err)
 	}
 }
+
+// TestEgressRulesOutliveARestart: a persistent sandbox's approvals are in
+// its state, and the next engine puts them back on the gate.
+func TestEgressRulesOutliveARestart(t *testing.T) {
+	te := egressEngine(t)
+	ctx := context.Background()
+	info := te.create(t, sandbox.CreateRequest{Network: sandbox.NetworkEgress, Persistent: true})
+	if _, err := te.AnswerEgressHost(ctx, info.Name, "api.example.org", sandbox.EgressAllowSandbox); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.AnswerEgressHost(ctx, info.Name, "tracker.example.org:8080", sandbox.EgressDenySandbox); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := te.Get(ctx, info.ID); fmt.Sprint(got.EgressRules) != "{[api.example.org] [tracker.example.org:8080]}" {
+		t.Fatalf("rules in Info: %+v", got.EgressRules)
+	}
+	te.stopLoops()
+	te.closeEgress()
+	e2, err := newEngine(ctx, te.cfg, te.docker, Options{Labels: te.labels, Tick: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { e2.stopLoops(); e2.closeEgress() }()
+	testwait.Eventually(t, 60*time.Second, "the adopted sandbox back on the gate with its rules", func() bool {
+		n, err := e2.EgressNetwork(ctx, info.ID)
+		return err == nil && e2.egress.gate.Registered(info.ID) && fmt.Sprint(n.Rules) == "{[api.example.org] [tracker.example.org:8080]}"
+	})
+}
