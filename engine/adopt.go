@@ -91,7 +91,7 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	if err := e.docker.Start(ctx, b.id); err != nil {
 		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.name, err))
 	}
-	if b.spec.Network != sandbox.NetworkNone && !e.cfg.Sandbox.AllowNetwork {
+	if b.spec.Network == sandbox.NetworkBridge && !e.cfg.Sandbox.AllowNetwork {
 		// Docker reconnects a bridged sandbox at every start; the user's
 		// config now forbids the network.
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
@@ -99,6 +99,9 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	e.mu.Lock()
 	b.status = sandbox.StatusRunning
 	e.mu.Unlock()
+	if err := e.egressUp(ctx, b); err != nil {
+		e.log.Warn("start the egress channel", "sandbox", b.name, "err", err)
+	}
 	e.publish()
 	return nil
 }

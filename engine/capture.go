@@ -34,6 +34,7 @@ func (t boxTarget) captureTarget() capture.Target {
 		Gone:  t.Gone,
 		Hold:  func(ctx context.Context) (func(), error) { return e.holdForInstall(ctx, b, e.jobs) },
 		Execs: func() int { return e.execEnv.execsIn(b.id) },
+		Gate:  e.installGate(b),
 		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
 			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })
 		}}
@@ -59,11 +60,12 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 
 // InstallPackages installs packages in a sandbox with the image's package
 // manager (req.Manager, or the one auto picks) as root, and records the exact
-// versions installed in the sandbox's manifest. An offline sandbox gets the
-// bridge network for the install only; it is offline again when this
-// returns, whether the install worked, failed, timed out or was cancelled.
-// Meanwhile nothing else in it may use the network: new calls wait, and its
-// other processes are stopped (see capture's freeze.go and holdForInstall).
+// versions installed in the sandbox's manifest. A sandbox without the
+// bridge network (none or egress) reaches the manager's package hosts
+// through the egress gate, for this call only, on a channel of its own: no
+// Docker network is attached at any point. Meanwhile new calls wait and its
+// other processes are stopped (see capture's freeze.go and holdForInstall),
+// as defence in depth.
 // Output lines stream to progress. A failed or timed-out install is an error
 // wrapping sandbox.ErrInvalid that quotes the end of the output.
 func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error) {

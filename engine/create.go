@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -66,12 +67,34 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		ready := e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
 		e.store.saveOrWarn(e.log, id, st)
 		<-ready
-		return e.list(owner, id, spec, now, st), nil
+		info := e.list(owner, id, spec, now, st)
+		return info, e.egressOrRemove(ctx, owner, id)
 	}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
 	e.warmSoon(id, spec) // see warm.go
-	return e.register(owner, id, spec, now, st), nil
+	info := e.register(owner, id, spec, now, st)
+	return info, e.egressOrRemove(ctx, owner, id)
+}
+
+// egressOrRemove starts a new egress sandbox's channel to the gate; a
+// sandbox whose channel cannot start (no python3 in its image) is removed,
+// never left behind.
+func (e *Engine) egressOrRemove(ctx context.Context, owner sandbox.Owner, id string) error {
+	e.mu.Lock()
+	b, ok := e.boxes[id]
+	e.mu.Unlock()
+	if !ok || b.spec.Network != sandbox.NetworkEgress {
+		return nil
+	}
+	err := e.egressUp(ctx, b)
+	if err == nil {
+		return nil
+	}
+	if derr := e.Delete(context.WithoutCancel(ctx), owner, id); derr != nil {
+		e.log.Error("remove a sandbox whose egress channel failed", "sandbox", b.name, "err", derr)
+	}
+	return fmt.Errorf("create sandbox with network \"egress\": %w", err)
 }
 
 // sandboxLabels are the immutable labels of a new container made from spec:
@@ -100,12 +123,38 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
 func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
 	return c.Harden(docker.CreateOptions{
-		Name: containerName, Image: spec.Image, Labels: labels, Env: sandbox.EnvList(spec.Env),
-		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: spec.Network,
+		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
+		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: dockerNetwork(spec.Network),
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),
 	})
+}
+
+// containerEnv is spec's env, with the proxy's for an egress sandbox (its
+// own values of those names win: the model may point a tool elsewhere,
+// which then simply reaches nothing).
+func containerEnv(spec sandbox.Spec) []string {
+	env := sandbox.EnvList(spec.Env)
+	if spec.Network != sandbox.NetworkEgress {
+		return env
+	}
+	for _, kv := range proxyEnv(proxyURL) {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, set := spec.Env[k]; !set {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// dockerNetwork is the container's network for a sandbox's: an egress
+// sandbox's container has none at all (loopback only).
+func dockerNetwork(n string) string {
+	if n == sandbox.NetworkEgress {
+		return sandbox.NetworkNone
+	}
+	return n
 }
 
 // startOrRemove starts a new container, removing it when it fails to start

@@ -37,6 +37,8 @@ type Engine struct {
 
 	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
 
+	egress *egressSet // the egress gate and the sandboxes' channels to it (egress.go)
+
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a python sandbox created on demand gets its first kernel
 	// on its attachment (create.go, SECURITY.md F31); off on a daemon that
@@ -134,6 +136,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), portStore{e}, log)
+	if err := e.newGate(cfg); err != nil {
+		return nil, err
+	}
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
@@ -156,6 +161,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		return nil, err
 	}
 	e.ports.RestoreAll(ctx)
+	e.egressRestore()
 	tick := opts.Tick
 	if tick <= 0 {
 		tick = 2 * time.Second
@@ -200,6 +206,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
+	e.closeEgress()
 	e.pool.Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()

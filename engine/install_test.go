@@ -131,17 +131,6 @@ func TestInstallPackages(t *testing.T) {
 	})
 }
 
-func TestInstallNetworkForbidden(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = false })
-	info := te.create(t, sandbox.CreateRequest{})
-	_, err := te.InstallPackages(context.Background(), te.owner, info.ID, sandbox.InstallRequest{Packages: []string{"jq"}}, nil)
-	wantKind(t, err, sandbox.ErrForbidden)
-	if !strings.Contains(err.Error(), "allow_network") {
-		t.Errorf("error does not name the setting: %v", err)
-	}
-	te.wantOffline(t, info.ID)
-}
-
 // TestFileToolsWaitForTheInstallWindow: list_files and make_directory run
 // the sandbox's own programs, so while an install has an offline sandbox
 // online they wait for it like every call: each returns with the sandbox

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
@@ -55,11 +56,15 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, spec); err != nil {
 		return sandbox.Info{}, err
 	}
-	if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
-		if err == nil {
-			e.pool.NoteUse(spec)
+	// The pool's spares are made without the proxy's environment: an
+	// egress sandbox is always made on demand.
+	if spec.Network != sandbox.NetworkEgress {
+		if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+			if err == nil {
+				e.pool.NoteUse(spec)
+			}
+			return info, err
 		}
-		return info, err
 	}
 	// Create first and look for the image only when Docker has none: one
 	// round trip less on the cold path for the image that is there.
@@ -117,13 +122,14 @@ func (c *settings) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	switch {
 	case !validName.MatchString(spec.Name):
 		return spec, fmt.Errorf("name %q is not valid: use letters, digits, '.', '_' or '-', up to 63 characters: %w", spec.Name, sandbox.ErrInvalid)
-	case spec.Network != sandbox.NetworkNone && spec.Network != sandbox.NetworkBridge:
-		return spec, fmt.Errorf("network %q is not valid: use \"none\" or \"bridge\": %w", spec.Network, sandbox.ErrInvalid)
-	case spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork:
-		return spec, fmt.Errorf("network access is disabled by the user's config (sandbox.allow_network = false); work offline: %w", sandbox.ErrForbidden)
+	case !config.ValidNetwork(spec.Network):
+		return spec, fmt.Errorf("network %q is not valid: use \"none\", \"egress\" or \"bridge\": %w", spec.Network, sandbox.ErrInvalid)
 	}
-	if err := c.SecureSpec(&spec); err != nil {
+	if err := c.SecureSpec(&spec); err != nil { // the strict profile's refusal first: it says more
 		return spec, err
+	}
+	if spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork {
+		return spec, fmt.Errorf("network \"bridge\" (the whole network, unfiltered) is turned off by the user's config (sandbox.allow_network = false); use network \"egress\": connections then go through Sandtray's egress gate, which allows the package indexes and what the user approves (request_network asks for a host with a reason): %w", sandbox.ErrForbidden)
 	}
 	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		if !validEnvKey.MatchString(k) {

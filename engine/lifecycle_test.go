@@ -68,7 +68,7 @@ func TestSecurityDefaults(t *testing.T) {
 }
 
 func TestCreateValidatesAndNames(t *testing.T) {
-	te := newTestEngine(t)
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true }) // a pull is tried for the absent image
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "proj-1", Persistent: true, MemoryMB: 256, Env: map[string]string{"GREETING": "hi"}})
 	if info.Name != "proj-1" || !info.Persistent || info.Status != sandbox.StatusRunning || info.Owner != te.owner {

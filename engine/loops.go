@@ -75,6 +75,10 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 		if e.ports.End(b.id) {
 			e.publish()
 		}
+		e.egressDown(b.id)
+	}
+	if s == sandbox.StatusRunning && changed {
+		e.egressSoon(b)
 	}
 	if changed {
 		e.publish()

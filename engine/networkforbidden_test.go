@@ -13,7 +13,7 @@ import (
 // sandbox created with the bridge network offline when it adopts it, and
 // again each time it starts it.
 func TestForbiddenNetworkTakesBridgedSandboxesOffline(t *testing.T) {
-	te := newTestEngine(t)
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true })
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "online", Persistent: true, Network: sandbox.NetworkBridge})
 	if got := te.networksOf(t, info.ID); len(got) != 1 || got[0] == "none" {

@@ -181,7 +181,7 @@ func TestPoolEnvThroughExec(t *testing.T) {
 // has none, a missing image still gets the sentence naming it, and leaves
 // no container behind.
 func TestCreateMissingImageSaysSo(t *testing.T) {
-	te := newTestEngine(t)
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true }) // pulls need it
 	_, err := te.Create(context.Background(), te.owner, sandbox.CreateRequest{Image: "sandtray-test/absent:" + randomHex(4)}, nil)
 	wantKind(t, err, sandbox.ErrNotFound)
 	if !strings.Contains(err.Error(), "is not on this machine") {

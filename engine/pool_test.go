@@ -138,7 +138,7 @@ func TestPoolInvisible(t *testing.T) {
 func TestPoolBypass(t *testing.T) {
 	te := newPoolEngine(t, 1)
 	before := te.readyIDs()
-	for _, req := range []sandbox.CreateRequest{{Network: sandbox.NetworkBridge}} {
+	for _, req := range []sandbox.CreateRequest{{Network: sandbox.NetworkEgress}} {
 		if info := te.create(t, req); te.fromPool(t, info.ID) {
 			t.Errorf("request %+v was served from the pool", req)
 		}

@@ -225,7 +225,7 @@ func (b *box) info(forwards []sandbox.PortForward) sandbox.Info {
 		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
 		Persistent: b.state.Persistent, Owner: b.state.Owner,
 		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
-		Ports: forwards,
+		Ports: forwards, EgressRules: b.state.Egress,
 	}
 }
 
@@ -302,6 +302,7 @@ func (r *registry) drop(id string) {
 // forget drops a sandbox from memory and the state dir.
 func (e *Engine) forget(id string) {
 	e.kernels.Close(id)
+	e.egressDown(id)
 	e.drop(id)
 	e.store.Remove(id)
 	e.publish()

@@ -26,6 +26,9 @@ type boxState struct {
 	Adjusted *pool.Adjusted `json:"adjusted,omitempty"`
 	// Ports are the sandbox's port forwards, restored at start-up when it is persistent.
 	Ports []sandbox.PortForward `json:"ports,omitempty"`
+	// Egress is the rules the user gave the sandbox on the egress gate
+	// (approvals "always for this sandbox").
+	Egress sandbox.EgressRules `json:"egress,omitzero"`
 }
 
 // stateStore is the state dir (engine/internal/statedir) holding boxStates.

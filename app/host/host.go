@@ -52,6 +52,8 @@ type core struct {
 	http   *httpEndpoint // nil unless MCP over HTTP is on
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the change announcer has exited
+	// stopControl ends the control endpoint (`sandtray egress …`).
+	stopControl func()
 }
 
 // start reads the config and starts the engine and the MCP server.
@@ -83,7 +85,8 @@ func start(ctx context.Context, opts Options) (*core, error) {
 		Logger: log, Languages: engine.Languages(), LanguageAliases: engine.LanguageAliases(),
 	})
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &core{log: log, eng: eng, srv: srv, http: web, cancel: cancel, done: make(chan struct{})}
+	c := &core{log: log, eng: eng, srv: srv, http: web, cancel: cancel, done: make(chan struct{}),
+		stopControl: serveControl(eng, log)}
 	go func() {
 		defer close(c.done)
 		announceChanges(watchCtx, eng, srv)
@@ -98,6 +101,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 func (c *core) stop(ctx context.Context, keepEphemeral bool) {
 	c.cancel()
 	<-c.done
+	c.stopControl()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if !keepEphemeral {

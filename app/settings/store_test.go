@@ -59,7 +59,7 @@ allowed_roots = [
 func TestSaveEditsOnlyChangedKeysKeepingComments(t *testing.T) {
 	s, path := newStore(t, commented)
 	saved, err := s.Save(edit(t, s,
-		map[string]string{"limits.memory_mb": "4096", "sandbox.network": "bridge", "pool.size": "0"},
+		map[string]string{"limits.memory_mb": "4096", "sandbox.network": "egress", "pool.size": "0"},
 		map[string][]string{"host.allowed_roots": {"/srv/data", `/home/me/My "odd" folder`}}))
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ cpus = 2.0
 allowed_roots = ["/srv/data", "/home/me/My \"odd\" folder"]
 
 [sandbox]
-network = "bridge"
+network = "egress"
 
 [pool]
 size = 0
@@ -90,7 +90,7 @@ size = 0
 		t.Errorf("config.toml =\n%s\nwant\n%s", got, wantDoc)
 	}
 	cfg, err := engine.LoadConfig(path)
-	if err != nil || cfg.Limits.MemoryMB != 4096 || cfg.Sandbox.Network != "bridge" || cfg.Host.AllowedRoots[1] != `/home/me/My "odd" folder` {
+	if err != nil || cfg.Limits.MemoryMB != 4096 || cfg.Sandbox.Network != "egress" || cfg.Host.AllowedRoots[1] != `/home/me/My "odd" folder` {
 		t.Errorf("LoadConfig after Save = %+v, %v", cfg, err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o640 {

@@ -40,6 +40,7 @@ type Config struct {
 	Pull         Pull              `toml:"pull"`   // see security.go
 	Commit       Commit            `toml:"commit"` // see commit.go
 	Docker       Docker            `toml:"docker"`
+	Egress       Egress            `toml:"egress"` // see egress.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
@@ -66,8 +67,8 @@ type Limits struct {
 
 // SandboxDefaults shape every new sandbox.
 type SandboxDefaults struct {
-	Network      string   `toml:"network"`       // "none" (default) or "bridge"
-	AllowNetwork bool     `toml:"allow_network"` // may a caller ask for "bridge"?
+	Network      string   `toml:"network"`       // "none" (default), "egress" or "bridge"
+	AllowNetwork bool     `toml:"allow_network"` // may a caller ask for "bridge"? (false by default: "egress" is the gated way out)
 	CapAdd       []string `toml:"cap_add"`       // capabilities added back after dropping all
 	User         string   `toml:"user"`          // "uid:gid" or a name the image has; "" is the image's user
 	Runtime      string   `toml:"runtime"`       // "runsc" for gVisor
@@ -128,7 +129,7 @@ func Default() Config {
 			MaxImageBytes: 1 << 20, DiskMB: 10 << 10, CopyLimits: defaultCopyLimits(),
 		},
 		Sandbox: SandboxDefaults{
-			Network: sandbox.NetworkNone, AllowNetwork: true, Workdir: "/workspace",
+			Network: sandbox.NetworkNone, AllowNetwork: false, Workdir: "/workspace",
 			IdleTTL: Duration{30 * time.Minute}, SessionGrace: Duration{2 * time.Minute},
 			Profile: ProfileStandard, TmpfsMB: defaultTmpfsMB,
 		},
@@ -137,6 +138,7 @@ func Default() Config {
 		HTTP:  HTTP{},
 		Ports: defaultPortsConfig(), GPU: defaultGPUConfig(),
 		Pull: defaultPull(), Commit: Commit{Namespace: defaultCommitNamespace},
+		Egress: defaultEgress(),
 	}
 }
 
@@ -186,7 +188,8 @@ func (c *Config) Validate() error {
 		{l.MaxRequestBytes < 1024, "limits.max_request_bytes", "must be at least 1024"},
 		{l.MaxImageBytes < 1024 || l.MaxImageBytes > maxImageBytes, "limits.max_image_bytes", "must be between 1024 and 16777216"},
 		{l.DiskMB < 0 || l.DiskMB > 0 && l.DiskMB < 16, "limits.disk_mb", "must be 0 (no limit) or at least 16"},
-		{s.Network != sandbox.NetworkNone && s.Network != sandbox.NetworkBridge, "sandbox.network", `must be "none" or "bridge"`},
+		{!ValidNetwork(s.Network), "sandbox.network", `must be "none", "egress" or "bridge"`},
+		{s.Network == sandbox.NetworkBridge && !s.AllowNetwork, "sandbox.network", `is "bridge", which sandbox.allow_network = false forbids: set allow_network = true, or use "egress"`},
 		{!strings.HasPrefix(s.Workdir, "/"), "sandbox.workdir", "must be an absolute path"},
 		{!validUser(s.User), "sandbox.user", fmt.Sprintf(`%q is not a user: use numeric ids such as "1000:1000", a name the image has such as "nobody", or "" for the image's own user`, s.User)},
 		{s.IdleTTL.Duration <= 0, "sandbox.idle_ttl", "must be above 0"},
@@ -213,6 +216,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validatePortsAndGPU(); err != nil {
+		return err
+	}
+	if err := c.validateEgress(); err != nil {
 		return err
 	}
 	if err := c.Docker.check(); err != nil {

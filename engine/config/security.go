@@ -157,10 +157,7 @@ func (c *Config) Harden(o docker.CreateOptions) docker.CreateOptions {
 // only from pull.registries.
 func (c *Config) CheckPull(ref string) error {
 	const fix = "pick an image that is on this machine (`docker images`), or ask the user to pull it"
-	switch {
-	case !c.Sandbox.AllowNetwork:
-		return fmt.Errorf("image %s is not on this machine, and Sandtray pulls nothing while the user's config forbids network access (sandbox.allow_network = false); %s: %w", ref, fix, sandbox.ErrForbidden)
-	case c.Pull.Policy == PullNever:
+	if c.Pull.Policy == PullNever {
 		return fmt.Errorf("image %s is not on this machine, and the user's config says never to pull (pull.policy = \"never\"); %s: %w", ref, fix, sandbox.ErrForbidden)
 	}
 	registry, err := docker.RegistryOf(ref)
@@ -170,6 +167,9 @@ func (c *Config) CheckPull(ref string) error {
 	if !slices.Contains(c.Pull.Registries, registry) {
 		return fmt.Errorf("image %s is not on this machine, and Sandtray pulls only from %s (pull.registries in the user's config), not from %s; %s, or to allow that registry: %w",
 			ref, strings.Join(c.Pull.Registries, ", "), registry, fix, sandbox.ErrForbidden)
+	}
+	if !c.Sandbox.AllowNetwork {
+		return fmt.Errorf("image %s is not on this machine, and Sandtray pulls nothing while the user's config forbids network access (sandbox.allow_network = false, the default); %s, or to set allow_network = true: %w", ref, fix, sandbox.ErrForbidden)
 	}
 	return nil
 }

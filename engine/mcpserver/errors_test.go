@@ -43,7 +43,7 @@ func TestBadArgumentsAreToolErrorsAModelCanActOn(t *testing.T) {
 		{"missing sandbox_id says where to find one", "read_file", map[string]any{"path": "p"},
 			[]string{`Missing required argument "sandbox_id"`, "list_sandboxes"}},
 		{"bad network", "create_sandbox", map[string]any{"network": "host"},
-			[]string{`Unknown network "host"`, "none, bridge"}},
+			[]string{`Unknown network "host"`, "none, egress, bridge"}},
 		{"fractional memory", "create_sandbox", map[string]any{"memory_mb": 1.5},
 			[]string{`"memory_mb" must be a whole number`}},
 		{"depth out of range", "list_files", map[string]any{"sandbox_id": "a", "depth": 0},

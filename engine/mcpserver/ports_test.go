@@ -68,7 +68,7 @@ func TestPortTools(t *testing.T) {
 			want: map[string]any{"sandboxes": []any{map[string]any{
 				"id": "0123456789abcdef0123", "name": "calm-otter", "image": "python:3.12-slim", "status": "running",
 				"persistent": false, "owner": "claude-ai 0.1.0", "created_at": "2025-03-01T12:00:00Z",
-				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20), "gpus": "all",
+				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20), "gpus": "all", "network": "none",
 				"ports": []any{map[string]any{"port": 8000.0, "host_port": 41234.0, "url": "http://127.0.0.1:41234/"}}}}},
 			wantText: []string{"PORTS", "8000→http://127.0.0.1:41234/"},
 		},
@@ -88,6 +88,8 @@ func TestPortToolsRefuseBadPorts(t *testing.T) {
 		{"expose_port", map[string]any{"sandbox_id": "web", "port": 0}, "from 1 to 65535"},
 		{"unexpose_port", map[string]any{"port": 80}, `Missing required argument "sandbox_id"`},
 		{"create_sandbox", map[string]any{"gpus": 1.5}, `"gpus" must be "all" or a whole number`},
+		{"request_network", map[string]any{"sandbox_id": "web", "hosts": []any{"pypi.org"}}, `Missing required argument "reason"`},
+		{"request_network", map[string]any{"sandbox_id": "web", "hosts": []any{}, "reason": "x"}, `"hosts" must be a non-empty array`},
 	} {
 		res := callMCPGo(t, c, tc.tool, tc.args)
 		if !res.IsError || !strings.Contains(textOfResult(res), tc.want) {

@@ -57,7 +57,7 @@ func TestReadingResourcesGoesThroughTheBackend(t *testing.T) {
 	}{
 		{"sandboxes", "sandtray://sandboxes", fakeCall{Method: "List"},
 			`{"sandboxes":[{"id":"0123456789abcdef0123","name":"calm-otter","image":"python:3.12-slim","status":"running",
-			"persistent":false,"owner":"claude-ai 0.1.0","created_at":"2025-03-01T12:00:00Z","cpu_percent":12.5,"memory_bytes":44040192,"ports":[]}]}`},
+			"persistent":false,"owner":"claude-ai 0.1.0","created_at":"2025-03-01T12:00:00Z","cpu_percent":12.5,"memory_bytes":44040192,"ports":[],"network":"none"}]}`},
 		{"logs by name", "sandtray://sandbox/calm-otter/logs", fakeCall{Method: "Logs", Ref: "calm-otter", Req: 0},
 			`{"entries":[{"time":"2025-03-01T12:00:00Z","tool":"execute_command","input":"ls","exit_code":0,"duration_ms":20,"stdout":"a\n"}]}`},
 		{"logs by id prefix", "sandtray://sandbox/0123456789ab/logs", fakeCall{Method: "Logs", Ref: "0123456789ab", Req: 0},

@@ -19,7 +19,7 @@ type sandboxCreated struct {
 	Image      string `json:"image" jsonschema:"The Docker image it was created from."`
 	Workdir    string `json:"workdir" jsonschema:"The directory relative paths resolve against."`
 	Persistent bool   `json:"persistent" jsonschema:"Whether it survives the end of this session."`
-	Network    string `json:"network" jsonschema:"none (no network) or bridge."`
+	Network    string `json:"network" jsonschema:"none (no network), egress (through Sandtray's egress gate) or bridge."`
 }
 
 func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
@@ -27,7 +27,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithToolTitle("Create sandbox"),
 		mcp.WithDescription("Create a new isolated sandbox (a hardened Docker container) to run code and commands in. "+
 			"You rarely need this: execute_code and execute_command create a default sandbox for this session on first use. "+
-			"Create one to choose the image, to get network access (network \"bridge\"), to keep it across sessions (persistent), or to work in several sandboxes at once. "+
+			"Create one to choose the image, to get network access (network \"egress\"), to keep it across sessions (persistent), or to work in several sandboxes at once. "+
 			"Defaults: the image for the language (python), no network, ephemeral (removed after this session ends), the configured memory and CPU limits. "+
 			"Pulling an image may take a while; progress is reported when the request has a progress token. "+
 			"Each folder the image declares as a VOLUME is an in-memory tmpfs (at most 256 MB, counted in the memory limit): files there are not kept by commit_sandbox, diff or export_dockerfile."),
@@ -38,8 +38,10 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("name", mcp.Description("A unique name to refer to it by, e.g. \"data-analysis\". Default: a generated name.")),
 		mcp.WithBoolean("persistent", mcp.DefaultBool(false),
 			mcp.Description("Keep the sandbox after this session ends, until deleted. Default false: it is removed when the session ends.")),
-		mcp.WithString("network", mcp.Enum(sandbox.NetworkNone, sandbox.NetworkBridge), mcp.DefaultString(sandbox.NetworkNone),
-			mcp.Description("\"none\" (default): no network at all. \"bridge\": outbound network access, e.g. to download data.")),
+		mcp.WithString("network", mcp.Enum(sandbox.NetworkNone, sandbox.NetworkEgress, sandbox.NetworkBridge), mcp.DefaultString(sandbox.NetworkNone),
+			mcp.Description("\"none\" (default): no network at all. \"egress\": HTTP and HTTPS through Sandtray's egress gate (its proxy variables are set; curl, pip, apt, npm, git, Python and Node use them): "+
+				"the package indexes are allowed, other hosts need the user's approval (request_network asks), and a refusal is HTTP 403 saying why. "+
+				"\"bridge\": the whole network, unfiltered, only when the user's config allows it.")),
 		mcp.WithInteger("memory_mb", mcp.Min(0), mcp.Description("Memory limit in MiB. Default: the configured limit.")),
 		mcp.WithNumber("cpus", mcp.Min(0), mcp.Description("CPU limit in cores, e.g. 1.5. Default: the configured limit.")),
 		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
@@ -53,7 +55,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Language:   c.language(),
 			Name:       c.string("name"),
 			Persistent: c.boolean("persistent", false),
-			Network:    c.oneOf("network", "", []string{sandbox.NetworkNone, sandbox.NetworkBridge}, nil),
+			Network:    c.oneOf("network", "", []string{sandbox.NetworkNone, sandbox.NetworkEgress, sandbox.NetworkBridge}, nil),
 			MemoryMB:   c.integer("memory_mb", 0),
 			CPUs:       c.number("cpus", 0),
 			Env:        c.stringMap("env"),
@@ -96,6 +98,9 @@ type sandboxSummary struct {
 	Ports       []portSummary `json:"ports" jsonschema:"Ports forwarded to the host by expose_port: open url on this machine."`
 	GPUs        string        `json:"gpus,omitempty" jsonschema:"The GPUs it was given: all or a count; absent for none."`
 	Profile     string        `json:"profile,omitempty" jsonschema:"standard, or strict: a read-only root, the workdir and /tmp in memory, a non-root user, no network and no install_packages."`
+	Network     string        `json:"network" jsonschema:"none, egress (through Sandtray's egress gate) or bridge."`
+	EgressAllow []string      `json:"egress_allow,omitempty" jsonschema:"Hosts the user allowed this egress sandbox (besides the package indexes and the user's global rules)."`
+	EgressDeny  []string      `json:"egress_deny,omitempty" jsonschema:"Hosts the user denied this egress sandbox."`
 }
 
 type sandboxList struct {
@@ -130,6 +135,7 @@ func summarize(infos []sandbox.Info) sandboxList {
 			CreatedAt:  info.CreatedAt.UTC().Format(time.RFC3339),
 			CPUPercent: info.Stats.CPUPercent, MemoryBytes: info.Stats.MemoryBytes,
 			Ports: portSummaries(info.Ports), GPUs: info.Spec.GPUs, Profile: info.Spec.Profile,
+			Network: info.Spec.Network, EgressAllow: info.EgressRules.Allow, EgressDeny: info.EgressRules.Deny,
 		})
 	}
 	return out
@@ -142,14 +148,14 @@ func sandboxTable(list []sandboxSummary) string {
 	}
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tNAME\tIMAGE\tSTATUS\tPERSISTENT\tOWNER\tCPU\tMEMORY\tPORTS")
+	fmt.Fprintln(w, "ID\tNAME\tIMAGE\tSTATUS\tPERSISTENT\tOWNER\tCPU\tMEMORY\tPORTS\tNETWORK")
 	for _, s := range list {
 		persistent := "no"
 		if s.Persistent {
 			persistent = "yes"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\n", shortID(s.ID), s.Name, s.Image, s.Status,
-			persistent, orDash(s.Owner), s.CPUPercent, formatBytes(int64(s.MemoryBytes)), portsText(s.Ports))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%s\t%s\t%s\n", shortID(s.ID), s.Name, s.Image, s.Status,
+			persistent, orDash(s.Owner), s.CPUPercent, formatBytes(int64(s.MemoryBytes)), portsText(s.Ports), networkText2(s))
 	}
 	w.Flush()
 	return strings.TrimRight(b.String(), "\n")

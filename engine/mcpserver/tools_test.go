@@ -13,7 +13,7 @@ import (
 var allTools = []string{
 	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
 	"execute_code", "execute_command", "export_dockerfile", "expose_port", "install_packages", "job_status", "job_stop",
-	"list_files", "list_sandboxes", "make_directory", "persist_sandbox", "read_file", "sandbox_logs",
+	"list_files", "list_sandboxes", "make_directory", "persist_sandbox", "read_file", "request_network", "sandbox_logs",
 	"stop_sandbox", "unexpose_port", "write_file",
 }
 
@@ -84,7 +84,7 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			want: map[string]any{"sandboxes": []any{map[string]any{
 				"id": "0123456789abcdef0123", "name": "calm-otter", "image": "python:3.12-slim", "status": "running",
 				"persistent": false, "owner": "claude-ai 0.1.0", "created_at": "2025-03-01T12:00:00Z",
-				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20), "ports": []any{}}}},
+				"cpu_percent": 12.5, "memory_bytes": float64(42 << 20), "ports": []any{}, "network": "none"}}},
 			wantText: []string{"ID", "calm-otter", "claude-ai 0.1.0", "12.5%", "42 MiB"},
 		},
 		{

@@ -59,6 +59,9 @@ type Info struct {
 	Spec       Spec          `json:"spec"`
 	Stats      Stats         `json:"stats"`
 	Ports      []PortForward `json:"ports,omitempty"` // forwards to the host's loopback, by sandbox port
+	// EgressRules are the rules the user gave the sandbox on the egress
+	// gate (network "egress"); the engine's EgressNetwork has the rest.
+	EgressRules EgressRules `json:"egress_rules,omitzero"`
 }
 
 // Stats is a resource sample of a running sandbox.
@@ -79,6 +82,9 @@ type Snapshot struct {
 	Sessions  int          `json:"sessions"`       // live MCP sessions (connected clients)
 	Notices   []Notice     `json:"notices"`        // the most recent notices, oldest first
 	Pool      []PoolImage  `json:"pool,omitempty"` // what the warm pool holds, image by image
+	// Egress are the requests of the egress gate waiting for the user's
+	// answer (Engine.AnswerEgress), oldest first.
+	Egress []EgressPending `json:"egress,omitempty"`
 }
 
 // DockerStatus says whether the engine can reach Docker.

@@ -102,7 +102,7 @@ func TestImageRunsNothingOutsideCalls(t *testing.T) {
 // Sandtray's own bridge, where one cannot reach another: a server in one
 // sandbox is out of reach of the other, while each still reaches the outside.
 func TestBridgedSandboxesAreApart(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, func(c *engine.Config) { c.Sandbox.AllowNetwork = true })
 	server := e.client.sandbox(t, map[string]any{"network": "bridge"})
 	other := e.client.sandbox(t, map[string]any{"network": "bridge"})
 	for _, id := range []string{server, other} {

@@ -38,7 +38,7 @@ type Docker interface {
 
 // Config is what capture needs of the engine's configuration.
 type Config struct {
-	AllowNetwork bool          // sandbox.allow_network: installs may go online
+	AllowNetwork bool          // sandbox.allow_network: a sandbox may be on the bridge
 	OutputBytes  int           // limits.output_bytes: an install's kept output
 	MaxTimeout   time.Duration // limits.max_exec_timeout, named in errors
 	// Private is a folder of the engine's own inside every sandbox, left
@@ -97,6 +97,11 @@ type Target struct {
 	// Execs, when set, counts the execs the engine has in flight in the
 	// sandbox: started, or about to start.
 	Execs func() int
+	// Gate opens an install's way out through the egress gate, for a
+	// sandbox without the bridge network: hosts granted for this call, and
+	// the installer's proxy environment; close ends it. nil refuses such
+	// installs.
+	Gate func(ctx context.Context, hosts []string) (env []string, close func(), err error)
 	// Installed, when set, saves packages an install just installed in
 	// the sandbox's manifest (see MergePackages).
 	Installed func([]sandbox.Package)

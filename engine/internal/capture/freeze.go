@@ -29,7 +29,7 @@ import (
 // stopped; then it lets calls in again. A sandbox created with the network,
 // or one whose install will be refused for the network, needs none of it.
 func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Progress) (closeWindow func(resume bool) error, err error) {
-	if t.Network == sandbox.NetworkBridge || !c.cfg.AllowNetwork {
+	if t.Network == sandbox.NetworkBridge {
 		return func(bool) error { return nil }, nil
 	}
 	release := func() {}

@@ -145,25 +145,22 @@ func (c *Capture) install(ctx context.Context, t Target, r Runner, m packageMana
 	if err != nil {
 		return res, Ran{}, err
 	}
-	restore, err := c.attachForInstall(ctx, t)
-	if err != nil {
-		return res, Ran{}, errors.Join(err, closeWindow(true))
-	}
-	if t.Network == sandbox.NetworkNone {
-		report(progress, 0, 0, "sandbox "+t.Name+" is on the bridge network for the install; its other processes are stopped until it is offline again")
+	env := installEnv(t, c.imagePath(ctx, t), m)
+	if t.Network != sandbox.NetworkBridge {
+		proxy, closeGate, err := c.openGate(ctx, t, m)
+		if err != nil {
+			return res, Ran{}, errors.Join(err, closeWindow(true))
+		}
+		defer closeGate()
+		env = append(env, proxy...)
+		report(progress, 0, 0, "sandbox "+t.Name+" reaches "+strings.Join(m.hosts, ", ")+" through Sandtray's egress gate for the install, and nothing else; its other processes are stopped until it ends")
 	}
 	lines := &lineProgress{fn: progress, max: c.cfg.OutputBytes}
 	out, err := r.Run(ctx, Exec{
 		Cmd: append([]string{"/bin/sh", "-c", m.install, "sandtray-install"}, pkgs...),
-		Env: installEnv(t, c.imagePath(ctx, t), m), User: installUser, Workdir: "/", Timeout: timeout, Stream: lines,
+		Env: env, User: installUser, Workdir: "/", Timeout: timeout, Stream: lines,
 	})
-	rerr := restore()
-	if rerr != nil {
-		err = errors.Join(err, rerr)
-	}
-	// Only an offline sandbox's processes go on; one still online keeps them
-	// stopped (its error says so).
-	if cerr := closeWindow(rerr == nil); cerr != nil {
+	if cerr := closeWindow(true); cerr != nil {
 		err = errors.Join(err, cerr)
 	}
 	res.Output, res.Duration = lines.output(), out.Result.Duration
@@ -182,6 +179,15 @@ func (c *Capture) install(ctx context.Context, t Target, r Runner, m packageMana
 	}
 	res.Installed, err = c.installedVersions(ctx, t, m, pkgs)
 	return res, out, err
+}
+
+// openGate opens t's way to m's package hosts through the egress gate,
+// for this install only (no Docker network is attached at any point).
+func (c *Capture) openGate(ctx context.Context, t Target, m packageManager) (env []string, closeGate func(), err error) {
+	if t.Gate == nil {
+		return nil, nil, fmt.Errorf("sandbox %s has no network and Sandtray cannot open the egress gate for its install: %w", t.Name, sandbox.ErrUnsupported)
+	}
+	return t.Gate(ctx, m.hosts)
 }
 
 // installedVersions asks the package manager which versions it now has of

@@ -18,8 +18,11 @@ type packageManager struct {
 	install string         // sh script; the packages are "$@"
 	query   string         // sh script printing what parse reads; names are "$@"
 	env     []string
-	base    func(pkg string) string                            // the name without pin or extras
-	parse   func(out string, names []string) map[string]string // name → version
+	// hosts are the package indexes the manager reaches: all an install
+	// into a sandbox without the bridge network may reach, for that call.
+	hosts []string
+	base  func(pkg string) string                            // the name without pin or extras
+	parse func(out string, names []string) map[string]string // name → version
 }
 
 // aptScript runs apt-get as root without capabilities: APT::Sandbox::User=root
@@ -44,6 +47,7 @@ var managers = []packageManager{
 		install: aptScript,
 		query:   `dpkg-query -W -f='${Package}\t${Version}\t${db:Status-Abbrev}\n' "$@" 2>/dev/null || true`,
 		env:     []string{"DEBIAN_FRONTEND=noninteractive"},
+		hosts:   []string{"deb.debian.org", "security.debian.org", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com"},
 		base:    func(p string) string { return cutAny(cutAny(p, "="), ":") },
 		parse:   parseDpkg,
 	},
@@ -51,6 +55,7 @@ var managers = []packageManager{
 		name: sandbox.ManagerApk, command: "apk",
 		valid:   regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9+._-]*(=[A-Za-z0-9._+-]+)?$`),
 		install: `apk add --no-cache --no-progress "$@"`,
+		hosts:   []string{"dl-cdn.alpinelinux.org"},
 		query:   `apk info -v 2>/dev/null`,
 		base:    func(p string) string { return cutAny(p, "=") },
 		parse:   parseApk,
@@ -64,6 +69,7 @@ var managers = []packageManager{
 		query:   pipCommand + `"$pip" show "$@" 2>/dev/null || true`,
 		env: []string{"PIP_BREAK_SYSTEM_PACKAGES=1", "PIP_NO_INPUT=1", "PIP_DISABLE_PIP_VERSION_CHECK=1",
 			"PIP_ROOT_USER_ACTION=ignore"},
+		hosts: []string{"pypi.org", "files.pythonhosted.org"},
 		base:  func(p string) string { return cutAny(p, "[=<>~!") },
 		parse: parsePipShow,
 	},
@@ -71,6 +77,7 @@ var managers = []packageManager{
 		name: sandbox.ManagerNpm, command: "npm",
 		valid:   regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*(@[A-Za-z0-9.^~<>=*+_-]+)?$`),
 		install: `npm install -g --no-fund --no-audit "$@"`,
+		hosts:   []string{"registry.npmjs.org"},
 		query:   `npm ls -g --depth=0 --json 2>/dev/null || true`,
 		base:    npmBase,
 		parse:   parseNpmLs,

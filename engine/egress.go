@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/egress"
+	"github.com/sandtray/sandtray/engine/internal/portfwd"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The egress gate (engine/internal/egress) carries the connections of
+// sandboxes with network "egress", and of installs into sandboxes without
+// a network, through a channel of execs per sandbox. The engine starts a
+// sandbox's channel when it runs and ends it when it stops, keeps each
+// sandbox's approvals in its state, and records each decision in its
+// activity log.
+
+// proxyURL is what an egress sandbox's proxy variables name.
+var proxyURL = fmt.Sprintf("http://127.0.0.1:%d", egress.ProxyPort)
+
+// proxyEnv is the environment that makes the common tools use the proxy
+// at url: curl, wget, apt, pip, requests and urllib read the lower-case
+// names, others the upper-case; Node's fetch needs NODE_USE_ENV_PROXY.
+func proxyEnv(url string) []string {
+	return []string{
+		"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
+		"NO_PROXY=localhost,127.0.0.1", "no_proxy=localhost,127.0.0.1", "NODE_USE_ENV_PROXY=1",
+	}
+}
+
+// egressSet is the engine's gate and each running egress sandbox's channel.
+type egressSet struct {
+	gate  *egress.Gate
+	mu    sync.Mutex
+	chans map[string]*egress.Channel // by sandbox id
+	log   func(msg string, args ...any)
+}
+
+// newGate makes the gate of cfg's [egress] rules, recording in the state dir.
+func (e *Engine) newGate(cfg Config) error {
+	g, err := egress.New(egress.Options{
+		Allow: cfg.Egress.Allow, Deny: cfg.Egress.Deny, Ask: cfg.Egress.Ask, AskTimeout: cfg.Egress.AskTimeout.Duration,
+		HostPorts:  cfg.Egress.HostPorts,
+		RecordFile: filepath.Join(cfg.StateDir, "egress.jsonl"), GlobalFile: filepath.Join(cfg.StateDir, "egress-approved.json"),
+		Log: e.log, OnRecord: e.egressActivity, OnChange: e.publish,
+	})
+	if err != nil {
+		return err
+	}
+	e.egress = &egressSet{gate: g, chans: map[string]*egress.Channel{}, log: e.log.Warn}
+	return nil
+}
+
+// egressOpener starts processes in a sandbox as the port forwards do
+// (portfwd's execs), for the channel.
+type egressOpener struct{ o portfwd.Opener }
+
+func (o egressOpener) Open(ctx context.Context, cmd []string) (egress.Stream, error) {
+	return o.o.Open(ctx, cmd)
+}
+
+func (e *Engine) opener(id string) egress.Opener { return egressOpener{portfwd.Execs(e.execEnv)(id)} }
+
+// egressUp puts a running sandbox of network "egress" on the gate: its
+// rules, then its channel (once; a channel that runs is kept).
+func (e *Engine) egressUp(ctx context.Context, b *box) error {
+	if b.spec.Network != sandbox.NetworkEgress {
+		return nil
+	}
+	e.mu.Lock()
+	rules, client := b.state.Egress, b.state.Owner.Client
+	e.mu.Unlock()
+	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules,
+		Save: func(r sandbox.EgressRules) {
+			e.changeState(b, "egress rules", func(st *boxState) { st.Egress = r })
+			e.publish()
+		}}); err != nil {
+		return err
+	}
+	s := e.egress
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.chans[b.id]; ok {
+		return nil
+	}
+	ch, err := s.gate.StartChannel(ctx, b.id, e.opener(b.id), egress.ProxyPort)
+	if err != nil {
+		return fmt.Errorf("sandbox %s: %w", b.name, err)
+	}
+	s.chans[b.id] = ch
+	return nil
+}
+
+// egressSoon is egressUp off the caller's path (a start Docker reported).
+func (e *Engine) egressSoon(b *box) {
+	if b.spec.Network != sandbox.NetworkEgress {
+		return
+	}
+	if err := e.enter(); err != nil {
+		return
+	}
+	go func() {
+		defer e.wg.Done()
+		ctx, cancel := context.WithTimeout(e.base, time.Minute)
+		defer cancel()
+		if err := e.egressUp(ctx, b); err != nil {
+			e.log.Warn("start the egress channel", "sandbox", b.name, "err", err)
+		}
+	}()
+}
+
+// egressDown takes sandbox id off the gate: its channel and connections
+// end, what it had pending is refused.
+func (e *Engine) egressDown(id string) {
+	s := e.egress
+	s.mu.Lock()
+	ch := s.chans[id]
+	delete(s.chans, id)
+	s.mu.Unlock()
+	if ch != nil {
+		ch.Close()
+	}
+	if s.gate.Registered(id) && !e.installing(id) {
+		s.gate.Unregister(id)
+	}
+}
+
+// installing reports whether an install of sandbox id holds the gate now
+// (installGate).
+func (e *Engine) installing(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, ok := e.boxes[id]
+	return ok && b.gate.window != nil
+}
+
+// egressRestore starts the channels of the running egress sandboxes
+// adopted at start-up, off the start's path.
+func (e *Engine) egressRestore() {
+	e.mu.Lock()
+	var boxes []*box
+	for _, b := range e.boxes {
+		if b.spec.Network == sandbox.NetworkEgress && b.status == sandbox.StatusRunning {
+			boxes = append(boxes, b)
+		}
+	}
+	e.mu.Unlock()
+	for _, b := range boxes {
+		e.egressSoon(b)
+	}
+}
+
+// closeEgress ends every channel and the gate (Close).
+func (e *Engine) closeEgress() {
+	s := e.egress
+	s.mu.Lock()
+	chans := s.chans
+	s.chans = map[string]*egress.Channel{}
+	s.mu.Unlock()
+	for _, ch := range chans {
+		ch.Close()
+	}
+	s.gate.Close()
+}
+
+// egressActivity records a decision in its sandbox's activity log, where
+// sandbox_logs and the app show it.
+func (e *Engine) egressActivity(r egress.Record) {
+	a := sandbox.Activity{Time: r.Time, Tool: "network", Client: r.Client, Duration: r.DurationMS,
+		Input: fmt.Sprintf("%s %s: %s by %s", r.Method, egress.HostPort(r.Host, r.Port), r.Decision, r.Rule)}
+	if r.Decision == egress.DecisionAllow && r.Error == "" {
+		a.Stdout = fmt.Sprintf("%d bytes up, %d bytes down", r.BytesUp, r.BytesDown)
+	} else {
+		a.Error = strings.TrimSpace(r.Error)
+	}
+	e.record(r.SandboxID, a)
+}
+
+// installGate opens the way an install into b takes to its package hosts:
+// b on the gate (offline, when its network is "none": nothing but the
+// grant), the hosts granted for this call, and a channel of its own on
+// egress.InstallPort, started after the freeze; it returns the proxy
+// environment of the installer and what closes it all.
+func (e *Engine) installGate(b *box) func(ctx context.Context, hosts []string) ([]string, func(), error) {
+	return func(ctx context.Context, hosts []string) ([]string, func(), error) {
+		g := e.egress.gate
+		registered := false
+		if !g.Registered(b.id) {
+			e.mu.Lock()
+			client := b.state.Owner.Client
+			e.mu.Unlock()
+			if err := g.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Offline: b.spec.Network != sandbox.NetworkEgress}); err != nil {
+				return nil, nil, err
+			}
+			registered = true
+		}
+		revoke, err := g.Grant(b.id, hosts, egress.SourceInstall)
+		if err != nil {
+			if registered {
+				g.Unregister(b.id)
+			}
+			return nil, nil, err
+		}
+		ch, err := g.StartChannel(ctx, b.id, e.opener(b.id), egress.InstallPort)
+		if err != nil {
+			revoke()
+			if registered {
+				g.Unregister(b.id)
+			}
+			if errors.Is(err, egress.ErrNoPython) {
+				err = fmt.Errorf("install_packages in sandbox %s reaches its package hosts through Sandtray's egress gate, which needs python3 in the image; use an image with python3, or one that has the packages: %w", b.name, sandbox.ErrUnsupported)
+			}
+			return nil, nil, err
+		}
+		return proxyEnv(fmt.Sprintf("http://127.0.0.1:%d", egress.InstallPort)), func() {
+			ch.Close()
+			revoke()
+			if registered {
+				g.Unregister(b.id)
+			}
+		}, nil
+	}
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sandtray/sandtray/engine/internal/egress"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The egress gate's public API: what the tray app, the control endpoint
+// (`sandtray egress …`) and the MCP tools see of it. Pending requests are
+// also in every snapshot (sandbox.Snapshot.Egress), and each sandbox's own
+// rules in its Info (EgressRules), so a watcher hears of them as they change.
+
+// EgressPending lists the requests waiting for the user, oldest first.
+func (e *Engine) EgressPending() []sandbox.EgressPending { return e.egress.gate.Pending() }
+
+// AnswerEgress answers the pending request id (EgressPending's ID) with a:
+// allow once, always for its sandbox, always for every sandbox, deny once,
+// or deny always for its sandbox. Only the user may call it: it is never
+// reachable through MCP tools or from inside a sandbox.
+func (e *Engine) AnswerEgress(ctx context.Context, id string, a sandbox.EgressAnswer) error {
+	return e.egress.gate.Answer(id, a)
+}
+
+// AnswerEgressHost answers the pending requests of sandbox ref (id, id
+// prefix or name) for target ("host" or "host:port") with a, and returns
+// how many it answered. With none pending, the "always" answers add their
+// rule for later; once and deny are sandbox.ErrNotFound. Only the user may
+// call it, as AnswerEgress.
+func (e *Engine) AnswerEgressHost(ctx context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
+	host, port, err := egress.Target(target, 0)
+	if err != nil {
+		return 0, err
+	}
+	e.mu.Lock()
+	b, err := e.lookup(ref)
+	e.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	n, err := e.egress.gate.AnswerHost(b.id, host, port, a)
+	if err != nil {
+		return 0, fmt.Errorf("sandbox %s: %w", b.name, err)
+	}
+	return n, nil
+}
+
+// RequestNetwork is a model asking up front for hosts ("host" or
+// "host:port") of sandbox ref, with a reason the user sees: the hosts a
+// rule allows, those refused, and those now waiting for the user. It never
+// waits for the answer.
+func (e *Engine) RequestNetwork(ctx context.Context, owner sandbox.Owner, ref string, hosts []string, reason string) (sandbox.EgressRequestResult, error) {
+	if len(hosts) == 0 || len(hosts) > 32 {
+		return sandbox.EgressRequestResult{}, fmt.Errorf("give 1 to 32 hosts, such as [\"pypi.org\"] or [\"api.example.com:8443\"]: %w", sandbox.ErrInvalid)
+	}
+	b, err := e.acquire(ref)
+	if err != nil {
+		return sandbox.EgressRequestResult{}, err
+	}
+	defer e.release(b)
+	if b.spec.Network != sandbox.NetworkEgress {
+		return sandbox.EgressRequestResult{}, fmt.Errorf("sandbox %s has network %q; request_network is for sandboxes created with network \"egress\": create one with create_sandbox network \"egress\": %w", b.name, b.spec.Network, sandbox.ErrInvalid)
+	}
+	if err := e.ensureRunning(ctx, b); err != nil {
+		return sandbox.EgressRequestResult{}, err
+	}
+	res, err := e.egress.gate.Request(ctx, b.id, hosts, reason)
+	if err == nil {
+		e.record(b.id, sandbox.Activity{Tool: "request_network", Client: owner.Client, Input: fmt.Sprintf("%v: %s", hosts, reason),
+			Stdout: fmt.Sprintf("allowed %v, pending %v, denied %d", res.Allowed, res.Pending, len(res.Denied))})
+	}
+	return res, err
+}
+
+// EgressNetwork returns sandbox ref's view of the gate: its rules, the
+// approvals for every sandbox and the config's, the hosts it reached or
+// tried with bytes each way, and its latest decisions (at most 200).
+func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressNetwork, error) {
+	e.mu.Lock()
+	b, err := e.lookup(ref)
+	var rules sandbox.EgressRules
+	if err == nil {
+		rules = b.state.Egress
+	}
+	e.mu.Unlock()
+	if err != nil {
+		return sandbox.EgressNetwork{}, err
+	}
+	if n, ok := e.egress.gate.Network(b.id); ok {
+		return n, nil
+	}
+	return sandbox.EgressNetwork{Rules: rules}, nil
+}

@@ -1,0 +1,301 @@
+package egress
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// HostAlias is the name through which a sandbox reaches the host's
+// 127.0.0.1, on the ports of Options.HostPorts only.
+const HostAlias = "host.sandtray.internal"
+
+// DefaultAllow are the package indexes install_packages uses: what an
+// egress sandbox may reach when the config sets no [egress] allow.
+var DefaultAllow = []string{
+	"deb.debian.org", "security.debian.org",
+	"archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com",
+	"pypi.org", "files.pythonhosted.org",
+	"registry.npmjs.org",
+	"dl-cdn.alpinelinux.org",
+}
+
+// Resolver looks a name up; *net.Resolver is one.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Options configure a Gate: the [egress] keys, and where it resolves,
+// dials and records.
+type Options struct {
+	// Allow are the config's allow patterns; nil means DefaultAllow.
+	Allow, Deny []string
+	Ask         bool
+	AskTimeout  time.Duration // 0: 60 s
+	HostPorts   []int         // ports of the host's 127.0.0.1 reachable as HostAlias
+	Resolver    Resolver      // nil: net.DefaultResolver
+	// Dial connects to a checked address; nil: a net.Dialer with a 10 s timeout.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// RecordFile is the JSON-lines file every decision is appended to
+	// (rotated at RecordMax, one older file kept); "" keeps none.
+	RecordFile string
+	RecordMax  int64 // 0: 16 MiB
+	// GlobalFile keeps the approvals for every sandbox ("always"); ""
+	// keeps them in memory only.
+	GlobalFile string
+	Log        *slog.Logger
+	// OnRecord, when set, hears of each decision as it is recorded
+	// (outside any lock of the gate's): the engine's activity log.
+	OnRecord func(Record)
+	// OnChange, when set, hears (outside any lock of the gate's) that
+	// pending requests, rules or records changed.
+	OnChange func()
+}
+
+// Sandbox is one sandbox as the gate knows it.
+type Sandbox struct {
+	ID, Name string
+	Client   string // the MCP client that made it, for records and asks
+	// Offline marks a sandbox of network "none": it reaches nothing but
+	// what a Grant allows (an install's package hosts), and is never asked
+	// about.
+	Offline bool
+	Rules   SandboxRules // its approvals so far
+	// Save, when set, keeps the sandbox's rules when they change (the
+	// engine's state dir, so a persistent sandbox keeps them).
+	Save func(SandboxRules)
+}
+
+// SandboxRules are the rules the user gave one sandbox.
+type SandboxRules = sandbox.EgressRules
+
+// Gate decides and carries sandboxes' connections. Create it with New;
+// Close ends it. It is safe for concurrent use.
+type Gate struct {
+	o        Options
+	resolver Resolver
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
+	log      *slog.Logger
+	rec      *recorder
+	srv      *server // proxy.go
+
+	mu      sync.Mutex
+	allow   []Rule // the config's, or the defaults
+	deny    []Rule
+	global  []Rule // approvals for every sandbox
+	boxes   map[string]*box
+	pending map[string]*pending // by id (ask.go)
+	seq     uint64
+	watch   map[chan struct{}]struct{}
+	closed  bool
+}
+
+// box is the gate's record of one sandbox; guarded by Gate.mu.
+type box struct {
+	Sandbox
+	allow, deny []Rule
+	grants      []grant
+	recent      []Record // newest last, at most recentKept
+	hosts       map[string]*HostStats
+	transport   *http.Transport // plain HTTP's upstream connections, this sandbox's alone
+	conns       map[*boxConn]struct{}
+}
+
+// grant is a rule for a while: an install's package hosts, or a pending
+// request the user allowed once.
+type grant struct {
+	rule  Rule
+	until time.Time // zero: until revoked
+	id    uint64
+}
+
+// New returns a gate under o's rules. Bad patterns are an error naming the key.
+func New(o Options) (*Gate, error) {
+	if o.AskTimeout <= 0 {
+		o.AskTimeout = 60 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	allowPatterns, source := o.Allow, SourceConfig
+	if allowPatterns == nil {
+		allowPatterns, source = DefaultAllow, SourceDefault
+	}
+	allow, err := ParseRules("egress.allow", allowPatterns, source)
+	if err != nil {
+		return nil, err
+	}
+	deny, err := ParseRules("egress.deny", o.Deny, SourceConfig)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny,
+		boxes: map[string]*box{}, pending: map[string]*pending{}, watch: map[chan struct{}]struct{}{}}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
+	if g.dial == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second}
+		g.dial = d.DialContext
+	}
+	if g.global, err = loadGlobal(o.GlobalFile); err != nil {
+		g.log.Warn("egress: read the global approvals", "file", o.GlobalFile, "err", err)
+	}
+	g.rec = newRecorder(o.RecordFile, o.RecordMax)
+	g.srv = newServer(g)
+	return g, nil
+}
+
+// Close ends every connection and refuses new ones; pending requests are
+// denied.
+func (g *Gate) Close() error {
+	g.mu.Lock()
+	g.closed = true
+	var boxes []*box
+	for _, b := range g.boxes {
+		boxes = append(boxes, b)
+	}
+	g.boxes = map[string]*box{}
+	for _, p := range g.pending {
+		p.finish(answerResult{why: "Sandtray is shutting down"})
+	}
+	g.pending = map[string]*pending{}
+	g.mu.Unlock()
+	for _, b := range boxes {
+		b.end()
+	}
+	g.srv.close()
+	g.changed()
+	return nil
+}
+
+// Register makes s known to the gate (again: its rules and mode are
+// replaced, its records kept). Connections of unknown sandboxes are refused.
+func (g *Gate) Register(s Sandbox) error {
+	allow, err := ParseRules("allow", s.Rules.Allow, SourceSandbox)
+	if err != nil {
+		return err
+	}
+	deny, err := ParseRules("deny", s.Rules.Deny, SourceSandbox)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return fmt.Errorf("the egress gate is closed: %w", sandbox.ErrUnavailable)
+	}
+	b := g.boxes[s.ID]
+	if b == nil {
+		b = &box{hosts: map[string]*HostStats{}, conns: map[*boxConn]struct{}{}, transport: g.transport()}
+		g.boxes[s.ID] = b
+	}
+	b.Sandbox, b.allow, b.deny = s, allow, deny
+	g.mu.Unlock()
+	g.changed()
+	return nil
+}
+
+// Registered reports whether sandbox id is known to the gate.
+func (g *Gate) Registered(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.boxes[id]
+	return ok
+}
+
+// Unregister forgets sandbox id: its connections end, its pending
+// requests are denied, its grants dropped.
+func (g *Gate) Unregister(id string) {
+	g.mu.Lock()
+	b := g.boxes[id]
+	delete(g.boxes, id)
+	for pid, p := range g.pending {
+		if p.SandboxID == id {
+			p.finish(answerResult{why: "the sandbox stopped"})
+			delete(g.pending, pid)
+		}
+	}
+	g.mu.Unlock()
+	if b != nil {
+		b.end()
+	}
+	g.changed()
+}
+
+// end closes b's connections.
+func (b *box) end() {
+	for c := range b.conns {
+		c.end()
+	}
+	b.transport.CloseIdleConnections()
+}
+
+// Grant allows sandbox id the patterns (with source, e.g. SourceInstall)
+// until revoke is called: an install's package hosts for that call. An
+// unknown sandbox is an error.
+func (g *Gate) Grant(id string, patterns []string, source string) (revoke func(), err error) {
+	rules, err := ParseRules("grant", patterns, source)
+	if err != nil {
+		return nil, err
+	}
+	g.mu.Lock()
+	b := g.boxes[id]
+	if b == nil {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("sandbox %s is not known to the egress gate: %w", id, sandbox.ErrNotFound)
+	}
+	g.seq++
+	gid := g.seq
+	for _, r := range rules {
+		b.grants = append(b.grants, grant{rule: r, id: gid})
+	}
+	g.mu.Unlock()
+	return sync.OnceFunc(func() {
+		g.mu.Lock()
+		if b := g.boxes[id]; b != nil {
+			b.grants = slices.DeleteFunc(b.grants, func(gr grant) bool { return gr.id == gid })
+		}
+		g.mu.Unlock()
+	}), nil
+}
+
+// AskTimeout is how long a connection no rule matches waits for the user.
+func (g *Gate) AskTimeout() time.Duration { return g.o.AskTimeout }
+
+// Watch returns a channel that receives (coalesced) whenever pending
+// requests, rules or records change, until stop is called.
+func (g *Gate) Watch() (ch <-chan struct{}, stop func()) {
+	c := make(chan struct{}, 1)
+	g.mu.Lock()
+	g.watch[c] = struct{}{}
+	g.mu.Unlock()
+	return c, sync.OnceFunc(func() {
+		g.mu.Lock()
+		delete(g.watch, c)
+		g.mu.Unlock()
+	})
+}
+
+// changed tells the watchers and OnChange; never called under g.mu.
+func (g *Gate) changed() {
+	g.mu.Lock()
+	for c := range g.watch {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+	g.mu.Unlock()
+	if g.o.OnChange != nil {
+		g.o.OnChange()
+	}
+}

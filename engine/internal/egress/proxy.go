@@ -1,0 +1,366 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/elazarl/goproxy"
+)
+
+// server is the gate's proxy: one http.Server serving goproxy on the
+// connections the channel hands over (ServeConn), each carrying the id of
+// the sandbox it came from.
+type server struct {
+	g     *Gate
+	http  *http.Server
+	conns chan net.Conn // the listener's queue (connListener)
+	done  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+// boxKey carries a connection's sandbox id in its requests' contexts.
+type boxKey struct{}
+
+func newServer(g *Gate) *server {
+	s := &server{g: g, conns: make(chan net.Conn), done: make(chan struct{})}
+	p := goproxy.NewProxyHttpServer()
+	p.Logger = log.New(io.Discard, "", 0)
+	// Never a proxy from the host's environment, never a dial the gate
+	// did not check: CONNECT dials through ProxyCtx.Dialer, plain HTTP
+	// through the sandbox's transport (ProxyCtx.RoundTripper), both on
+	// the checked address.
+	p.ConnectDial, p.ConnectDialWithReq = nil, nil
+	p.Tr = &http.Transport{Proxy: nil, DialContext: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("sandtray egress: no checked address")
+	}}
+	p.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "sandtray egress: this is Sandtray's egress gate; send it proxy requests (absolute URLs or CONNECT)", http.StatusBadRequest)
+	})
+	p.OnRequest().HandleConnectFunc(s.onConnect)
+	p.OnRequest().DoFunc(s.onRequest)
+	p.OnResponse().DoFunc(s.onResponse)
+	s.http = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if bc, ok := c.(*boxConn); ok {
+				return context.WithValue(ctx, boxKey{}, bc.box)
+			}
+			return ctx
+		},
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.http.Serve(connListener{s})
+	}()
+	return s
+}
+
+func (s *server) close() {
+	s.once.Do(func() { close(s.done) })
+	_ = s.http.Close()
+	s.wg.Wait()
+}
+
+// connListener is the http.Server's listener: Accept returns the
+// connections ServeConn queues.
+type connListener struct{ s *server }
+
+func (l connListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.s.conns:
+		return c, nil
+	case <-l.s.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l connListener) Close() error   { l.s.once.Do(func() { close(l.s.done) }); return nil }
+func (l connListener) Addr() net.Addr { return gateAddr{} }
+
+type gateAddr struct{}
+
+func (gateAddr) Network() string { return "sandtray" }
+func (gateAddr) String() string  { return "egress-gate" }
+
+// Stream is one connection from a sandbox as the channel hands it over: a
+// relay process's stdout (Read) and stdin (Write, CloseWrite).
+type Stream interface {
+	io.ReadWriteCloser
+	CloseWrite() error
+}
+
+// boxConn is the gate's end of one connection from sandbox box: one end of
+// a net.Pipe (which has the deadlines net/http needs) whose other end is
+// pumped to and from the stream.
+type boxConn struct {
+	net.Conn
+	box string
+	st  Stream
+}
+
+// end closes both the gate's end and the stream.
+func (c *boxConn) end() {
+	c.Conn.Close()
+	c.st.Close()
+}
+
+// lingerAfterReply bounds how long a relay may go on after the gate has
+// said everything (its stdin closed), for the sandbox's client to close.
+const lingerAfterReply = 30 * time.Second
+
+// ServeConn serves one connection from sandbox id (as the channel knows
+// it) and returns at once; the connection ends with the stream, when the
+// sandbox is unregistered, or when the gate closes. A sandbox the gate does
+// not know gets its requests refused.
+func (g *Gate) ServeConn(id string, st Stream) {
+	mine, theirs := net.Pipe()
+	c := &boxConn{Conn: mine, box: id, st: st}
+	g.mu.Lock()
+	b := g.boxes[id]
+	if g.closed || b == nil {
+		g.mu.Unlock()
+		st.Close()
+		mine.Close()
+		return
+	}
+	b.conns[c] = struct{}{}
+	g.mu.Unlock()
+	upDone := make(chan struct{})
+	go func() { // from the sandbox
+		defer close(upDone)
+		_, _ = io.Copy(theirs, st)
+		theirs.Close()
+	}()
+	go func() { // to the sandbox: once the gate is done, its stdin ends,
+		// and the relay passes everything on before it ends
+		_, _ = io.Copy(st, theirs)
+		_ = st.CloseWrite()
+		select {
+		case <-upDone:
+		case <-time.After(lingerAfterReply):
+		}
+		st.Close()
+		theirs.Close()
+		g.mu.Lock()
+		if b := g.boxes[id]; b != nil {
+			delete(b.conns, c)
+		}
+		g.mu.Unlock()
+	}()
+	select {
+	case g.srv.conns <- c:
+	case <-g.srv.done:
+		c.end()
+	}
+}
+
+// boxOf is the sandbox a request came from.
+func boxOf(r *http.Request) string {
+	id, _ := r.Context().Value(boxKey{}).(string)
+	return id
+}
+
+// onConnect decides a CONNECT; an allowed one dials the checked address.
+func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
+	host, port := splitTarget(target, 443)
+	r := request{box: boxOf(pctx.Req), host: host, port: port, method: http.MethodConnect}
+	start := time.Now()
+	v := s.g.decide(pctx.Req.Context(), r)
+	if !v.allow {
+		s.g.record(refusalRecord(r, v, start))
+		pctx.Resp = refusal(pctx.Req, v)
+		return goproxy.RejectConnect, target
+	}
+	pctx.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		c, addr, err := s.g.dialChecked(ctx, v.addrs, port)
+		rec := Record{SandboxID: r.box, Host: host, Port: port, Method: r.method, Decision: DecisionAllow, Rule: v.rule, Address: addr}
+		if err != nil {
+			rec.Error, rec.DurationMS = err.Error(), time.Since(start).Milliseconds()
+			s.g.record(rec)
+			return nil, err
+		}
+		return &countConn{TCPConn: c, start: start, done: func(up, down int64, d time.Duration) {
+			rec.BytesUp, rec.BytesDown, rec.DurationMS = up, down, d.Milliseconds()
+			s.g.record(rec)
+		}}, nil
+	}
+	return goproxy.OkConnect, target
+}
+
+// dialChecked connects to the first of addrs (the ones decide checked)
+// that answers, on port.
+func (g *Gate) dialChecked(ctx context.Context, addrs []netip.Addr, port int) (*net.TCPConn, string, error) {
+	var errs []error
+	for _, a := range addrs {
+		addr := netip.AddrPortFrom(a, uint16(port)).String()
+		c, err := g.dial(ctx, "tcp", addr)
+		if err == nil {
+			if tc, ok := c.(*net.TCPConn); ok {
+				return tc, addr, nil
+			}
+			c.Close()
+			err = fmt.Errorf("not a TCP connection")
+		}
+		errs = append(errs, err)
+	}
+	return nil, "", fmt.Errorf("sandtray egress: could not connect: %w", errors.Join(errs...))
+}
+
+// refusal is the 403 (or 502) with the verdict's one line.
+func refusal(req *http.Request, v verdict) *http.Response {
+	resp := goproxy.NewResponse(req, goproxy.ContentTypeText, v.status, v.body+"\n")
+	resp.Header.Set("X-Sandtray-Egress", "refused")
+	resp.Close = true
+	return resp
+}
+
+func refusalRecord(r request, v verdict, start time.Time) Record {
+	return Record{SandboxID: r.box, Host: r.host, Port: r.port, Method: r.method, Decision: DecisionDeny,
+		Rule: v.rule, Error: v.body, DurationMS: time.Since(start).Milliseconds()}
+}
+
+// checkedKey carries a plain-HTTP request's checked addresses to the
+// sandbox's transport's dial.
+type checkedKey struct{}
+
+type checked struct {
+	addrs []netip.Addr
+	g     *Gate
+	addr  *string // set to the address dialed
+}
+
+// transport is a sandbox's own pool of upstream connections for plain
+// HTTP: it dials only the addresses decide checked for the request.
+func (g *Gate) transport() *http.Transport {
+	return &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, hp string) (net.Conn, error) {
+			c, ok := ctx.Value(checkedKey{}).(checked)
+			if !ok {
+				return nil, errors.New("sandtray egress: no checked address")
+			}
+			_, ps, _ := net.SplitHostPort(hp)
+			port, _ := strconv.Atoi(ps)
+			conn, addr, err := c.g.dialChecked(ctx, c.addrs, port)
+			if c.addr != nil {
+				*c.addr = addr
+			}
+			if err != nil {
+				return nil, err
+			}
+			return conn, nil
+		},
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: 2 * time.Minute,
+	}
+}
+
+// httpRecord is what a plain-HTTP request carries from onRequest to its
+// response's end.
+type httpRecord struct {
+	rec   Record
+	start time.Time
+	up    *countReader
+	addr  string
+	once  sync.Once
+}
+
+// onRequest decides a plain-HTTP request. An allowed one goes through the
+// sandbox's transport to the checked address, with its Host header set to
+// the host decided on, so an allowed server cannot be asked for another
+// site it hosts.
+func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
+	def := 80
+	if req.URL.Scheme == "https" {
+		def = 443
+	}
+	host, port := splitTarget(req.URL.Host, def)
+	r := request{box: boxOf(req), host: host, port: port, method: req.Method}
+	start := time.Now()
+	v := s.g.decide(req.Context(), r)
+	if !v.allow {
+		s.g.record(refusalRecord(r, v, start))
+		return req, refusal(req, v)
+	}
+	s.g.mu.Lock()
+	var tr *http.Transport
+	if b := s.g.boxes[r.box]; b != nil {
+		tr = b.transport
+	}
+	s.g.mu.Unlock()
+	if tr == nil {
+		v = deny(r, "unknown sandbox", "is refused: this sandbox is not on the egress gate")
+		s.g.record(refusalRecord(r, v, start))
+		return req, refusal(req, v)
+	}
+	hr := &httpRecord{start: start, rec: Record{SandboxID: r.box, Host: host, Port: port, Method: req.Method, Decision: DecisionAllow, Rule: v.rule}}
+	req.Host = req.URL.Host
+	if req.Body != nil && req.Body != http.NoBody {
+		hr.up = &countReader{ReadCloser: req.Body}
+		req.Body = hr.up
+	}
+	req = req.WithContext(context.WithValue(req.Context(), checkedKey{}, checked{addrs: v.addrs, g: s.g, addr: &hr.addr}))
+	pctx.UserData = hr
+	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		// Counted here, before goproxy sees the body: a body it did not
+		// get from the round trip loses its Content-Length.
+		resp.Body = &countReader{ReadCloser: resp.Body, onClose: func(n int64) { s.finish(hr, n, nil) }}
+		if resp.StatusCode != http.StatusSwitchingProtocols {
+			// The upstream connection's own; the sandbox's stays open.
+			resp.Header.Del("Connection")
+			resp.Header.Del("Keep-Alive")
+		}
+		return resp, nil
+	})
+	return req, nil
+}
+
+// finish records a plain-HTTP request once, with down bytes sent back.
+func (s *server) finish(hr *httpRecord, down int64, err error) {
+	hr.once.Do(func() {
+		rec := hr.rec
+		rec.Address = hr.addr
+		if hr.up != nil {
+			rec.BytesUp = hr.up.n.Load()
+		}
+		rec.BytesDown, rec.DurationMS = down, time.Since(hr.start).Milliseconds()
+		if err != nil {
+			rec.Error = err.Error()
+		}
+		s.g.record(rec)
+	})
+}
+
+// onResponse records a plain-HTTP request whose round trip failed (one that
+// got a response is recorded when its body is closed).
+func (s *server) onResponse(resp *http.Response, pctx *goproxy.ProxyCtx) *http.Response {
+	hr, ok := pctx.UserData.(*httpRecord)
+	if !ok || resp != nil {
+		return resp
+	}
+	err := pctx.Error
+	if err == nil {
+		err = errors.New("no response")
+	}
+	s.finish(hr, 0, err)
+	return resp
+}
