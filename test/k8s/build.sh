@@ -157,11 +157,13 @@ blob() {
 }
 
 say "the test cluster's parts, in $K8S_CACHE"
-part "kubernetes $K8S_VERSION" "$KUBE_BIN" build_kubernetes
-part "etcd $ETCD_VERSION" "$ETCD_BIN" build_etcd
-part "containerd $CONTAINERD_VERSION" "$CONTAINERD_BIN" build_containerd
-part "CNI plugins $CNI_VERSION" "$CNI_BIN" build_cni
+# The small parts first: they fail fast, and stay cached when the long
+# Kubernetes build is interrupted.
 part "pause image" "$PAUSE_DIR" build_pause
+part "CNI plugins $CNI_VERSION" "$CNI_BIN" build_cni
+part "containerd $CONTAINERD_VERSION" "$CONTAINERD_BIN" build_containerd
+part "etcd $ETCD_VERSION" "$ETCD_BIN" build_etcd
+part "kubernetes $K8S_VERSION" "$KUBE_BIN" build_kubernetes
 [ -n "$kubectl" ] && part "kubectl $K8S_VERSION" "$KUBECTL_BIN" build_kubectl
 if [ "$built" = 1 ]; then
 	say "parts built in $(secs "$start")s; the cache holds $(du -sh "$K8S_CACHE" | cut -f1), $(du -sh "$GOCACHE" | cut -f1) of it Go's build cache"
