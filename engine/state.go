@@ -26,6 +26,10 @@ type boxState struct {
 	Adjusted *pool.Adjusted `json:"adjusted,omitempty"`
 	// Ports are the sandbox's port forwards, restored at start-up when it is persistent.
 	Ports []sandbox.PortForward `json:"ports,omitempty"`
+	// InitRun is when Docker started the run of the container whose PID 1
+	// is Sandtray's own init (its first kernel's launcher, started from the
+	// image's files at create); zero for every other container (see pid1.go).
+	InitRun time.Time `json:"init_run,omitzero"`
 }
 
 // stateStore is the state dir (engine/internal/statedir) holding boxStates.
