@@ -31,9 +31,10 @@ func (t boxTarget) captureTarget() capture.Target {
 	e.mu.Unlock()
 	return capture.Target{ID: b.id, Name: b.name, Image: b.spec.Image, Workdir: b.spec.Workdir,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
-		Gone:  t.Gone,
-		Hold:  func(ctx context.Context) (func(), error) { return e.holdForInstall(ctx, b, e.jobs) },
-		Execs: func() int { return e.execEnv.execsIn(b.id) },
+		Gone:       t.Gone,
+		Hold:       func(ctx context.Context) (func(), error) { return e.holdForInstall(ctx, b, e.jobs) },
+		Execs:      func() int { return e.execEnv.execsIn(b.id) },
+		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
 		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
 			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })
 		}}

@@ -50,3 +50,10 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 	}
 	return run.Init{Ours: true, Main: e.kernels.FirstKernelChild(b.id)}, nil
 }
+
+// signalInit sends sig to PID 1 of b's container from outside (Docker):
+// an install's freeze stops it while the sandbox is online, as it stops
+// every other process.
+func (e *Engine) signalInit(ctx context.Context, b *box, sig string) error {
+	return e.gone(b, e.docker.Signal(ctx, b.id, sig))
+}

@@ -97,6 +97,10 @@ type Target struct {
 	// Execs, when set, counts the execs the engine has in flight in the
 	// sandbox: started, or about to start.
 	Execs func() int
+	// SignalInit, when set, sends a signal ("SIGSTOP", "SIGCONT") to the
+	// sandbox's PID 1 from outside (Docker): from inside nothing can stop
+	// it. An install's freeze stops it with the rest.
+	SignalInit func(ctx context.Context, sig string) error
 	// Installed, when set, saves packages an install just installed in
 	// the sandbox's manifest (see MergePackages).
 	Installed func([]sandbox.Package)
