@@ -401,6 +401,12 @@ func (k *kernel) send(kind byte, payload []byte) error {
 	return k.in.send(appendFrame(nil, kind, payload))
 }
 
+// heldTarget is a Target that may hold every new process out for a while
+// (an install's network window): WaitExecs returns once it lets them in.
+type heldTarget interface {
+	WaitExecs(ctx context.Context) error
+}
+
 // kill ends the kernel: the supervisor kills the interpreter's process
 // group and exits. If the exec has not ended within a grace, the engine
 // kills both from outside and abandons the exec.
@@ -421,6 +427,11 @@ func (k *kernel) kill(ctx context.Context) {
 		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " 2>/dev/null"
 		if pids.PID > 1 { // a supervisor that is the container's init cannot be killed from inside, and -1 is every process
 			script = "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
+		}
+		if h, ok := k.target.(heldTarget); ok {
+			// An install has the sandbox online and starts nothing else
+			// there meanwhile (the kernel is stopped): the kill waits.
+			_ = h.WaitExecs(context.WithoutCancel(ctx))
 		}
 		// The caller's context is likely done (the kill ends a cancelled
 		// run): only its values are kept.
