@@ -34,6 +34,7 @@ func (t boxTarget) captureTarget() capture.Target {
 		Gone:       t.Gone,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		Execs:      func() int { return e.execEnv.execsIn(b.id) },
+		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
 		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
 			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })

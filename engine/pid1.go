@@ -17,8 +17,8 @@ import (
 // never executes a program nor loads a module. A container started again
 // (stop_sandbox, a reboot) runs its main command from its own files, which
 // the sandbox may have changed: that PID 1 is one of the sandbox's
-// processes. The install's freeze does not rely on any of this: it stops
-// PID 1 from outside, through Docker, whatever it is (capture's freeze.go).
+// processes, which the install's freeze stops from outside, through Docker
+// (capture's freeze.go), and the disk watch does not spare.
 
 // initRun is when Docker started container id's current run, for a
 // container whose PID 1 is Sandtray's own init: only that run's PID 1 is
@@ -32,8 +32,9 @@ func (e *Engine) initRun(ctx context.Context, id string) time.Time {
 	return c.StartedAt
 }
 
-// initOf tells the disk watch what PID 1 of b's container is (run.Init),
-// from Docker, not from anything the sandbox could answer.
+// initOf tells the disk watch and the install's freeze what PID 1 of b's
+// container is (run.Init), from Docker, not from anything the sandbox could
+// answer.
 func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 	c, err := e.docker.Inspect(ctx, b.id)
 	if err != nil {
@@ -52,8 +53,8 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 }
 
 // signalInit sends sig to PID 1 of b's container from outside (Docker):
-// an install's freeze stops it while the sandbox is online, as it stops
-// every other process.
+// an install's freeze stops one that is not Sandtray's while the sandbox is
+// online, as it stops every other process.
 func (e *Engine) signalInit(ctx context.Context, b *box, sig string) error {
 	return e.gone(b, e.docker.Signal(ctx, b.id, sig))
 }
