@@ -41,10 +41,10 @@ echo replaced`)
 // time (field 22 of its stat) and the signals it has handlers for.
 func (te *testEngine) pid1(t *testing.T, id string) (cmdline, start, caught string) {
 	t.Helper()
-	out := te.command(t, id, `tr '\0\n' '  ' </proc/1/cmdline; echo; read -r s </proc/1/stat; set -- ${s##*) }; echo "${20}"; grep SigCgt /proc/1/status`).Stdout
-	lines := strings.Split(out, "\n")
+	r := te.command(t, id, `tr '\0\n' '  ' </proc/1/cmdline; echo; read -r s </proc/1/stat; set -- ${s##*) }; echo "${20}"; grep SigCgt /proc/1/status`)
+	lines := strings.Split(r.Stdout, "\n")
 	if len(lines) < 3 {
-		t.Fatalf("PID 1: %q", out)
+		t.Fatalf("PID 1: %+v", r)
 	}
 	return lines[0], lines[1], strings.TrimSpace(strings.TrimPrefix(lines[2], "SigCgt:"))
 }
