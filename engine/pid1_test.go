@@ -69,6 +69,20 @@ func (te *testEngine) hostExe(t *testing.T, id string) string {
 	return exe
 }
 
+// wantInit checks that the engine takes PID 1 of sandbox id for its own
+// init (what the disk watch and the install's freeze rely on), sparing
+// the first kernel's interpreter while kernel says that kernel lives.
+func (te *testEngine) wantInit(t *testing.T, id string, kernel bool) {
+	t.Helper()
+	te.mu.Lock()
+	b := te.boxes[id]
+	te.mu.Unlock()
+	pid1, err := te.initOf(context.Background(), b)
+	if err != nil || !pid1.Ours || (pid1.Main > 0) != kernel {
+		t.Errorf("the engine's view of PID 1: %+v, %v; want its own init, sparing a kernel: %v", pid1, err, kernel)
+	}
+}
+
 // reaperCaught is the reaper's handled signals in /proc/1/status: none (it
 // takes SIGCHLD, TERM, INT, HUP and QUIT blocked, with sigwait), where the
 // supervisor has handlers.
@@ -88,6 +102,7 @@ func TestFirstKernelInitRunsNothingOfTheSandboxs(t *testing.T) {
 	}
 	cmdline, start, _ := te.pid1(t, id)
 	exe := te.hostExe(t, id)
+	te.wantInit(t, id, true)
 	te.replaceInits(t, id, "import time\nwhile True:\n    time.sleep(1)\n")
 
 	if r := te.code(t, id, sandbox.CodeRequest{Code: "import os\nos._exit(0)"}); r.ExitCode != 0 {
@@ -105,6 +120,7 @@ func TestFirstKernelInitRunsNothingOfTheSandboxs(t *testing.T) {
 	if after := te.hostExe(t, id); after != exe {
 		t.Errorf("PID 1's program was %q, is %q", exe, after)
 	}
+	te.wantInit(t, id, false)
 	if ran := te.command(t, id, "cat /tmp/pid1-ran 2>/dev/null").Stdout; ran != "" {
 		t.Errorf("the sandbox's programs ran as PID 1: %q", ran)
 	}
