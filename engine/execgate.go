@@ -113,21 +113,26 @@ func (x *execEnv) waitingIn(id string) int {
 	return x.waiting[id]
 }
 
-// ExecStream starts a relay's process through the gate; it counts as on
-// its way in until Docker has started it.
+// ExecStream starts a relay's process through the gate. It returns once
+// the stream is attached, as Docker's does, and the process counts as on
+// its way in until Docker has started it (at most startWait): a goroutine
+// of its own waits for that, so the relay's bytes do not.
 func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	defer leave()
 	c, err := x.dockerAPI.ExecStream(ctx, id, user, cmd)
 	if err != nil {
+		leave()
 		return nil, err
 	}
-	sctx, cancel := context.WithTimeout(ctx, startWait)
-	defer cancel()
-	_ = c.Started(sctx) // a process that never starts reads nothing: its stream ends
+	go func() {
+		defer leave()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startWait)
+		defer cancel()
+		_ = c.Started(sctx) // a process that never starts reads nothing: its stream ends
+	}()
 	return c, nil
 }
 
