@@ -31,10 +31,12 @@ func (t boxTarget) captureTarget() capture.Target {
 	e.mu.Unlock()
 	return capture.Target{ID: b.id, Name: b.name, Image: b.spec.Image, Workdir: b.spec.Workdir,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
-		Gone:  t.Gone,
-		Hold:  func(ctx context.Context) (func(), error) { return e.holdForInstall(ctx, b, e.jobs) },
-		Execs: func() int { return e.execEnv.execsIn(b.id) },
-		Gate:  e.installGate(b),
+		Gone:       t.Gone,
+		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
+		Execs:      func() int { return e.execEnv.execsIn(b.id) },
+		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
+		Gate:       e.installGate(b),
+		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
 		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
 			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })
 		}}
@@ -86,6 +88,9 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 		return sandbox.InstallResult{}, err
 	}
 	defer unlock()
+	// Everything the install starts in the sandbox is its own: it passes the
+	// gates the install closes (enterCall, execgate.go).
+	ctx = context.WithValue(ctx, installCall{}, b)
 	return e.capture.Install(ctx, boxTarget{e, b}.captureTarget(), boxRunner{e, b}, req, timeout, progress, func(a sandbox.Activity) {
 		a.Client = owner.Client
 		e.record(b.id, a)

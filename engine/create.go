@@ -65,6 +65,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		// dumpable, which its kernel's hello (or failure) tells: the
 		// sandbox is listed only then, and its state write overlaps.
 		ready := e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
+		st.InitRun = e.initRun(ctx, id) // overlaps the kernel's start, as the save does
 		e.store.saveOrWarn(e.log, id, st)
 		<-ready
 		info := e.list(owner, id, spec, now, st)

@@ -18,6 +18,7 @@ type dockerAPI interface {
 	Attach(ctx context.Context, id string) (*docker.Attachment, error) // a new sandbox's first kernel's channel
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Kill(ctx context.Context, id string) error
+	Signal(ctx context.Context, id, sig string) error // to PID 1 from outside: an install's freeze stops it (pid1.go)
 	Remove(ctx context.Context, id string) error
 	Rename(ctx context.Context, id, name string) error
 	Inspect(ctx context.Context, id string) (docker.Container, error)

@@ -22,16 +22,20 @@ type execEnv struct {
 	dockerAPI
 
 	mu      sync.RWMutex
-	env     map[string][]string // guarded by mu: container id → KEY=value list
-	running map[string]int      // guarded by mu: container id → execs in flight (see execsIn)
+	env     map[string][]string      // guarded by mu: container id → KEY=value list
+	running map[string]int           // guarded by mu: container id → execs in flight (see execsIn)
+	held    map[string]chan struct{} // guarded by mu: container id → closed when an install lets processes in again (execgate.go)
+	waiting map[string]int           // guarded by mu: container id → processes waiting at its gate
 }
 
 func withExecEnv(d dockerAPI) *execEnv {
-	return &execEnv{dockerAPI: d, env: map[string][]string{}, running: map[string]int{}}
+	return &execEnv{dockerAPI: d, env: map[string][]string{}, running: map[string]int{},
+		held: map[string]chan struct{}{}, waiting: map[string]int{}}
 }
 
 // execsIn counts the execs in flight in container id, started or about to
-// be: an install's freeze waits until each has a process it can stop.
+// be (a stream's until Docker has started its process): an install's
+// freeze waits until each has a process it can stop.
 func (x *execEnv) execsIn(id string) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -45,19 +49,16 @@ func (x *execEnv) set(id string, env map[string]string) {
 	x.mu.Unlock()
 }
 
-// Exec runs o with the container's env first.
+// Exec runs o with the container's env first, through the gate (execgate.go).
 func (x *execEnv) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
-	x.mu.Lock()
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return -1, err
+	}
+	defer leave()
+	x.mu.RLock()
 	env := x.env[id]
-	x.running[id]++
-	x.mu.Unlock()
-	defer func() {
-		x.mu.Lock()
-		if x.running[id]--; x.running[id] <= 0 {
-			delete(x.running, id)
-		}
-		x.mu.Unlock()
-	}()
+	x.mu.RUnlock()
 	if len(env) > 0 {
 		o.Env = append(slices.Clone(env), o.Env...)
 	}

@@ -127,6 +127,25 @@ func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (rel
 	}
 }
 
+// holdForWindow is an install's hold on b (capture.Target.Hold): new calls
+// wait (holdForInstall); once the calls in flight have ended, so does every
+// other process the engine would start in b (execgate.go), until release;
+// and the disk watch between calls leaves b alone meanwhile, as during a
+// call (the install's own execs are guarded like calls).
+func (e *Engine) holdForWindow(ctx context.Context, b *box) (release func(), err error) {
+	calls, err := e.holdForInstall(ctx, b, e.jobs)
+	if err != nil {
+		return nil, err
+	}
+	b.disk.CallStarted()
+	execs := e.execEnv.holdExecs(b.id)
+	return sync.OnceFunc(func() {
+		execs()
+		b.disk.CallEnded()
+		calls()
+	}), nil
+}
+
 // lockInstall waits for b's install slot (see box.install), or for ctx.
 func (r *registry) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
 	r.mu.Lock()

@@ -36,6 +36,10 @@ func newCountingEngine(t *testing.T) (*testEngine, *atomic.Int32) {
 	return te, &n
 }
 
+// initLine is PID 1's line in processesOf's list when it is the first
+// kernel's launcher: its supervisor, then the sandbox's reaper.
+var initLine = regexp.MustCompile(`(?m)^ +1 \S+ +python3 -c # Sandtray init`)
+
 // processesOf is `ps -eo pid,stat,args` in sandbox id, through Docker.
 func (te *testEngine) processesOf(t *testing.T, id string) string {
 	t.Helper()
@@ -109,7 +113,7 @@ func TestFirstKernelStartsWithItsContainer(t *testing.T) {
 	eventually(t, 10*time.Second, "orphans reaped by the first kernel's supervisor", func() bool {
 		return !strings.Contains(te.processesOf(t, id), " Z")
 	})
-	if ps := te.processesOf(t, id); !regexp.MustCompile(`(?m)^ +1 \S+ +python3 -c # Sandtray kernel`).MatchString(ps) {
+	if ps := te.processesOf(t, id); !initLine.MatchString(ps) {
 		t.Errorf("PID 1 is not the first kernel's supervisor:\n%s", ps)
 	}
 
@@ -132,8 +136,8 @@ func TestFirstKernelStartsWithItsContainer(t *testing.T) {
 	if r.Stdout != "False True\n" || execs.Load() != 1 {
 		t.Errorf("after a reset: %+v, %d kernel execs; want a fresh kernel, exec'd", r, execs.Load())
 	}
-	if ps := te.processesOf(t, id); !regexp.MustCompile(`(?m)^ +1 \S+ +/bin/sh -c trap`).MatchString(ps) || !strings.Contains(ps, "sleep infinity") {
-		t.Errorf("once the first kernel ended, PID 1 is not the shell init:\n%s", ps)
+	if ps := te.processesOf(t, id); !initLine.MatchString(ps) || strings.Count(ps, "# Sandtray init") != 1 {
+		t.Errorf("once the first kernel ended, PID 1 is not the same init, alone:\n%s", ps)
 	}
 	te.command(t, id, "sh -c 'sleep 0.1 & exit'; sh -c 'sleep 0.1 & exit'")
 	eventually(t, 10*time.Second, "orphans reaped by the sandbox's init", func() bool {
@@ -162,7 +166,7 @@ func TestFirstKernelDiesThenExecs(t *testing.T) {
 
 // TestFirstKernelEndsWithItsAttachment: when the engine's attachment goes
 // (the engine ends, or dies), the first kernel ends: no kernel is left
-// behind in the sandbox, which runs on with its shell init.
+// behind in the sandbox, which runs on with the same init.
 func TestFirstKernelEndsWithItsAttachment(t *testing.T) {
 	te := newTestEngine(t)
 	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
@@ -177,7 +181,7 @@ func TestFirstKernelEndsWithItsAttachment(t *testing.T) {
 	gone := func(id, what string) {
 		eventually(t, 10*time.Second, what, func() bool {
 			ps := te.processesOf(t, id)
-			return !strings.Contains(ps, "# Sandtray kernel") && strings.Contains(ps, "sleep infinity")
+			return !strings.Contains(ps, "# Sandtray kernel") && initLine.MatchString(ps) && strings.Count(ps, "# Sandtray init") == 1
 		})
 		if ctr, err := te.docker.Inspect(ctx, id); err != nil || ctr.State != "running" {
 			t.Errorf("the sandbox after its first kernel ended: %q, %v", ctr.State, err)

@@ -29,6 +29,10 @@ type boxState struct {
 	// Egress is the rules the user gave the sandbox on the egress gate
 	// (approvals "always for this sandbox").
 	Egress sandbox.EgressRules `json:"egress,omitzero"`
+	// InitRun is when Docker started the run of the container whose PID 1
+	// is Sandtray's own init (its first kernel's launcher, started from the
+	// image's files at create); zero for every other container (see pid1.go).
+	InitRun time.Time `json:"init_run,omitzero"`
 }
 
 // stateStore is the state dir (engine/internal/statedir) holding boxStates.

@@ -102,6 +102,15 @@ type Target struct {
 	// the installer's proxy environment; close ends it. nil refuses such
 	// installs.
 	Gate func(ctx context.Context, hosts []string) (env []string, close func(), err error)
+	// InitIsOurs, when set, tells whether the sandbox's PID 1 is an init of
+	// Sandtray's, which reaps and runs nothing of the sandbox's (Docker's
+	// own, or Sandtray's in the run the engine started it in); nil: it is.
+	InitIsOurs func(ctx context.Context) (bool, error)
+	// SignalInit, when set, sends a signal ("SIGSTOP", "SIGCONT") to the
+	// sandbox's PID 1 from outside (Docker): from inside nothing can stop
+	// it. An install's freeze stops a PID 1 that is not Sandtray's
+	// (InitIsOurs) with the rest.
+	SignalInit func(ctx context.Context, sig string) error
 	// Installed, when set, saves packages an install just installed in
 	// the sandbox's manifest (see MergePackages).
 	Installed func([]sandbox.Package)

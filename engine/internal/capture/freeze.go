@@ -19,9 +19,11 @@ import (
 // for an install, nothing but the installer may use the network. Before the
 // network is attached, every other process in the sandbox (background jobs,
 // what they detached, kernels) is stopped with SIGSTOP, pass after pass until
-// a pass finds none running; after the sandbox is offline again, exactly
-// those processes are continued. The engine keeps new calls out meanwhile
-// (Target.Hold).
+// a pass finds none running, and so is its PID 1, from outside, unless it
+// is an init of Sandtray's (a container started again runs its init from its
+// own files); after the sandbox is offline again, exactly those processes
+// are continued. The engine keeps new calls, and every other process it
+// would start there, out meanwhile (Target.Hold).
 
 // openWindow readies an offline sandbox for the network: it keeps new calls
 // out (Target.Hold), waits for the calls in flight, and stops every other
@@ -56,8 +58,8 @@ func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Pro
 
 // freezePass stops, with the shell's builtins only (a fork would be a
 // process of the pass itself), every process of the sandbox that runs: all
-// but pid 1 (its init, which signals from inside cannot stop) and the pass's
-// own shell. A process runs when its state or one of its threads' is not a
+// but pid 1 (which signals from inside cannot stop: freeze stops it from
+// outside first when it is not Sandtray's) and the pass's own shell. A process runs when its state or one of its threads' is not a
 // stop (T, t) or dead (Z, X). Each stat is read whole, as a name (comm) may
 // hold a newline; the fields follow the last ") ". It prints "stopped <pid>
 // <start time>" for each process it stopped, then "pass <uid> <roots> <left>":
@@ -86,10 +88,12 @@ const thawPass = `n=0; while [ $# -ge 2 ]; do p=$1; st=$2; shift 2; s=; ` +
 // starting new ones past it is not frozen, and the install is refused.
 const freezeRounds = 20
 
-// frozen is what a freeze stopped: pid and start time, each once.
+// frozen is what a freeze stopped: pid and start time, each once, and
+// whether PID 1.
 type frozen struct {
 	procs []string // "<pid> <start time>"
 	seen  map[string]bool
+	init  bool // PID 1, stopped from outside (Target.SignalInit)
 }
 
 func (f *frozen) add(pid, start string) {
@@ -105,14 +109,24 @@ func (f *frozen) add(pid, start string) {
 // stop only its own uid's processes.
 var passUsers = []string{"", installUser}
 
-// freeze stops every process running in t but pid 1, until a round of
+// freeze stops pid 1 of t from outside when it is not an init of
+// Sandtray's, then every other process running in t, until a round of
 // passes (as the sandbox's user, then as root) finds none running that it
 // did not stop before, and every exec the engine has in flight in t has
 // started (so none can start later, outside the freeze). It returns what it
 // stopped. When it cannot get there, it continues what it stopped and
 // refuses the install.
+//
+// No signal from inside the sandbox reaches PID 1. Sandtray's own inits
+// run on (they reap, and run nothing of the sandbox's); any other (a
+// container started again runs its init from its own files, which the
+// sandbox may have changed) is stopped first, so that nothing it starts
+// escapes the passes.
 func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 	f := &frozen{seen: map[string]bool{}}
+	if err := c.freezeInit(ctx, t, f); err != nil {
+		return nil, err
+	}
 	users := passUsers
 	var why string
 	for round, wait := 0, 10*time.Millisecond; round < freezeRounds; round++ {
@@ -154,6 +168,25 @@ func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 	return nil, errors.Join(err, c.thaw(ctx, t, f))
 }
 
+// freezeInit stops t's PID 1 from outside unless it is an init of
+// Sandtray's (see freeze); one that cannot be told is stopped.
+func (c *Capture) freezeInit(ctx context.Context, t Target, f *frozen) error {
+	if t.SignalInit == nil {
+		return nil
+	}
+	if t.InitIsOurs != nil {
+		ours, err := t.InitIsOurs(ctx)
+		if err == nil && ours {
+			return nil
+		}
+	}
+	if err := t.SignalInit(ctx, "SIGSTOP"); err != nil {
+		return fmt.Errorf("stop the init (PID 1) of sandbox %s for the install: %w", t.Name, err)
+	}
+	f.init = true
+	return nil
+}
+
 // passResult is one pass's summary line.
 type passResult struct {
 	uid                  string
@@ -190,15 +223,46 @@ func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *froz
 	return p, nil
 }
 
-// thaw continues what f stopped, as each user a pass ran as, on a context of
-// its own (a cancelled install still resumes them), trying again while Docker
-// fails.
+// thaw continues what f stopped, as each user a pass ran as, then PID 1 if
+// freeze stopped it, on a context of its own (a cancelled install still
+// resumes them), trying again while Docker fails.
 func (c *Capture) thaw(ctx context.Context, t Target, f *frozen) error {
-	if f == nil || len(f.procs) == 0 {
+	if f == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
 	defer cancel()
+	err := c.thawProcs(ctx, t, f)
+	if f.init {
+		if ierr := c.continueInit(ctx, t); ierr != nil {
+			err = errors.Join(err, ierr)
+		}
+	}
+	return err
+}
+
+// continueInit continues PID 1 of t (see freeze), trying again while Docker
+// fails.
+func (c *Capture) continueInit(ctx context.Context, t Target) error {
+	for wait := 250 * time.Millisecond; ; wait *= 2 {
+		err := t.SignalInit(ctx, "SIGCONT")
+		if err == nil || errors.Is(err, sandbox.ErrNotFound) || errors.Is(err, sandbox.ErrConflict) {
+			return nil // continued, or the sandbox is gone or stopped: nothing left stopped
+		}
+		select {
+		case <-ctx.Done():
+			c.log.Error("continue a sandbox's init after an install", "sandbox", t.Name, "err", err)
+			return fmt.Errorf("could not continue the init (PID 1) of sandbox %s that was stopped for the install (restart the sandbox): %w", t.Name, err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// thawProcs continues the processes the passes stopped (see thaw).
+func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
+	if len(f.procs) == 0 {
+		return nil
+	}
 	args := []string{"/bin/sh", "-c", thawPass, "sandtray-thaw"}
 	for _, p := range f.procs {
 		args = append(args, strings.Fields(p)...)

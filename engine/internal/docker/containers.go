@@ -166,6 +166,15 @@ func (c *Client) Kill(ctx context.Context, id string) error {
 	return wrap("kill container "+id, err)
 }
 
+// Signal sends sig ("SIGSTOP", "SIGCONT", …) to the container's PID 1 from
+// outside, through Docker: from the host's side, where SIGSTOP reaches even
+// a container's init, which no process inside can stop. A container that is
+// not running fails with sandbox.ErrConflict.
+func (c *Client) Signal(ctx context.Context, id, sig string) error {
+	_, err := c.api.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: sig})
+	return wrap("signal "+sig+" to container "+id, err)
+}
+
 // Remove force-removes a container, running or not, with its anonymous
 // volumes. A container that does not exist counts as removed.
 func (c *Client) Remove(ctx context.Context, id string) error {
@@ -200,9 +209,11 @@ func (c *Client) Inspect(ctx context.Context, id string) (Container, error) {
 	}
 	if r.State != nil {
 		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
+		ctr.StartedAt, _ = time.Parse(time.RFC3339Nano, r.State.StartedAt)
 	}
 	if r.HostConfig != nil {
 		ctr.ReadOnlyRoot = r.HostConfig.ReadonlyRootfs
+		ctr.Init = r.HostConfig.Init != nil && *r.HostConfig.Init
 	}
 	if r.NetworkSettings != nil {
 		for name := range r.NetworkSettings.Networks {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/moby/moby/client"
 )
@@ -120,6 +121,27 @@ func (s *ExecConn) CloseWrite() error { return s.conn.CloseWrite() }
 func (s *ExecConn) Close() error {
 	s.conn.Close()
 	return nil
+}
+
+// Started waits until Docker has started the process (it has a pid), or
+// it could not, or ctx is done. ExecStream returns once the stream is
+// attached, a moment before the process exists: an install's freeze counts
+// a stream as starting until then (see engine/execgate.go).
+func (s *ExecConn) Started(ctx context.Context) error {
+	for {
+		res, err := s.client.api.ExecInspect(ctx, s.execID, client.ExecInspectOptions{})
+		if err != nil {
+			return execError(ctx, "exec stream start", err)
+		}
+		if res.PID != 0 || res.ExitCode != 0 { // started, or failed to (126, 127)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(exitPollInterval):
+		}
+	}
 }
 
 // Stderr returns what the process wrote to stderr so far (the first 4 KiB).

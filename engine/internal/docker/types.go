@@ -79,6 +79,12 @@ type Container struct {
 	// ReadOnlyRoot: its root filesystem is read-only, the strict profile
 	// (Inspect only).
 	ReadOnlyRoot bool
+	// Init: its PID 1 is Docker's own init (docker-init, from the host;
+	// Inspect only). Without it, PID 1 is its main command.
+	Init bool
+	// StartedAt is when its current run (or its last) started: each start
+	// has its own (Inspect only).
+	StartedAt time.Time
 }
 
 // ExecOptions is a process to run in a running container.

@@ -31,6 +31,8 @@ var (
 	kernelBash string
 	//go:embed kernelsrc/child.js
 	kernelJavascript string
+	// launcher.py is written densely: it is PID 1's command line, in
+	// `ps`, for as long as the sandbox runs.
 	//go:embed kernelsrc/launcher.py
 	kernelInit string
 )
@@ -56,14 +58,15 @@ exec python3 -c "$2" "$1"`
 // $0 is launcher.py, $1 the workdir, $2 initLoop. Without python3 it says
 // "no kernel" on the channel (an exit frame with kernelUnavailable) and
 // becomes initLoop.
-const initShell = `command -v python3 >/dev/null 2>&1 && exec python3 -c "$0" "$1" "$2"
+const initShell = `command -v python3 >/dev/null 2>&1 && exec python3 -c "$0" "$1"
 printf 'X\000\000\000\015{"exit": 218}'
 exec /bin/sh -c "$2"`
 
-// initLoop is the init a sandbox made with MainCommand keeps once its
-// first kernel has ended (or when it cannot have one): a shell that holds
-// nothing of the channel, reaps orphans (its wait reaps every child), and
-// ends on SIGTERM, SIGINT, SIGHUP and SIGQUIT, as docker-init would.
+// initLoop is the init of a sandbox made with MainCommand whose image has
+// no python3: the shell that found no python3, which holds nothing of the
+// channel, reaps orphans (its wait reaps every child), and ends on SIGTERM,
+// SIGINT, SIGHUP and SIGQUIT, as docker-init would. It never execs: each
+// sleep is a child of its own.
 const initLoop = `trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP; trap 'exit 131' QUIT
 exec </dev/null >/dev/null 2>&1
 while :; do sleep infinity & wait $!; done`
@@ -75,11 +78,16 @@ while :; do sleep infinity & wait $!; done`
 // launcher.py, a short program, makes itself not dumpable (so no other
 // process of its uid can open /proc/1/fd, the channel, or trace it), enters
 // workdir, reads the supervisor and the driver from stdin as kernelBoot
-// does, and runs the supervisor, which is the sandbox's init until the
-// kernel ends and then becomes initLoop. A container started again after a
-// stop has no one attached: with nothing on its stdin for 10 seconds, the
-// launcher becomes initLoop, as it does whenever it cannot make itself not
-// dumpable (it says "no kernel" on the channel first).
+// does, and runs the supervisor. When the kernel ends, that same process
+// stays the sandbox's init, a reaper that runs no program and loads no
+// module: PID 1 never executes a file the sandbox can write, in the run the
+// engine started (the image's own files, before any code of the sandbox's
+// ran). A container started again after a stop runs this command from its
+// own files, which the sandbox may have changed: the engine trusts no such
+// PID 1 (see engine/pid1.go). With nothing on its stdin for 10 seconds (no
+// one attaches to a restarted container), the launcher becomes the reaper,
+// as it does whenever it cannot make itself not dumpable (it says "no
+// kernel" on the channel first).
 func MainCommand(workdir string) []string {
 	return []string{"/bin/sh", "-c", initShell, kernelInit, cmp.Or(workdir, "/"), initLoop}
 }
@@ -393,6 +401,12 @@ func (k *kernel) send(kind byte, payload []byte) error {
 	return k.in.send(appendFrame(nil, kind, payload))
 }
 
+// heldTarget is a Target that may hold every new process out for a while
+// (an install's network window): WaitExecs returns once it lets them in.
+type heldTarget interface {
+	WaitExecs(ctx context.Context) error
+}
+
 // kill ends the kernel: the supervisor kills the interpreter's process
 // group and exits. If the exec has not ended within a grace, the engine
 // kills both from outside and abandons the exec.
@@ -413,6 +427,11 @@ func (k *kernel) kill(ctx context.Context) {
 		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " 2>/dev/null"
 		if pids.PID > 1 { // a supervisor that is the container's init cannot be killed from inside, and -1 is every process
 			script = "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
+		}
+		if h, ok := k.target.(heldTarget); ok {
+			// An install has the sandbox online and starts nothing else
+			// there meanwhile (the kernel is stopped): the kill waits.
+			_ = h.WaitExecs(context.WithoutCancel(ctx))
 		}
 		// The caller's context is likely done (the kill ends a cancelled
 		// run): only its values are kept.

@@ -365,3 +365,26 @@ func (ks *Set) StartAttached(t Target, att Attachment) <-chan struct{} {
 	}()
 	return ready
 }
+
+// FirstKernelChild is the pid, inside sandbox id, of the interpreter of its
+// first kernel on the container's attachment, while that kernel lives (its
+// supervisor is the container's PID 1), else 0. The disk watch spares it as
+// it spares every kernel: its state is the user's.
+func (ks *Set) FirstKernelChild(id string) int {
+	ks.mu.Lock()
+	s := ks.slots[key{id, attachedLanguage}]
+	var k *kernel
+	if s != nil {
+		k = s.k
+	}
+	ks.mu.Unlock()
+	if k == nil || !k.attached {
+		return 0
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.dead || k.pids.PID != 1 {
+		return 0
+	}
+	return k.pids.Child
+}

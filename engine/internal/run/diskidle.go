@@ -63,6 +63,9 @@ const (
 	KillWriters
 	// StopSandbox: it went on growing after that; stop the sandbox.
 	StopSandbox
+	// StopInit: it grew past the limit, and its PID 1 is not an init of
+	// Sandtray's (Init.Ours), which the kill cannot end; stop the sandbox.
+	StopInit
 )
 
 // Verdict is the watch's answer for one sandbox at one tick.

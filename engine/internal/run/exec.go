@@ -119,6 +119,12 @@ func (r *Runner) Run(ctx context.Context, t Target, p Process) (Result, error) {
 	return res, nil
 }
 
+// heldTarget is a Target that may hold every new process out for a while
+// (an install's network window): WaitExecs returns once it lets them in.
+type heldTarget interface {
+	WaitExecs(ctx context.Context) error
+}
+
 // restartStopped starts a sandbox that Docker says is not running although
 // the engine thought so: the daemon restarted (or someone ran docker stop)
 // and the events saying so have not arrived yet. It reports whether the
@@ -147,6 +153,12 @@ func (o *Result) Render() {
 // may refuse even that exec: after a few tries it is restarted, which ends
 // every process in it and keeps its files; restarted says so.
 func (r *Runner) killGroup(ctx context.Context, t Target, key, user string) (restarted bool) {
+	if h, ok := t.(heldTarget); ok {
+		// An install has the sandbox online, and nothing but it starts
+		// there: the kill waits for it (the call's processes are stopped
+		// meanwhile), and its time starts after.
+		_ = h.WaitExecs(context.WithoutCancel(ctx))
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
 	pidFile := PidDir + "/" + key + ".pid"

@@ -20,6 +20,9 @@ const watchMeasureTimeout = 30 * time.Second
 type Watched struct {
 	Target Target
 	Disk   *Disk
+	// Init says what its PID 1 is, before the watch kills around it; nil:
+	// Docker's init, with its main process (Init{Ours: true, Main: MainOldest}).
+	Init func(ctx context.Context) (Init, error)
 }
 
 // Watchdog is the disk watchdog between calls: every period it asks an
@@ -109,16 +112,35 @@ func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) ma
 }
 
 // act acts on a verdict: it kills the processes that may be writing (the
-// first time), or stops the sandbox (when it went on growing after that),
-// and says why in the engine's log and to report.
+// first time), or stops the sandbox (when it went on growing after that, or
+// when its PID 1, which the kill would spare, is not known to be an init of
+// Sandtray's: see Init), and says why in the engine's log and to report.
 func (w *Watchdog) act(ctx context.Context, iw *IdleWatch, s Watched, v Verdict) {
 	t, r := s.Target, w.runner
 	grew := fmt.Sprintf("the sandbox's files grew to %d MB, over its disk limit of %d MB (limits.disk_mb) outside any call",
 		v.Used>>20, v.Limit>>20)
 	var note string
+	pid1 := Init{Ours: true, Main: MainOldest}
+	if v.Act == KillWriters && s.Init != nil {
+		var err error
+		if pid1, err = s.Init(ctx); err != nil {
+			r.log.Warn("find out what a sandbox's PID 1 is", "sandbox", t.Name(), "err", err)
+		}
+	}
+	if !pid1.Ours {
+		v.Act = StopInit
+	}
 	switch v.Act {
+	case StopInit:
+		if err := r.StopSandbox(ctx, t); err != nil {
+			r.log.Warn("stop a sandbox growing outside any call", "sandbox", t.Name(), "err", err)
+			return
+		}
+		note = fmt.Sprintf("stopped: %s; its PID 1 is not an init Sandtray started from the image (the sandbox was started again "+
+			"since it was made, and its PID 1 came from its own files), which no process inside can kill, so the sandbox was stopped; "+
+			"it starts again on next use, with its files; delete files to make room", grew)
 	case KillWriters:
-		killed, err := r.KillWriters(ctx, t)
+		killed, err := r.KillWriters(ctx, t, pid1.Main)
 		if err != nil {
 			r.log.Warn("kill the processes writing outside any call", "sandbox", t.Name(), "err", err)
 		}

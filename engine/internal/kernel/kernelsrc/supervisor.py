@@ -38,12 +38,14 @@ except ImportError:
 
 LANG, DRIVER = sys.argv[1], sys.argv[2]  # see kernelBoot in kernel.go
 # INIT: this is the container's PID 1, on its attachment (launcher.py), and
-# not dumpable from its start. Until it ends it is the sandbox's init too: it
-# reaps the orphans that come to it, and SIGTERM, SIGINT, SIGHUP or SIGQUIT
-# end it (and the container). When the kernel ends, it becomes the init the
-# sandbox keeps (INIT_LOOP, a shell), with /dev/null for its 0, 1 and 2.
+# not dumpable from its start. It is the sandbox's init too: it reaps the
+# orphans that come to it, and SIGTERM, SIGINT, SIGHUP or SIGQUIT end it (and
+# the container). When the kernel ends, this same process stays the
+# sandbox's init (launcher.py's reaper). It was started from the image's
+# files before any of the sandbox's code ran, and from then on it runs no
+# program and loads no module: each would be a file the sandbox can write
+# (see seal_imports).
 INIT = sys.argv[3:4] == ["init"]
-INIT_LOOP = sys.argv[4] if INIT else ""
 # What `python -c` gives the code's __main__.
 _FRESH = {k: globals()[k] for k in ("__name__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__")}
 REQ_FD, DONE_FD = 62, 63  # where the child finds its request and done pipes
@@ -52,6 +54,31 @@ MAX_IMAGES = 8
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
                ".gif": "image/gif", ".svg": "image/svg+xml"}
 
+
+class Sealed:
+    """The last finder of an init's sys.meta_path: it refuses every module
+    not already loaded, where the path finder would read one from the
+    sandbox's files. Builtin and frozen modules are the interpreter's own."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        raise ImportError("the sandbox's init loads no module after its start: " + name)
+
+
+FINDERS = sys.meta_path[:]  # the child's (see spawn)
+
+
+def seal_imports():
+    """Leaves an init (PID 1) only the finders of modules compiled into the
+    interpreter it runs: no module it imports from here on can be a file the
+    sandbox wrote. Done before the hello, so before any code of the
+    sandbox's runs."""
+    own = [f for f in FINDERS if getattr(f, "__name__", "") in ("BuiltinImporter", "FrozenImporter")]
+    sys.meta_path[:] = own + [Sealed]
+
+
+if INIT:
+    seal_imports()
 proto = os.dup(1)  # not inheritable, and closed in the child
 null = os.open(os.devnull, os.O_RDWR)
 os.dup2(null, 1)
@@ -95,6 +122,7 @@ def spawn():
                         pass  # the listing's own
             if INIT:
                 set_dumpable(1)  # as an exec'd interpreter is; it holds nothing of the channel
+                sys.meta_path[:] = FINDERS  # the code imports as in any interpreter
         except BaseException:
             os._exit(127)
         if LANG == "python":
@@ -250,20 +278,27 @@ def set_dumpable(flag):
         pass
 
 
-def become_init():
-    """The init the sandbox keeps once its first kernel has ended: nothing of
-    the channel, and not this process's memory."""
-    try:
-        null = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(null, fd)
-        os.execv("/bin/sh", ["/bin/sh", "-c", INIT_LOOP])
-    except OSError:
-        pass
-
-
 def jbool(b):
     return "true" if b else "false"
+
+
+def jstr(s):
+    """s as a JSON string, as json.dumps writes it (ASCII only), without
+    the json module: an init imports nothing once the sandbox's code runs."""
+    out = ['"']
+    for c in s:
+        o = ord(c)
+        if c == '"' or c == "\\":
+            out.append("\\" + c)
+        elif 0x20 <= o < 0x7f:
+            out.append(c)
+        elif o > 0xffff:
+            o -= 0x10000
+            out.append("\\u%04x\\u%04x" % (0xd800 | (o >> 10), 0xdc00 | (o & 0x3ff)))
+        else:
+            out.append("\\u%04x" % o)
+    out.append('"')
+    return "".join(out)
 
 
 class Supervisor:
@@ -410,19 +445,20 @@ class Supervisor:
     def send_images(self, run):
         after = snapshot(run["outdir"])
         changed = sorted(n for n in after if run["before"].get(n) != after[n])
-        if changed:
-            import json
         for name in changed[:MAX_IMAGES]:
             path = os.path.join(run["outdir"], name)
-            meta = {"path": path, "mime": IMAGE_TYPES[os.path.splitext(name)[1].lower()], "size": after[name][1]}
-            data = b""
+            meta = '{"path": %s, "mime": %s, "size": %d' % (
+                jstr(path), jstr(IMAGE_TYPES[os.path.splitext(name)[1].lower()]), after[name][1])
+            data, skipped = b"", None
             try:
                 data = read_image(path, run["max_image"])
             except OSError as e:
-                meta["skipped"] = e.strerror or str(e)
+                skipped = e.strerror or str(e)
             if len(data) > run["max_image"]:
-                data, meta["skipped"] = b"", "larger than the %d-byte limit" % run["max_image"]
-            send(b"F", json.dumps(meta).encode() + b"\n" + data)
+                data, skipped = b"", "larger than the %d-byte limit" % run["max_image"]
+            if skipped is not None:
+                meta += ', "skipped": ' + jstr(skipped)
+            send(b"F", (meta + "}\n").encode() + data)
 
     def signal(self, sig):
         try:
@@ -456,7 +492,9 @@ class Supervisor:
             send(b"X", b'{"exit": %d}' % code)
         finally:
             if INIT:
-                become_init()
+                # Up to launcher.py, whose finally makes this process the
+                # sandbox's reaper: it execs nothing.
+                raise SystemExit(0)
             os._exit(0)
 
     def kill(self):

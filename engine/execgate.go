@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The gate every process the engine starts in a sandbox passes: calls'
+// execs, kernels, port forwards' relays, their spares and probes, the
+// file tools' execs, the disk watch's kill, installs. All of them reach
+// Docker through execEnv, the one Docker every package gets, so the gate is
+// there, once, and not in each caller. While an install has an offline
+// sandbox online (from its freeze until it is offline again and what was
+// stopped runs again), none starts in it but the install's own: each waits
+// at the gate until the window closes, or gives up when its context ends
+// (a relay after openTimeout: the client's connection is closed). And the
+// freeze counts every process on its way in (execsIn), so that it can stop
+// those that passed before the gate closed.
+
+// startWait bounds how long a stream counts as starting: Docker starts an
+// exec's process a moment after the stream is attached (see
+// docker.ExecConn.Started).
+const startWait = 10 * time.Second
+
+// enter waits while an install holds container id's processes (holdExecs),
+// unless ctx is that install's own (installCall), then counts a process on
+// its way in; leave ends the count.
+func (x *execEnv) enter(ctx context.Context, id string) (leave func(), err error) {
+	for {
+		x.mu.Lock()
+		w := x.held[id]
+		if w == nil || installOf(ctx, id) {
+			x.running[id]++
+			x.mu.Unlock()
+			return sync.OnceFunc(func() {
+				x.mu.Lock()
+				if x.running[id]--; x.running[id] <= 0 {
+					delete(x.running, id)
+				}
+				x.mu.Unlock()
+			}), nil
+		}
+		x.waiting[id]++
+		x.mu.Unlock()
+		select {
+		case <-w:
+		case <-ctx.Done():
+		}
+		x.mu.Lock()
+		if x.waiting[id]--; x.waiting[id] <= 0 {
+			delete(x.waiting, id)
+		}
+		x.mu.Unlock()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("sandbox %s is installing packages with the network on (install_packages), and nothing else starts in it until the install ends; try again then: %w: %w",
+				short(id), sandbox.ErrConflict, ctx.Err())
+		}
+	}
+}
+
+// installOf reports whether ctx is the context of the install that holds
+// container id (see InstallPackages).
+func installOf(ctx context.Context, id string) bool {
+	b, _ := ctx.Value(installCall{}).(*box)
+	return b != nil && b.id == id
+}
+
+// holdExecs keeps every new process out of container id but the install's
+// own (see enter) until release.
+func (x *execEnv) holdExecs(id string) (release func()) {
+	w := make(chan struct{})
+	x.mu.Lock()
+	x.held[id] = w
+	x.mu.Unlock()
+	return sync.OnceFunc(func() {
+		x.mu.Lock()
+		delete(x.held, id)
+		x.mu.Unlock()
+		close(w)
+	})
+}
+
+// waitExecs waits until nothing holds container id's processes (but for
+// the install whose ctx it is: it holds them itself), or for ctx.
+func (x *execEnv) waitExecs(ctx context.Context, id string) error {
+	if installOf(ctx, id) {
+		return nil
+	}
+	x.mu.Lock()
+	w := x.held[id]
+	x.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitingIn counts the processes waiting at container id's gate.
+func (x *execEnv) waitingIn(id string) int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.waiting[id]
+}
+
+// ExecStream starts a relay's process through the gate. It returns once
+// the stream is attached, as Docker's does, and the process counts as on
+// its way in until Docker has started it (at most startWait): a goroutine
+// of its own waits for that, so the relay's bytes do not.
+func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error) {
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := x.dockerAPI.ExecStream(ctx, id, user, cmd)
+	if err != nil {
+		leave()
+		return nil, err
+	}
+	go func() {
+		defer leave()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startWait)
+		defer cancel()
+		_ = c.Started(sctx) // a process that never starts reads nothing: its stream ends
+	}()
+	return c, nil
+}
+
+// StatPath, CopyTo, CopyFrom and UserIDs may exec the image's stat or tar
+// (for paths on a tmpfs, see docker.Client), so they pass the gate too.
+
+func (x *execEnv) StatPath(ctx context.Context, id, path string) (docker.PathStat, error) {
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return docker.PathStat{}, err
+	}
+	defer leave()
+	return x.dockerAPI.StatPath(ctx, id, path)
+}
+
+func (x *execEnv) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer leave()
+	return x.dockerAPI.CopyTo(ctx, id, dstDir, tarStream)
+}
+
+func (x *execEnv) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error) {
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return nil, docker.PathStat{}, err
+	}
+	defer leave()
+	return x.dockerAPI.CopyFrom(ctx, id, path)
+}
+
+func (x *execEnv) UserIDs(ctx context.Context, id, user string) (uid, gid int, err error) {
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer leave()
+	return x.dockerAPI.UserIDs(ctx, id, user)
+}
+
+// WaitExecs waits while an install holds the sandbox's processes: a
+// stopped call's kill waits for it, then has its full time (run.Runner).
+func (t boxTarget) WaitExecs(ctx context.Context) error { return t.e.execEnv.waitExecs(ctx, t.b.id) }

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testwait"
+)
+
+// startCounter is a Docker that only counts the execs that reach it, per
+// container.
+type startCounter struct {
+	dockerAPI
+	c1, c2 atomic.Int32
+}
+
+func (s *startCounter) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+	if id == "c1" {
+		s.c1.Add(1)
+	} else {
+		s.c2.Add(1)
+	}
+	return 0, nil
+}
+
+// TestExecGateHoldsEveryProcessButTheInstalls: while an install holds a
+// container, an exec into it waits at the gate (counted as waiting, not as
+// in flight) until the hold ends or its context does, saying why; the
+// install's own execs and other containers' go through.
+func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
+	d := &startCounter{}
+	x := withExecEnv(d)
+	release := x.holdExecs("c1")
+	ctx := context.Background()
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Exec(ctx, "c1", docker.ExecOptions{})
+		done <- err
+	}()
+	testwait.Eventually(t, 5*time.Second, "the exec to wait at the gate", func() bool { return x.waitingIn("c1") == 1 })
+	if n := d.c1.Load(); n != 0 || x.execsIn("c1") != 0 {
+		t.Fatalf("an exec reached Docker (%d) or counts as in flight (%d) while the install holds the container", n, x.execsIn("c1"))
+	}
+
+	install := context.WithValue(ctx, installCall{}, &box{id: "c1"})
+	if _, err := x.Exec(install, "c1", docker.ExecOptions{}); err != nil || d.c1.Load() != 1 {
+		t.Errorf("the install's own exec: %v, %d reached Docker", err, d.c1.Load())
+	}
+	if _, err := x.Exec(ctx, "c2", docker.ExecOptions{}); err != nil || d.c2.Load() != 1 {
+		t.Errorf("another container's exec: %v, %d reached Docker", err, d.c2.Load())
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := x.Exec(short, "c1", docker.ExecOptions{})
+	if !errors.Is(err, sandbox.ErrConflict) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("an exec that gave up waiting: %v; want a conflict that says it waited", err)
+	}
+	if err := x.waitExecs(install, "c1"); err != nil {
+		t.Errorf("the install waiting for its own hold: %v", err)
+	}
+
+	release()
+	if err := <-done; err != nil || d.c1.Load() != 2 {
+		t.Errorf("the held exec after the install: %v, %d reached Docker", err, d.c1.Load())
+	}
+	if x.waitingIn("c1") != 0 || x.execsIn("c1") != 0 {
+		t.Errorf("after the hold: %d waiting, %d in flight", x.waitingIn("c1"), x.execsIn("c1"))
+	}
+}

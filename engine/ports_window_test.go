@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// notingPython is the model's python3, first on the sandbox's PATH: it
+// notes each start, with the network interfaces the sandbox had then.
+const notingPython = `#!/bin/sh
+echo "start: $(ls /sys/class/net | tr '\n' ' ')" >> /tmp/py-starts
+exec /usr/bin/python3 "$@"
+`
+
+// heldApt is an apt-get of the sandbox's own whose update stays online
+// until the test releases it (/tmp/release), at most 30 s.
+const heldApt = `#!/bin/sh
+case " $* " in *" update "*) i=0; while [ ! -e /tmp/release ] && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.05; done;; esac
+exit 0
+`
+
+// TestPortForwardsWaitForTheInstallWindow: while an install has an offline
+// sandbox online, expose_port, a new connection through an existing
+// forward (which takes the forward's spare relay, frozen with the rest, and
+// starts another) and a second one (which starts its own relay) start no
+// process in the sandbox: each waits until the sandbox is offline again,
+// and is served then.
+func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	for path, data := range map[string]string{"/usr/local/bin/python3": notingPython, "/usr/local/sbin/apt-get": heldApt} {
+		if _, err := te.WriteFile(ctx, te.owner, id, sandbox.WriteRequest{Path: path, Data: []byte(data), Mode: 0o755}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw := func(cmd string) string { // the test's own look into the sandbox, past the engine
+		var out bytes.Buffer
+		if _, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	starts := func() string { return raw("cat /tmp/py-starts 2>/dev/null") }
+	if _, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "python3 -m http.server 8000 --bind 127.0.0.1", Background: true}); err != nil {
+		t.Fatal(err)
+	}
+	fw, err := te.ExposePort(ctx, te.owner, id, 8000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "the server to answer through the forward", func() bool {
+		reply, err := get(fw.HostPort, 30*time.Second)
+		return err == nil && strings.HasPrefix(reply, "HTTP/1.0 200")
+	})
+	// The server, the first spare, and the one that replaced it.
+	eventually(t, 10*time.Second, "the forward's spare relay", func() bool { return strings.Count(starts(), "start:") >= 3 })
+
+	opened := make(chan struct{})
+	installed := make(chan error, 1)
+	go func() {
+		_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
+			if strings.Contains(msg, "on the bridge network") {
+				close(opened)
+			}
+		})
+		installed <- err
+	}()
+	select {
+	case <-opened:
+	case err := <-installed:
+		t.Fatalf("the install ended before its window opened: %v", err)
+	}
+	exposed := make(chan error, 1)
+	go func() {
+		_, err := te.ExposePort(ctx, te.owner, id, 8001, 0)
+		exposed <- err
+	}()
+	replies := make(chan string, 2)
+	for range 2 {
+		go func() {
+			reply, err := get(fw.HostPort, 2*time.Minute)
+			replies <- fmt.Sprint(reply, err)
+		}()
+	}
+	eventually(t, 30*time.Second, "expose_port, the spare's replacement and the new connection's relay to wait for the install", func() bool {
+		if s := starts(); strings.Contains(s, "eth0") {
+			t.Fatalf("python3 started while the install had the sandbox online (%d of the three waited):\n%s", te.execEnv.waitingIn(id), s)
+		}
+		return te.execEnv.waitingIn(id) >= 3
+	})
+	if s := starts(); strings.Contains(s, "eth0") {
+		t.Errorf("python3 started while the install had the sandbox online:\n%s", s)
+	}
+	raw("touch /tmp/release")
+	if err := <-installed; err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	if err := <-exposed; err != nil {
+		t.Errorf("expose_port during the install: %v", err)
+	}
+	for range 2 {
+		if r := <-replies; !strings.HasPrefix(r, "HTTP/1.0 200") {
+			t.Errorf("a connection made during the install: %.200q", r)
+		}
+	}
+	if s := starts(); strings.Contains(s, "eth0") {
+		t.Errorf("python3 started while the install had the sandbox online:\n%s", s)
+	}
+}
+
+// get sends an HTTP/1.0 GET to 127.0.0.1:port and returns the reply.
+func get(port int, within time.Duration) (string, error) {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), within)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(within))
+	if _, err := io.WriteString(c, "GET / HTTP/1.0\r\n\r\n"); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
