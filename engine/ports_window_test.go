@@ -15,21 +15,22 @@ import (
 )
 
 // notingPython is the model's python3, first on the sandbox's PATH: it
-// notes each start, with the network interfaces the sandbox had then.
+// notes each start, and whether the install's way out was open then.
 const notingPython = `#!/bin/sh
-echo "start: $(ls /sys/class/net | tr '\n' ' ')" >> /tmp/py-starts
+if [ -e /tmp/window ]; then echo "start: during the install" >> /tmp/py-starts; else echo "start:" >> /tmp/py-starts; fi
 exec /usr/bin/python3 "$@"
 `
 
-// heldApt is an apt-get of the sandbox's own whose update stays online
-// until the test releases it (/tmp/release), at most 30 s.
+// heldApt is an apt-get of the sandbox's own whose update holds the
+// install's way out open (/tmp/window) until the test releases it
+// (/tmp/release), at most 30 s.
 const heldApt = `#!/bin/sh
-case " $* " in *" update "*) i=0; while [ ! -e /tmp/release ] && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.05; done;; esac
+case " $* " in *" update "*) touch /tmp/window; i=0; while [ ! -e /tmp/release ] && [ $i -lt 600 ]; do i=$((i+1)); sleep 0.05; done; rm -f /tmp/window;; esac
 exit 0
 `
 
 // TestPortForwardsWaitForTheInstallWindow: while an install has an offline
-// sandbox online, expose_port, a new connection through an existing
+// sandbox's way out through the egress gate open, expose_port, a new connection through an existing
 // forward (which takes the forward's spare relay, frozen with the rest, and
 // starts another) and a second one (which starts its own relay) start no
 // process in the sandbox: each waits until the sandbox is offline again,
@@ -69,7 +70,7 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 	installed := make(chan error, 1)
 	go func() {
 		_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
-			if strings.Contains(msg, "on the bridge network") {
+			if strings.Contains(msg, "through Sandtray's egress gate for the install") {
 				close(opened)
 			}
 		})
@@ -80,6 +81,7 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 	case err := <-installed:
 		t.Fatalf("the install ended before its window opened: %v", err)
 	}
+	eventually(t, 30*time.Second, "the held apt-get to start", func() bool { return raw("ls /tmp/window 2>/dev/null") != "" })
 	exposed := make(chan error, 1)
 	go func() {
 		_, err := te.ExposePort(ctx, te.owner, id, 8001, 0)
@@ -93,13 +95,13 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 		}()
 	}
 	eventually(t, 30*time.Second, "expose_port, the spare's replacement and the new connection's relay to wait for the install", func() bool {
-		if s := starts(); strings.Contains(s, "eth0") {
-			t.Fatalf("python3 started while the install had the sandbox online (%d of the three waited):\n%s", te.execEnv.waitingIn(id), s)
+		if s := starts(); strings.Contains(s, "during the install") {
+			t.Fatalf("python3 started while the install had its way out open (%d of the three waited):\n%s", te.execEnv.waitingIn(id), s)
 		}
 		return te.execEnv.waitingIn(id) >= 3
 	})
-	if s := starts(); strings.Contains(s, "eth0") {
-		t.Errorf("python3 started while the install had the sandbox online:\n%s", s)
+	if s := starts(); strings.Contains(s, "during the install") {
+		t.Errorf("python3 started while the install had its way out open:\n%s", s)
 	}
 	raw("touch /tmp/release")
 	if err := <-installed; err != nil {
@@ -113,8 +115,8 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 			t.Errorf("a connection made during the install: %.200q", r)
 		}
 	}
-	if s := starts(); strings.Contains(s, "eth0") {
-		t.Errorf("python3 started while the install had the sandbox online:\n%s", s)
+	if s := starts(); strings.Contains(s, "during the install") {
+		t.Errorf("python3 started while the install had its way out open:\n%s", s)
 	}
 }
 
