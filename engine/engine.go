@@ -53,7 +53,8 @@ type Engine struct {
 	notices      []sandbox.Notice
 	noticeSeq    uint64
 
-	jobs *jobs.Table // background jobs; their own lock
+	jobs    *jobs.Table // background jobs; their own lock
+	outputs *run.Budget // the job output kept in memory and spilled (jobs.go)
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
@@ -121,9 +122,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	x := withExecEnv(d)
 	e := &Engine{
 		cfg: settings{cfg, opts.Labels}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
-		registry: newRegistry(),
-		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
+		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
+	e.jobs, e.outputs = newJobs(cfg)
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections}, portfwd.Execs(x), portStore{e}, log)
 	e.saves = newLastUse(e.saveState)
@@ -189,6 +190,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs, loops and the kernels' execs (kernelExecs)
 	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
+	e.closeJobs()        // their output's memory and spill files
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
