@@ -22,10 +22,8 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	for k := range req.Env {
-		if !validEnvKey.MatchString(k) {
-			return sandbox.ExecOutcome{}, fmt.Errorf("env name %q is not valid: %w", k, sandbox.ErrInvalid)
-		}
+	if err := checkEnv("execute_command", req.Env); err != nil {
+		return sandbox.ExecOutcome{}, err
 	}
 	b, err := e.target(ctx, owner, ref, "")
 	if err != nil {

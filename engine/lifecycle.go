@@ -128,10 +128,8 @@ func (c *settings) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	if err := c.SecureSpec(&spec); err != nil {
 		return spec, err
 	}
-	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
-		if !validEnvKey.MatchString(k) {
-			return spec, fmt.Errorf("env name %q is not valid: use letters, digits and '_', not starting with a digit: %w", k, sandbox.ErrInvalid)
-		}
+	if err := checkEnv("create_sandbox", spec.Env); err != nil {
+		return spec, err
 	}
 	return spec, nil
 }
