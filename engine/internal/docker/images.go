@@ -73,6 +73,30 @@ func (c *Client) RemoveImage(ctx context.Context, ref string) error {
 	return err
 }
 
+// RemoveUntagged removes image id if nothing names it any more (no tag, no
+// digest: a commit moved its tag away), and Docker agrees without force:
+// it refuses an image a container uses, running or stopped, or that
+// another image is built on, and removed is then false with no error. The
+// image's untagged parents go with it.
+func (c *Client) RemoveUntagged(ctx context.Context, id string) (removed bool, err error) {
+	img, err := c.InspectImage(ctx, id)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || len(img.RepoTags) > 0 || len(img.RepoDigests) > 0 {
+		return false, err
+	}
+	_, err = c.api.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
+	err = wrap("remove image "+img.ID, err)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sandbox.ErrNotFound), errors.Is(err, sandbox.ErrConflict):
+		return false, nil
+	}
+	return false, err
+}
+
 // Commit saves a container's filesystem as the image tag (see NormalizeTag)
 // and returns the new image's id. Docker pauses the container while it copies
 // the filesystem, and moves an existing tag to the new image.
