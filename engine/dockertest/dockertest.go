@@ -143,8 +143,22 @@ func ImageRepo(t testing.TB) (repo string, track func(id string)) {
 	return repo, func(id string) { ids = append(ids, id) }
 }
 
-// removeImages removes the images of repo and the tracked ids, with a client
-// of its own (see removeLabelled). Containers go first, so the test's
+// RemoveImageLater removes the image ref (its tag, and the image with its
+// untagged parents) when the test ends, after every container carrying
+// labels: Docker only untags an image a container still uses, which then
+// stays behind as a dangling <none> image. Use it for an image a test
+// builds after its engine (whose containers' cleanup would otherwise run
+// after this one).
+func RemoveImageLater(t testing.TB, labels map[string]string, ref string) {
+	t.Helper()
+	t.Cleanup(func() {
+		removeLabelled(t, labels)
+		removeImages(t, "", []string{ref})
+	})
+}
+
+// removeImages removes the images of repo (none when "") and the tracked
+// ids, with a client of its own (see removeLabelled). Containers go first, so the test's
 // containers must be removed by an earlier cleanup: register ImageRepo before
 // Labels, since cleanups run last-in first-out.
 func removeImages(t testing.TB, repo string, ids []string) {
@@ -156,9 +170,11 @@ func removeImages(t testing.TB, repo string, ids []string) {
 		return
 	}
 	defer c.Close()
-	tagged, err := c.ListImages(ctx, repo)
-	if err != nil {
-		t.Errorf("cleanup: list images of %s: %v", repo, err)
+	var tagged []string
+	if repo != "" {
+		if tagged, err = c.ListImages(ctx, repo); err != nil {
+			t.Errorf("cleanup: list images of %s: %v", repo, err)
+		}
 	}
 	for _, id := range append(tagged, ids...) {
 		if err := c.RemoveImage(ctx, id); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // TestLimitBounds (F8): a limit so small that Docker reads it as "no limit"
@@ -47,13 +48,7 @@ func (e *env) buildImage(t *testing.T, lines ...string) string {
 	if _, err := e.docker.BuildImage(ctx, &ctxTar, tag, nil); err != nil {
 		t.Fatalf("build %s: %v", tag, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.docker.RemoveImage(ctx, tag); err != nil {
-			t.Logf("remove image %s: %v", tag, err)
-		}
-	})
+	dockertest.RemoveImageLater(t, e.labels, tag) // after the sandboxes made from it
 	return tag
 }
 
