@@ -143,18 +143,17 @@ func ImageRepo(t testing.TB) (repo string, track func(id string)) {
 	return repo, func(id string) { ids = append(ids, id) }
 }
 
-// RemoveImageLater removes the image ref (its tag, and the image with its
-// untagged parents) when the test ends, after every container carrying
-// labels: Docker only untags an image a container still uses, which then
-// stays behind as a dangling <none> image. Use it for an image a test
-// builds after its engine (whose containers' cleanup would otherwise run
-// after this one).
-func RemoveImageLater(t testing.TB, labels map[string]string, ref string) {
+// RemoveImagesLater returns add: every image (reference or id) passed to
+// add is removed when the test ends, with its untagged parents. Call it
+// before the engine and Labels, so that its cleanup runs after theirs
+// (cleanups run last-in first-out): Docker only untags an image a
+// container still uses, or that a live engine's pool starts again, and it
+// would stay behind as a dangling <none> image.
+func RemoveImagesLater(t testing.TB) (add func(ref string)) {
 	t.Helper()
-	t.Cleanup(func() {
-		removeLabelled(t, labels)
-		removeImages(t, "", []string{ref})
-	})
+	var refs []string
+	t.Cleanup(func() { removeImages(t, "", refs) })
+	return func(ref string) { refs = append(refs, ref) }
 }
 
 // removeImages removes the images of repo (none when "") and the tracked

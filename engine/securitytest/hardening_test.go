@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
 // TestLimitBounds (F8): a limit so small that Docker reads it as "no limit"
@@ -48,7 +47,7 @@ func (e *env) buildImage(t *testing.T, lines ...string) string {
 	if _, err := e.docker.BuildImage(ctx, &ctxTar, tag, nil); err != nil {
 		t.Fatalf("build %s: %v", tag, err)
 	}
-	dockertest.RemoveImageLater(t, e.labels, tag) // after the sandboxes made from it
+	e.removeLater(tag) // after the engine and its containers, which may use it
 	return tag
 }
 
