@@ -1,6 +1,8 @@
 package securitytest
 
 import (
+	"context"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // heapWatch samples the live heap (HeapInuse right after a collection)
@@ -68,48 +71,84 @@ func procStatus(field string) string {
 	return "?"
 }
 
-// TestJobOutputIsBounded: 100 background jobs that each print 8 MB (two
-// sandboxes of 50, the job limits raised so that all run at once) keep
-// the engine's live heap within its job-output budget and the activity
-// caps, and a model reading a job is told which output was dropped and
-// why, with offsets that stay coherent (issue 23, item 1; SECURITY.md F32).
-// Before the fix each job held up to 8 MiB in memory and 200 finished
-// jobs were kept: 30 such jobs took the engine from 32 MB to 486 MB.
+// flood is a job-output flood: jobs background jobs in two sandboxes,
+// each printing size bytes, all at once, under an engine whose config
+// configure adjusts (the job limits are raised so that all run).
+type flood struct {
+	jobs, size int
+	bound      uint64 // the most the live heap may rise, and why
+	why        string
+	configure  func(*engine.Config)
+}
+
+// TestJobOutputIsBounded: 24 background jobs that each print 8 MB at once
+// keep the engine's live heap within its job-output budget (8 MiB here,
+// and 16 MiB spilled) and the activity's copies, and a model reading a
+// job is told which output was dropped and why, with offsets that stay
+// coherent (issue 23, item 1; SECURITY.md F32). Before the fix each job
+// held up to 8 MiB in memory and 200 finished jobs were kept: 30 such jobs
+// took the engine from 32 MB to 486 MB. The issue's own case, 100 jobs
+// with the default budgets, is TestJobOutputIsBoundedAt100Jobs.
 func TestJobOutputIsBounded(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxJobs, c.Limits.MaxJobsTotal = 50, 100 })
+	runFlood(t, flood{jobs: 24, size: 8_000_000, bound: 40 << 20,
+		why: "8 MiB of job output (limits.job_output_memory_bytes), each job's activity entry, and the execs' buffers",
+		configure: func(c *engine.Config) {
+			c.Limits.JobOutputMemoryBytes, c.Limits.JobOutputDiskBytes = 8<<20, 16<<20
+		}})
+}
+
+// TestJobOutputIsBoundedAt100Jobs is issue 23's case: 100 jobs printing
+// 8 MB each with the default budgets. Docker starts a container's execs
+// one at a time, so on a busy machine the starts alone take minutes: it
+// runs when SANDTRAY_JOB_FLOOD is set (like the soak, outside make test).
+func TestJobOutputIsBoundedAt100Jobs(t *testing.T) {
+	if os.Getenv("SANDTRAY_JOB_FLOOD") == "" {
+		t.Skip("set SANDTRAY_JOB_FLOOD=1 to flood an engine with 100 jobs of 8 MB")
+	}
+	runFlood(t, flood{jobs: 100, size: 8_000_000, bound: 96 << 20,
+		why: "32 MiB of job output (limits.job_output_memory_bytes), two sandboxes' 16 MiB of activity, and the execs' buffers"})
+}
+
+func runFlood(t *testing.T, f flood) {
+	e := newEnv(t, func(c *engine.Config) {
+		c.Limits.MaxJobs, c.Limits.MaxJobsTotal, c.Pool.Size = f.jobs, f.jobs, 0
+		if f.configure != nil {
+			f.configure(c)
+		}
+	})
 	c := e.client
 	boxes := []string{c.sandbox(t, nil), c.sandbox(t, nil)}
-	const jobs, size = 100, 8_000_000
+	jobs, size := f.jobs, f.size
 	rssStart := procStatus("VmRSS")
 	heap := watchHeap(250 * time.Millisecond)
 	started := time.Now()
 	ids := make([]string, jobs)
-	// They all wait for a go, so that they print at the same time.
+	// Each waits until every job of its sandbox has started (Docker
+	// starts a container's execs one at a time), so that all print at
+	// once: the shell's own glob counts them, and a poll forks one sleep.
+	perBox := strconv.Itoa(jobs / len(boxes))
 	for i := range jobs {
-		r := c.ok(t, "execute_command", map[string]any{"sandbox_id": boxes[i%2], "background": true,
-			"command": "while [ ! -e /tmp/go ]; do sleep 0.1; done; head -c " + strconv.Itoa(size) + " /dev/zero | tr '\\0' x"})
+		r := c.ok(t, "execute_command", map[string]any{"sandbox_id": boxes[i%2], "background": true, "timeout_s": 600,
+			"command": "touch /tmp/ready.$$; until set -- /tmp/ready.*; [ $# -ge " + perBox + " ]; do sleep 1; done; " +
+				"head -c " + strconv.Itoa(size) + " /dev/zero | tr '\\0' x"})
 		if ids[i] = r.str("job_id"); ids[i] == "" {
 			t.Fatalf("job %d: no job_id in %s", i, r.text)
 		}
 	}
-	for _, box := range boxes {
-		c.command(t, box, "touch /tmp/go", 30)
-	}
 	// Each job is done once job_status says so, or once it has been
-	// forgotten (finished jobs are kept by bytes too). One call per look:
-	// the first job still running ends the look.
+	// forgotten (finished jobs are kept by bytes too). The wait asks the
+	// engine itself: through the client, every poll's reply would stay in
+	// the tap's record, in this process's heap, and count as the engine's.
 	pending := ids
-	eventually(t, 10*time.Minute, "100 jobs of 8 MB to end", func() bool {
+	ctx := context.Background()
+	eventually(t, 10*time.Minute, "the jobs to end", func() bool {
 		for len(pending) > 0 {
-			r := c.call(t, "job_status", map[string]any{"job_id": pending[0], "since": size})
-			if r.err != nil {
-				t.Fatalf("job_status %s: %v", pending[0], r.err)
-			}
-			if !r.isError && r.str("status") == "running" {
+			st, err := e.eng.JobStatus(ctx, pending[0], int64(size))
+			switch {
+			case err == nil && st.Status == sandbox.JobRunning:
 				return false
-			}
-			if r.isError && !strings.Contains(r.text, "forgotten") {
-				t.Fatalf("job_status %s: %s", pending[0], r.text)
+			case err != nil && !errors.Is(err, sandbox.ErrNotFound):
+				t.Fatalf("job_status %s: %v", pending[0], err)
 			}
 			pending = pending[1:]
 		}
@@ -118,12 +157,9 @@ func TestJobOutputIsBounded(t *testing.T) {
 	rise := heap.rise()
 	t.Logf("%d jobs of %d bytes ended in %s; the live heap rose by %.1f MiB at most; the process's resident size was %s at the start, %s at its peak",
 		jobs, size, time.Since(started).Round(time.Second), float64(rise)/(1<<20), rssStart, procStatus("VmHWM"))
-	// 32 MiB of job output (limits.job_output_memory_bytes) and each
-	// sandbox's activity (16 MiB at most, F26), with room for the
-	// connections and buffers of 100 execs.
-	if rise > 96<<20 {
-		t.Errorf("100 jobs printing 8 MB each raised the engine's live heap by %d MiB; want at most 96 MiB "+
-			"(32 MiB of job output and two sandboxes' 16 MiB of activity)", rise>>20)
+	if rise > f.bound {
+		t.Errorf("%d jobs printing %d bytes each raised the engine's live heap by %d MiB; want at most %d MiB (%s)",
+			jobs, size, rise>>20, f.bound>>20, f.why)
 	}
 
 	// A model pages a job still kept whose end was dropped from 0, as it
