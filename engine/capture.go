@@ -55,7 +55,7 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 	work := r.e.guarded(r.b, func(ctx context.Context, o *run.Output) (run.Result, error) {
 		return r.e.runner.Run(ctx, boxTarget{r.e, r.b}, run.Process{Cmd: x.Cmd, Env: x.Env, User: x.User, Workdir: x.Workdir, Timeout: x.Timeout, Stream: x.Stream, Out: o})
 	})
-	out, err := work(ctx, run.NewOutput(r.e.cfg.Limits.LogOutputBytes, false, nil))
+	out, err := work(ctx, run.NewOutput(r.e.cfg.Limits.LogOutputBytes, nil, nil))
 	out.Render()
 	return capture.Ran{Result: out.Result, LogOut: out.LogOut, LogErr: out.LogErr}, err
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -70,15 +71,22 @@ func TestCommit(t *testing.T) {
 		}
 	})
 
-	t.Run("overwrite moves the tag", func(t *testing.T) {
+	t.Run("overwrite moves the tag and removes the image it left", func(t *testing.T) {
 		te.command(t, info.ID, "echo v2 > app.py")
-		res2, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag, Overwrite: true}, nil)
+		var steps []string
+		res2, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag, Overwrite: true}, func(_, _ float64, msg string) { steps = append(steps, msg) })
 		if err != nil {
 			t.Fatalf("commit with overwrite: %v", err)
 		}
-		track(res.ImageID) // no longer tagged, so the repo cleanup would miss it
+		track(res.ImageID) // no longer tagged, so the repo cleanup would miss it if it stayed
 		if res2.ImageID == res.ImageID {
 			t.Error("overwrite kept the old image")
+		}
+		if _, err := te.docker.InspectImage(ctx, res.ImageID); !errors.Is(err, sandbox.ErrNotFound) {
+			t.Errorf("the image the tag left, which nothing used, is still there (%v): a dangling <none> image", err)
+		}
+		if last := steps[len(steps)-1]; !strings.Contains(last, "removed the image "+tag+" named before") {
+			t.Errorf("progress %q does not say the replaced image was removed", last)
 		}
 	})
 
@@ -95,6 +103,31 @@ func TestCommit(t *testing.T) {
 		managed, err := te.docker.List(ctx, map[string]string{sandbox.LabelManaged: "true", sandbox.LabelTest: plain.Labels[sandbox.LabelTest]}, true)
 		if err != nil || len(managed) != 0 {
 			t.Errorf("a plain container of the committed image looks managed: %v, %v", managed, err)
+		}
+	})
+
+	t.Run("the image the tag left stays while a container uses it or a tag names it", func(t *testing.T) {
+		used, err := te.docker.ImageID(ctx, tag) // the sandbox and the plain container above run it
+		if err != nil {
+			t.Fatal(err)
+		}
+		track(used)
+		res3, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag, Overwrite: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.docker.InspectImage(ctx, used); err != nil {
+			t.Errorf("an overwrite removed the image containers run: %v", err)
+		}
+		other := repo + ":other"
+		if err := te.docker.TagImage(ctx, res3.ImageID, other); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := te.Commit(ctx, te.owner, info.ID, sandbox.CommitRequest{Image: tag, Overwrite: true}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if id, err := te.docker.ImageID(ctx, other); err != nil || id != res3.ImageID {
+			t.Errorf("an overwrite removed the image another tag names: %s now names %s (%v)", other, id, err)
 		}
 	})
 }

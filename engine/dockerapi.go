@@ -44,4 +44,5 @@ type dockerAPI interface {
 	StreamStats(ctx context.Context, id string, fn func(docker.StatsSample)) error
 	TagImage(ctx context.Context, src, ref string) error
 	RemoveImage(ctx context.Context, ref string) error
+	RemoveUntagged(ctx context.Context, id string) (bool, error)
 }

@@ -55,7 +55,8 @@ type Engine struct {
 	notices      []sandbox.Notice
 	noticeSeq    uint64
 
-	jobs *jobs.Table // background jobs; their own lock
+	jobs    *jobs.Table // background jobs; their own lock
+	outputs *run.Budget // the job output kept in memory and spilled (jobs.go)
 
 	images  imageBuilds // the build of the default image under way (image.go); its own lock
 	jobInfo jobIndex    // what started each job, for the app's Jobs view (joblist.go); its own lock
@@ -130,9 +131,9 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	x := withExecEnv(d)
 	e := &Engine{
 		cfg: settings{Config: cfg, labels: opts.Labels, engine: id}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
-		registry: newRegistry(),
-		jobs:     jobs.NewTable(), watchers: map[*Watcher]struct{}{},
+		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
+	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), portStore{e}, log)
@@ -203,6 +204,7 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs, loops and the kernels' execs (kernelExecs)
 	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
+	e.closeJobs()        // their output's memory and spill files
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()

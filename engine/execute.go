@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -21,10 +22,8 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
-	for k := range req.Env {
-		if !validEnvKey.MatchString(k) {
-			return sandbox.ExecOutcome{}, fmt.Errorf("env name %q is not valid: %w", k, sandbox.ErrInvalid)
-		}
+	if err := checkEnv("execute_command", req.Env); err != nil {
+		return sandbox.ExecOutcome{}, err
 	}
 	b, err := e.target(ctx, owner, ref, "")
 	if err != nil {
@@ -133,7 +132,7 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 	keep := e.cfg.Limits.LogOutputBytes
 	work = e.guarded(b, work)
 	if o.wait > o.timeout+2*kernel.Grace {
-		out := run.NewOutput(keep, false, o.progress)
+		out := run.NewOutput(keep, nil, o.progress)
 		runCtx, cancel := e.bound(ctx)
 		res, err := work(runCtx, out)
 		cancel()
@@ -141,15 +140,26 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 		return e.finishCall(ctx, b, act, res, err, o.timeout)
 	}
 	// The run may outlive the caller as a job: it derives from the engine's
-	// lifetime, and the caller's ctx cancels it only until then.
+	// lifetime, and the caller's ctx cancels it only until then. Its
+	// output is held under the engine's job-output budget (jobs.go).
 	runCtx, cancel := context.WithCancel(e.base)
-	x := &execution{out: run.NewOutput(keep, true, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	x := &execution{out: run.NewOutput(keep, e.outputs, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	var job *jobs.Job
+	if o.wait == 0 { // background: refused before it starts when the job limits are reached
+		var err error
+		if job, err = e.addJob(b, x); err != nil {
+			cancel()
+			x.out.Release()
+			e.releaseSoon(b)
+			return sandbox.ExecOutcome{}, err
+		}
+	}
 	go func() {
 		defer close(x.done)
 		x.res, x.err = work(runCtx, x.out)
 	}()
-	if o.wait == 0 {
-		return e.startJob(b, act, x), nil
+	if job != nil {
+		return e.startJob(b, act, x, job), nil
 	}
 	timer := time.NewTimer(o.wait)
 	defer timer.Stop()
@@ -159,10 +169,21 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o c
 		cancel()
 		<-x.done
 	case <-timer.C:
-		return e.startJob(b, act, x), nil
+		if job, err := e.addJob(b, x); err == nil {
+			return e.startJob(b, act, x, job), nil
+		}
+		// At the job limits the call goes on in the foreground, as if its
+		// wait were its timeout.
+		select {
+		case <-x.done:
+		case <-ctx.Done():
+			cancel()
+			<-x.done
+		}
 	}
 	cancel()
 	x.out.StopProgress()
+	defer x.out.Release() // finishCall has taken the result's copies
 	return e.finishCall(ctx, b, act, x.res, x.err, o.timeout)
 }
 

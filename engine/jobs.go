@@ -4,14 +4,44 @@ import (
 	"context"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/jobs"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// startJob makes x a job: it owns b's busy mark until it ends, and its
-// lifetime is bounded by its timeout, job_stop, deleting the sandbox, or
-// Close (its run derives from the engine's base context). The outcome carries the output so far and where job_status goes on.
-func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution) sandbox.ExecOutcome {
-	j := e.jobs.Add(b.id, x.started, x.out.Combined(), x.cancel)
+// newJobs is an engine's jobs table and the budget of their output
+// (SECURITY.md F32): limits.job_output_memory_bytes in memory, then
+// limits.job_output_disk_bytes spilled to the engine's own folder in the
+// state dir. Finished jobs keep at most half of both together, so running
+// ones always have room.
+func newJobs(cfg Config) (*jobs.Table, *run.Budget) {
+	l := cfg.Limits
+	budget := run.NewBudget(run.BudgetConfig{Memory: l.JobOutputMemoryBytes, Disk: l.JobOutputDiskBytes,
+		StreamFree: l.OutputBytes, Dir: run.SpillDir(cfg.StateDir, randomHex(4))})
+	table := jobs.NewTable(jobs.Limits{PerSandbox: l.MaxJobs, Total: l.MaxJobsTotal,
+		FinishedBytes: (l.JobOutputMemoryBytes + l.JobOutputDiskBytes) / 2})
+	return table, budget
+}
+
+// closeJobs forgets every job and removes the spill folder; their runs
+// have ended.
+func (e *Engine) closeJobs() {
+	e.jobs.Close()
+	if err := e.outputs.Close(); err != nil {
+		e.log.Warn("remove the job-output spill folder", "err", err)
+	}
+}
+
+// addJob makes x a job of b's, or says why the limits refuse (see jobs.Table.Add).
+func (e *Engine) addJob(b *box, x *execution) (*jobs.Job, error) {
+	return e.jobs.Add(b.id, b.name, x.started, x.out.Combined(), x.cancel)
+}
+
+// startJob makes x, added as j, a job: it owns b's busy mark until it
+// ends, and its lifetime is bounded by its timeout, job_stop, deleting the
+// sandbox, or Close (its run derives from the engine's base context). The
+// outcome carries the output so far and where job_status goes on.
+func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution, j *jobs.Job) sandbox.ExecOutcome {
 	e.noteJob(j.ID(), b, act)
 	x.out.StopProgress()
 	sofar, offset := x.out.Snapshot(e.cfg.Limits.OutputBytes)
@@ -26,6 +56,7 @@ func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution) sandbox.Ex
 		defer j.End()
 		defer x.cancel()
 		<-x.done
+		x.out.ReleaseStreams() // the result has its copies; the job keeps the combined output
 		x.res.Render()
 		e.record(b.id, ranActivity(act, x.res, x.err))
 		e.jobs.Finish(j, x.res, x.err)

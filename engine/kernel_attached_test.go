@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -200,9 +201,10 @@ func TestFirstKernelEndsWithItsAttachment(t *testing.T) {
 // a kernel), commands and orphans are as in any sandbox, and the code's
 // calls take the exec path, as they did before.
 func TestFirstKernelWithoutPython(t *testing.T) {
+	repo, _ := dockertest.ImageRepo(t) // first: its cleanup runs after the sandboxes'
 	te := newTestEngine(t)
 	ctx := context.Background()
-	tag := "sandtray-test/nopython:" + randomHex(4)
+	tag := repo + ":nopython"
 	var ctxTar, out bytes.Buffer
 	tw := tar.NewWriter(&ctxTar)
 	dockerfile := "FROM " + te.cfg.DefaultImage + "\nRUN rm -f /usr/bin/python3* /usr/local/bin/python3*\n"
@@ -216,7 +218,6 @@ func TestFirstKernelWithoutPython(t *testing.T) {
 	if _, err := te.docker.BuildImage(ctx, &ctxTar, tag, &out); err != nil {
 		t.Fatalf("build an image without python: %v\n%s", err, out.String())
 	}
-	t.Cleanup(func() { te.docker.RemoveImage(context.Background(), tag) })
 
 	start := time.Now()
 	id := te.create(t, sandbox.CreateRequest{Image: tag}).ID

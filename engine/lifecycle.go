@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -131,10 +129,8 @@ func (c *settings) specFor(req sandbox.CreateRequest) (sandbox.Spec, error) {
 	if spec.Network == sandbox.NetworkBridge && !c.Sandbox.AllowNetwork {
 		return spec, fmt.Errorf("network \"bridge\" (the whole network, unfiltered) is turned off by the user's config (sandbox.allow_network = false); use network \"egress\": connections then go through Sandtray's egress gate, which allows the package indexes and what the user approves (request_network asks for a host with a reason): %w", sandbox.ErrForbidden)
 	}
-	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
-		if !validEnvKey.MatchString(k) {
-			return spec, fmt.Errorf("env name %q is not valid: use letters, digits and '_', not starting with a digit: %w", k, sandbox.ErrInvalid)
-		}
+	if err := checkEnv("create_sandbox", spec.Env); err != nil {
+		return spec, err
 	}
 	return spec, nil
 }

@@ -16,6 +16,13 @@ type DockerProbe = probe.Report
 // DockerTried is an endpoint that did not answer (DockerProbe.Tried).
 type DockerTried = docker.Tried
 
+// GPUToolkit is the NVIDIA Container Toolkit a DockerProbe found on this host.
+type GPUToolkit = probe.Toolkit
+
+// MinGPUToolkit is the oldest NVIDIA Container Toolkit `sandtray doctor`
+// accepts (CVE-2025-23266 is fixed from it on; SECURITY.md F35).
+const MinGPUToolkit = probe.MinToolkit
+
 // ProbeDocker finds Docker as the engine would with cfg and asks it what it
 // is. It never creates anything.
 func ProbeDocker(ctx context.Context, cfg Config) DockerProbe { return probe.Docker(ctx, cfg) }

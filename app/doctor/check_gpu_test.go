@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -41,6 +42,50 @@ func TestGPUCheck(t *testing.T) {
 		}
 		if !strings.Contains(text.String(), tc.says) {
 			t.Errorf("%s: report %q does not say %q", tc.name, text.String(), tc.says)
+		}
+	}
+}
+
+// TestGPUToolkitCheck: an NVIDIA Container Toolkit older than 1.17.8 on
+// this host is a problem with one fix; a newer one is fine; no toolkit, no
+// line; and it is reported with Docker down too (the toolkit is the host's).
+func TestGPUToolkitCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		tk     engine.GPUToolkit
+		docker string
+		want   []Level
+		says   []string
+	}{
+		{"none", engine.GPUToolkit{}, "20.10", []Level{Info}, []string{"no GPU runtime"}},
+		{"old", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Version: "1.17.7", TooOld: true}, "20.10", []Level{Warn, Info},
+			[]string{"1.17.7", "older than 1.17.8", "CVE-2025-23266", "upgrade the NVIDIA Container Toolkit to 1.17.8 or later"}},
+		{"old, Docker down", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Version: "1.16.0", TooOld: true}, "", []Level{Warn, Info},
+			[]string{"1.16.0", "CVE-2025-23266"}},
+		{"new", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Version: "1.17.8"}, "20.10", []Level{OK, Info}, []string{"1.17.8 or later"}},
+		{"unknown version", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Output: "huh"}, "20.10", []Level{Warn, Info},
+			[]string{"did not say its version", "nvidia-ctk --version"}},
+	}
+	for _, tc := range tests {
+		e := &Env{Config: engine.DefaultConfig(), Docker: engine.DockerProbe{Version: tc.docker,
+			GPU: sandbox.GPUStatus{Detail: "the Docker host has no GPU runtime"}, Toolkit: tc.tk}}
+		lines := checkGPU(context.Background(), e)
+		var got []Level
+		var text strings.Builder
+		for _, l := range lines {
+			got = append(got, l.Level)
+			text.WriteString(l.Detail + " | " + l.Fix + "\n")
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: levels %v, want %v (%s)", tc.name, got, tc.want, text.String())
+		}
+		for _, s := range tc.says {
+			if !strings.Contains(text.String(), s) {
+				t.Errorf("%s: report %q does not say %q", tc.name, text.String(), s)
+			}
+		}
+		if fixes := strings.Count(text.String(), "| \n"); tc.tk.TooOld && len(lines)-fixes != 1 {
+			t.Errorf("%s: want one fix line, got %q", tc.name, text.String())
 		}
 	}
 }

@@ -63,6 +63,7 @@ type Limits struct {
 	MaxImageBytes   int      `toml:"max_image_bytes"` // per image a run writes to its outputs folder
 	DiskMB          int64    `toml:"disk_mb"`         // files a sandbox may add to its image; 0: no limit
 	CopyLimits               // max_copy_bytes, max_copy_files, max_sandboxes: see limits.go
+	JobLimits                // max_jobs, max_jobs_total, job_output_*: see jobs.go
 }
 
 // SandboxDefaults shape every new sandbox.
@@ -126,7 +127,7 @@ func Default() Config {
 			ExecTimeout: Duration{30 * time.Second}, MaxExecTimeout: Duration{10 * time.Minute},
 			OutputBytes: 32 << 10, LogOutputBytes: 1 << 20,
 			ReadFileBytes: 1 << 20, MaxRequestBytes: 16 << 20,
-			MaxImageBytes: 1 << 20, DiskMB: 10 << 10, CopyLimits: defaultCopyLimits(),
+			MaxImageBytes: 1 << 20, DiskMB: 10 << 10, CopyLimits: defaultCopyLimits(), JobLimits: defaultJobLimits(),
 		},
 		Sandbox: SandboxDefaults{
 			Network: sandbox.NetworkNone, AllowNetwork: false, Workdir: "/workspace",
@@ -204,6 +205,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := l.CopyLimits.check(); err != nil {
+		return err
+	}
+	if err := l.JobLimits.check(); err != nil {
 		return err
 	}
 	if err := c.Pool.validate(); err != nil {

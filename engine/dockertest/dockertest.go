@@ -143,8 +143,21 @@ func ImageRepo(t testing.TB) (repo string, track func(id string)) {
 	return repo, func(id string) { ids = append(ids, id) }
 }
 
-// removeImages removes the images of repo and the tracked ids, with a client
-// of its own (see removeLabelled). Containers go first, so the test's
+// RemoveImagesLater returns add: every image (reference or id) passed to
+// add is removed when the test ends, with its untagged parents. Call it
+// before the engine and Labels, so that its cleanup runs after theirs
+// (cleanups run last-in first-out): Docker only untags an image a
+// container still uses, or that a live engine's pool starts again, and it
+// would stay behind as a dangling <none> image.
+func RemoveImagesLater(t testing.TB) (add func(ref string)) {
+	t.Helper()
+	var refs []string
+	t.Cleanup(func() { removeImages(t, "", refs) })
+	return func(ref string) { refs = append(refs, ref) }
+}
+
+// removeImages removes the images of repo (none when "") and the tracked
+// ids, with a client of its own (see removeLabelled). Containers go first, so the test's
 // containers must be removed by an earlier cleanup: register ImageRepo before
 // Labels, since cleanups run last-in first-out.
 func removeImages(t testing.TB, repo string, ids []string) {
@@ -156,9 +169,11 @@ func removeImages(t testing.TB, repo string, ids []string) {
 		return
 	}
 	defer c.Close()
-	tagged, err := c.ListImages(ctx, repo)
-	if err != nil {
-		t.Errorf("cleanup: list images of %s: %v", repo, err)
+	var tagged []string
+	if repo != "" {
+		if tagged, err = c.ListImages(ctx, repo); err != nil {
+			t.Errorf("cleanup: list images of %s: %v", repo, err)
+		}
 	}
 	for _, id := range append(tagged, ids...) {
 		if err := c.RemoveImage(ctx, id); err != nil {

@@ -34,7 +34,7 @@ func commitSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("image", mcp.Required(),
 			mcp.Description("The new image's name and tag, repo:tag, lowercase, e.g. \"my-env:v1\"; it is saved under Sandtray's namespace (sandtray-local/my-env:v1 by default).")),
 		mcp.WithBoolean("overwrite", mcp.DefaultBool(false),
-			mcp.Description("Move the tag if an image Sandtray committed already has it. Default false: an existing tag is refused. Images Sandtray did not commit are never replaced.")),
+			mcp.Description("Move the tag if an image Sandtray committed already has it; the image it leaves is removed unless another tag, a sandbox or an image still uses it. Default false: an existing tag is refused. Images Sandtray did not commit are never replaced.")),
 		mcp.WithOutputSchema[committedImage](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {

@@ -41,9 +41,11 @@ const (
 	execTimeoutDesc    = "Seconds to wait before killing it and everything it started. Default: the configured timeout (30 s). Above the configured maximum (10 min by default) is refused: use background for longer work."
 	execBackgroundDesc = "Start it as a background job and return a job_id at once instead of waiting. " +
 		"Use for servers and long runs; poll output with job_status. Anything a call starts and leaves running (with &, nohup or setsid too) " +
-		"is stopped when the call ends; a background job's, when the job ends. Default false."
+		"is stopped when the call ends; a background job's, when the job ends. The jobs that run at once are limited " +
+		"(per sandbox and in all): past the limit this is refused until one ends or is stopped. Default false."
 	execWaitDesc = "Seconds to wait for the result. A run still going after that returns its output so far and a job_id, " +
-		"and continues as a background job (job_status, job_stop). Default 45, at most the maximum timeout."
+		"and continues as a background job (job_status, job_stop); when no more jobs may run, it goes on until it ends. " +
+		"Default 45, at most the maximum timeout."
 )
 
 func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
@@ -108,7 +110,7 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithString("sandbox_id", mcp.Description(execSandboxDesc)),
 		mcp.WithString("workdir", mcp.Description("Directory to run in, relative to /workspace unless absolute. Default /workspace.")),
 		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
-			mcp.Description("Extra environment variables for this command, e.g. {\"DEBUG\": \"1\"}.")),
+			mcp.Description("Extra environment variables for this command, e.g. {\"DEBUG\": \"1\"}. Names starting with NVIDIA_ or LD_ are refused: set those in the command itself.")),
 		mcp.WithString("stdin", mcp.Description("Text to feed to the command's standard input. Default: none.")),
 		mcp.WithNumber("timeout_s", mcp.Min(0), mcp.Description(execTimeoutDesc)),
 		mcp.WithNumber("wait_s", mcp.Min(0), mcp.Description(execWaitDesc)),

@@ -18,6 +18,7 @@ type jobResult struct {
 	Status     string `json:"status" jsonschema:"running, exited, stopped, timed_out or failed."`
 	Output     string `json:"output" jsonschema:"Combined stdout and stderr from offset since."`
 	NextOffset int64  `json:"next_offset" jsonschema:"Pass as since on the next job_status call to get only new output."`
+	Dropped    string `json:"output_dropped,omitempty" jsonschema:"Set when output between since and next_offset was not kept: how many bytes, between which offsets, and why."`
 	ExitCode   *int   `json:"exit_code,omitempty" jsonschema:"The exit code, once the job has ended."`
 	Error      string `json:"error,omitempty" jsonschema:"Why a failed job failed."`
 	DurationMS int64  `json:"duration_ms" jsonschema:"How long it has run, in milliseconds."`
@@ -25,7 +26,7 @@ type jobResult struct {
 
 func jobOf(j sandbox.JobStatus) jobResult {
 	return jobResult{
-		JobID: j.ID, SandboxID: j.SandboxID, Status: j.Status, Output: j.Output, NextOffset: j.NextOffset,
+		JobID: j.ID, SandboxID: j.SandboxID, Status: j.Status, Output: j.Output, NextOffset: j.NextOffset, Dropped: j.OutputDropped,
 		ExitCode: j.ExitCode, Error: j.Error, DurationMS: j.Duration.Milliseconds(),
 	}
 }
@@ -35,7 +36,8 @@ func jobStatus(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithToolTitle("Check background job"),
 		mcp.WithDescription("Report a background job started by execute_code or execute_command (with background=true, or a run still going after wait_s): "+
 			"whether it is still running, its output, and its exit code once done. "+
-			"Pass since=next_offset from the previous call to get only new output."),
+			"Pass since=next_offset from the previous call to get only new output. "+
+			"Output the engine did not keep (a job keeps at most 8 MiB, and all jobs share one budget) is named in output_dropped."),
 		readOnly,
 		mcp.WithString("job_id", mcp.Required(), mcp.Description("The job_id the execute call returned.")),
 		mcp.WithInteger("since", mcp.Min(0), mcp.DefaultNumber(0),
@@ -82,6 +84,9 @@ func jobStop(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 func jobText(j sandbox.JobStatus) string {
 	var b strings.Builder
 	writeBlock(&b, j.Output)
+	if j.OutputDropped != "" {
+		fmt.Fprintf(&b, "[%s]\n", j.OutputDropped)
+	}
 	switch {
 	case j.Status == sandbox.JobRunning:
 		fmt.Fprintf(&b, "[job %s running for %s; call job_status with since=%d for new output]", j.ID, formatSeconds(j.Duration), j.NextOffset)

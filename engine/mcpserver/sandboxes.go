@@ -45,7 +45,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithInteger("memory_mb", mcp.Min(0), mcp.Description("Memory limit in MiB. Default: the configured limit.")),
 		mcp.WithNumber("cpus", mcp.Min(0), mcp.Description("CPU limit in cores, e.g. 1.5. Default: the configured limit.")),
 		mcp.WithObject("env", mcp.AdditionalProperties(map[string]any{"type": "string"}),
-			mcp.Description("Environment variables set for everything run in the sandbox, e.g. {\"LANG\": \"C.UTF-8\"}.")),
+			mcp.Description("Environment variables set for everything run in the sandbox, e.g. {\"LANG\": \"C.UTF-8\"}. Names starting with NVIDIA_ or LD_ are refused: ask for GPUs with gpus.")),
 		gpusArg(),
 		mcp.WithOutputSchema[sandboxCreated](),
 	)

@@ -198,6 +198,18 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			wantText: []string{"done\n[job job-7 exited with code 3 after 2s]"},
 		},
 		{
+			name: "job_status with dropped output",
+			tool: "job_status", args: map[string]any{"job_id": "job-7", "since": 5},
+			setup: func(f *fakeBackend) {
+				f.job = sandbox.JobStatus{ID: "job-7", SandboxID: "sb1", Status: sandbox.JobRunning, Output: "abc",
+					NextOffset: 900, OutputDropped: "892 bytes of output between offsets 8 and 900 were dropped: why", Duration: time.Second}
+			},
+			wantCall: fakeCall{Method: "JobStatus", Ref: "job-7", Req: int64(5)},
+			want: map[string]any{"job_id": "job-7", "sandbox_id": "sb1", "status": "running", "output": "abc",
+				"next_offset": 900.0, "output_dropped": "892 bytes of output between offsets 8 and 900 were dropped: why", "duration_ms": 1000.0},
+			wantText: []string{"abc\n[892 bytes of output between offsets 8 and 900 were dropped: why]\n[job job-7 running for 1s; call job_status with since=900"},
+		},
+		{
 			name: "job_stop",
 			tool: "job_stop", args: map[string]any{"job_id": "job-7"},
 			setup: func(f *fakeBackend) {

@@ -110,10 +110,13 @@ type JobStatus struct {
 	Status     string
 	Output     string // combined stdout and stderr from the requested offset
 	NextOffset int64  // pass as since on the next call
-	ExitCode   *int   // set once the job has ended
-	Error      string // why a failed job failed
-	Started    time.Time
-	Duration   time.Duration
+	// OutputDropped names the output between since and NextOffset that the
+	// job printed but the engine did not keep, and why; "" when none.
+	OutputDropped string
+	ExitCode      *int   // set once the job has ended
+	Error         string // why a failed job failed
+	Started       time.Time
+	Duration      time.Duration
 }
 
 // WriteRequest writes one file into a sandbox.

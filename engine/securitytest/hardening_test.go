@@ -47,13 +47,7 @@ func (e *env) buildImage(t *testing.T, lines ...string) string {
 	if _, err := e.docker.BuildImage(ctx, &ctxTar, tag, nil); err != nil {
 		t.Fatalf("build %s: %v", tag, err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := e.docker.RemoveImage(ctx, tag); err != nil {
-			t.Logf("remove image %s: %v", tag, err)
-		}
-	})
+	e.removeLater(tag) // after the engine and its containers, which may use it
 	return tag
 }
 

@@ -40,6 +40,9 @@ type env struct {
 	labels map[string]string
 	root   string // the one allowed host root
 	client *client
+	// removeLater removes an image the test made once the engine is
+	// closed and its containers are gone (see dockertest.RemoveImagesLater).
+	removeLater func(ref string)
 }
 
 // newEnv starts an engine (with the test image, a private state dir and a
@@ -54,6 +57,7 @@ func newEnv(t *testing.T, configure ...func(*engine.Config)) *env {
 // are the harness's).
 func newEnvWith(t *testing.T, opts engine.Options, configure ...func(*engine.Config)) *env {
 	t.Helper()
+	removeLater := dockertest.RemoveImagesLater(t) // first: its cleanup runs last
 	cli := dockertest.Client(t)
 	cfg := engine.DefaultConfig()
 	cfg.DefaultImage = dockertest.Image(t)
@@ -84,7 +88,7 @@ func newEnvWith(t *testing.T, opts engine.Options, configure ...func(*engine.Con
 		Version: "securitytest", MaxRequestBytes: cfg.Limits.MaxRequestBytes,
 		Languages: engine.Languages(), LanguageAliases: engine.LanguageAliases(),
 	})
-	e := &env{t: t, eng: eng, srv: srv, cfg: cfg, docker: cli, labels: labels, root: cfg.Host.AllowedRoots[0]}
+	e := &env{t: t, eng: eng, srv: srv, cfg: cfg, docker: cli, labels: labels, root: cfg.Host.AllowedRoots[0], removeLater: removeLater}
 	e.client = e.connect(t)
 	return e
 }

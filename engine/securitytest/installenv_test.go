@@ -11,12 +11,13 @@ import (
 // manager as root; a PATH or LD_*/PYTHON* variable the model gave the
 // sandbox (create_sandbox env) must not choose what that root process runs.
 // With a non-root sandbox user, the model's own code cannot run as root.
+// (LD_* names are refused by create_sandbox itself since F35.)
 func TestInstallIgnoresTheSandboxEnv(t *testing.T) {
 	e := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "1000:1000"; c.Pool.Size = 0 })
 	c := e.client
 	id := c.sandbox(t, map[string]any{"env": map[string]any{
 		"PATH":       "/workspace/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-		"PYTHONPATH": "/workspace/py", "LD_LIBRARY_PATH": "/workspace/lib",
+		"PYTHONPATH": "/workspace/py",
 	}})
 	hijack := "#!/bin/sh\nid -u >> /tmp/ran-as-root\nexit 1\n"
 	for _, name := range []string{"apt-get", "dpkg-query", "apt-cache", "dpkg"} {

@@ -28,6 +28,7 @@ type Docker interface {
 	Inspect(ctx context.Context, id string) (docker.Container, error)
 	InspectImage(ctx context.Context, ref string) (docker.Image, error)
 	Commit(ctx context.Context, id, tag string, cfg docker.ImageConfig) (string, error)
+	RemoveUntagged(ctx context.Context, id string) (bool, error)
 	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
 	Diff(ctx context.Context, id string) ([]docker.Change, error)
 	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)

@@ -47,13 +47,15 @@ func Tag(image, namespace string) (string, error) {
 // and the time, keeps its base image's command and user, and carries no
 // label that would make its containers look managed by Sandtray. Docker
 // pauses the sandbox while it copies the filesystem; progress hears before
-// and after.
+// and after. The image an overwrite took the tag from is removed when
+// nothing else names or uses it (see dropReplaced).
 func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bool, progress sandbox.Progress) (sandbox.CommitResult, error) {
 	ctr, err := c.docker.Inspect(ctx, t.ID)
 	if err != nil {
 		return sandbox.CommitResult{}, t.gone(fmt.Errorf("commit sandbox %s: %w", t.Name, err))
 	}
-	if err := c.checkCommitTarget(ctx, t, ctr.ImageID, tag, overwrite); err != nil {
+	replaced, err := c.checkCommitTarget(ctx, t, ctr.ImageID, tag, overwrite)
+	if err != nil {
 		return sandbox.CommitResult{}, err
 	}
 	cfg, err := c.commitConfig(ctx, t, ctr.ImageID)
@@ -65,39 +67,59 @@ func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bo
 	if err != nil {
 		return sandbox.CommitResult{}, t.gone(fmt.Errorf("commit sandbox %s to %s: %w", t.Name, tag, err))
 	}
-	report(progress, 1, 1, fmt.Sprintf("committed sandbox %s to %s (%s)", t.Name, tag, sandbox.ShortID(strings.TrimPrefix(id, "sha256:"))))
+	msg := fmt.Sprintf("committed sandbox %s to %s (%s)", t.Name, tag, sandbox.ShortID(strings.TrimPrefix(id, "sha256:")))
+	if replaced != "" && replaced != id && c.dropReplaced(ctx, replaced, tag) {
+		msg += fmt.Sprintf("; removed the image %s named before (%s), which nothing else named or used", tag, sandbox.ShortID(strings.TrimPrefix(replaced, "sha256:")))
+	}
+	report(progress, 1, 1, msg)
 	return sandbox.CommitResult{Image: tag, ImageID: id}, nil
+}
+
+// dropReplaced removes the image a commit moved tag away from, so that
+// overwriting a tag leaves no dangling image behind. It is Sandtray's own
+// (checkCommitTarget moves only tags of its own commits, and tag is in
+// its namespace); Docker removes it only when no tag, container or child
+// image still needs it (docker.Client.RemoveUntagged). A failure is logged:
+// the commit itself is done.
+func (c *Capture) dropReplaced(ctx context.Context, id, tag string) bool {
+	removed, err := c.docker.RemoveUntagged(ctx, id)
+	if err != nil {
+		c.log.Warn("remove the image a commit replaced", "tag", tag, "image", id, "err", err)
+	}
+	return removed
 }
 
 // checkCommitTarget refuses the sandbox's base image and the configured
 // images (by name, or a tag that points at one), any tag of an image
-// Sandtray did not commit, and, without overwrite, any tag that exists.
-func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag string, overwrite bool) error {
+// Sandtray did not commit, and, without overwrite, any tag that exists. It
+// returns the id of the image the tag names now, which the commit takes
+// it from ("" when there is none).
+func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag string, overwrite bool) (string, error) {
 	if base, err := docker.NormalizeTag(t.Image); err == nil && base == tag {
-		return fmt.Errorf("%s is the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name, e.g. %q: %w",
+		return "", fmt.Errorf("%s is the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name, e.g. %q: %w",
 			tag, t.Name, suggestTag(tag, t.Name), sandbox.ErrForbidden)
 	}
 	for _, p := range c.cfg.Protected {
 		if n, err := docker.NormalizeTag(p); err == nil && n == tag {
-			return fmt.Errorf("%s is an image Sandtray's configuration starts sandboxes from (default, language or pool image), and Sandtray never overwrites those; pick another name, e.g. %q: %w",
+			return "", fmt.Errorf("%s is an image Sandtray's configuration starts sandboxes from (default, language or pool image), and Sandtray never overwrites those; pick another name, e.g. %q: %w",
 				tag, suggestTag(tag, t.Name), sandbox.ErrForbidden)
 		}
 	}
 	existing, err := c.docker.InspectImage(ctx, tag)
 	switch {
 	case errors.Is(err, sandbox.ErrNotFound):
-		return nil
+		return "", nil
 	case err != nil:
-		return fmt.Errorf("look for image %s: %w", tag, err)
+		return "", fmt.Errorf("look for image %s: %w", tag, err)
 	case existing.ID == baseID:
-		return fmt.Errorf("%s names the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name: %w", tag, t.Name, sandbox.ErrForbidden)
+		return "", fmt.Errorf("%s names the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name: %w", tag, t.Name, sandbox.ErrForbidden)
 	case existing.Labels[sandbox.LabelCommittedFrom] == "":
-		return fmt.Errorf("image %s exists and was not committed by Sandtray, which moves only tags of its own commits; pick another name, e.g. %q: %w",
+		return "", fmt.Errorf("image %s exists and was not committed by Sandtray, which moves only tags of its own commits; pick another name, e.g. %q: %w",
 			tag, suggestTag(tag, t.Name), sandbox.ErrForbidden)
 	case !overwrite:
-		return fmt.Errorf("image %s already exists; pick another tag, or pass overwrite to move the tag to this sandbox: %w", tag, sandbox.ErrConflict)
+		return "", fmt.Errorf("image %s already exists; pick another tag, or pass overwrite to move the tag to this sandbox: %w", tag, sandbox.ErrConflict)
 	}
-	return nil
+	return existing.ID, nil
 }
 
 // commitConfig is the base image's configuration with the sandbox's env,

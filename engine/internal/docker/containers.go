@@ -28,7 +28,8 @@ const noNewPrivileges = "no-new-privileges"
 // signals delivered: docker-init, or o.Cmd itself when o.Attached), restart
 // policy "no", no binds or volumes (each VOLUME the image declares is covered
 // by a small tmpfs, see tmpfsMounts), no health check, no TTY and no stdin
-// (unless o.Attached). Memory and swap are limited to the same value,
+// (unless o.Attached), and NVIDIA_VISIBLE_DEVICES=void when o.GPUs is 0
+// (see gpuEnv). Memory and swap are limited to the same value,
 // so the sandbox never swaps. A container without a memory, CPU (at least
 // 0.01 CPUs) or pids limit is refused with sandbox.ErrInvalid: Docker would
 // read a zero as no limit. An empty Network means "none"; "bridge" means
@@ -88,7 +89,7 @@ func containerConfig(o CreateOptions) *container.Config {
 	cfg := &container.Config{
 		Image:       o.Image,
 		Labels:      o.Labels,
-		Env:         o.Env,
+		Env:         gpuEnv(o),
 		WorkingDir:  o.Workdir,
 		Cmd:         o.Cmd,
 		Hostname:    o.Hostname,

@@ -115,6 +115,30 @@ func deviceRequests(count int, method string) []container.DeviceRequest {
 	return []container.DeviceRequest{{Driver: "nvidia", Count: count, Capabilities: [][]string{{"gpu"}}}}
 }
 
+// noGPUs is the env entry that tells the NVIDIA Container Toolkit a
+// container gets no GPU: under NVIDIA's runtime as the daemon's default,
+// "void" makes it act as runc does (no device, no hook), where an image's
+// own NVIDIA_VISIBLE_DEVICES (CUDA images set "all") would hand the
+// container every GPU whatever Sandtray's gpu.allow says (SECURITY.md F35).
+const noGPUs = "NVIDIA_VISIBLE_DEVICES=void"
+
+// gpuEnv is o's env as the container gets it: a container without GPUs
+// ends with noGPUs, in place of any NVIDIA_VISIBLE_DEVICES it had (the
+// engine refuses the name from callers; this keeps it from any other
+// source). A container's env overrides its image's.
+func gpuEnv(o CreateOptions) []string {
+	if o.GPUs != 0 {
+		return o.Env
+	}
+	env := make([]string, 0, len(o.Env)+1)
+	for _, kv := range o.Env {
+		if !strings.HasPrefix(kv, "NVIDIA_VISIBLE_DEVICES=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, noGPUs)
+}
+
 // resolveGPUs picks how to request o's GPUs when the caller did not say,
 // and refuses them with sandbox.ErrUnsupported on a daemon without a GPU
 // runtime.

@@ -1,6 +1,8 @@
 package docker_test
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,6 +50,9 @@ func TestCreateWithGPUs(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("device requests (-want +got):\n%s", diff)
 			}
+			if void := slices.Contains(envOf(t, c, id), "NVIDIA_VISIBLE_DEVICES=void"); void != (tc.count == 0) {
+				t.Errorf("NVIDIA_VISIBLE_DEVICES=void in the env: %v, want %v", void, tc.count == 0)
+			}
 			if tc.count == 0 || tc.method != docker.GPUNvidia {
 				return
 			}
@@ -60,6 +65,44 @@ func TestCreateWithGPUs(t *testing.T) {
 				t.Logf("Docker's refusal: %v", err)
 			}
 		})
+	}
+}
+
+// envOf is a container's env as Docker holds it.
+func envOf(t *testing.T, c *docker.Client, id string) []string {
+	t.Helper()
+	raw, err := c.InspectRaw(testCtx(t), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Config struct{ Env []string } }
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Config.Env
+}
+
+// TestCreateWithoutGPUsSaysVoid: a container without GPUs has
+// NVIDIA_VISIBLE_DEVICES=void, in place of whatever its options said, so
+// that an NVIDIA default runtime gives it none, even from an image that
+// sets the variable (CUDA images set "all").
+func TestCreateWithoutGPUsSaysVoid(t *testing.T) {
+	c := dockertest.Client(t)
+	o := createOptions(t)
+	o.Env = []string{"A=1", "NVIDIA_VISIBLE_DEVICES=all", "B=2"}
+	id, err := c.Create(testCtx(t), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := envOf(t, c, id)
+	n := 0
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "NVIDIA_VISIBLE_DEVICES=") {
+			n++
+		}
+	}
+	if n != 1 || !slices.Contains(env, "NVIDIA_VISIBLE_DEVICES=void") || !slices.Contains(env, "A=1") || !slices.Contains(env, "B=2") {
+		t.Errorf("env %q; want the caller's A and B and NVIDIA_VISIBLE_DEVICES=void alone", env)
 	}
 }
 

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"strings"
+	"time"
 
 	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/container"
@@ -73,6 +75,30 @@ func (c *Client) RemoveImage(ctx context.Context, ref string) error {
 	return err
 }
 
+// RemoveUntagged removes image id if nothing names it any more (no tag, no
+// digest: a commit moved its tag away), and Docker agrees without force:
+// it refuses an image a container uses, running or stopped, or that
+// another image is built on, and removed is then false with no error. The
+// image's untagged parents go with it.
+func (c *Client) RemoveUntagged(ctx context.Context, id string) (removed bool, err error) {
+	img, err := c.InspectImage(ctx, id)
+	if errors.Is(err, sandbox.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil || len(img.RepoTags) > 0 || len(img.RepoDigests) > 0 {
+		return false, err
+	}
+	_, err = c.api.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
+	err = wrap("remove image "+img.ID, err)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sandbox.ErrNotFound), errors.Is(err, sandbox.ErrConflict):
+		return false, nil
+	}
+	return false, err
+}
+
 // Commit saves a container's filesystem as the image tag (see NormalizeTag)
 // and returns the new image's id. Docker pauses the container while it copies
 // the filesystem, and moves an existing tag to the new image.
@@ -114,9 +140,45 @@ func (c *Client) Commit(ctx context.Context, id, tag string, cfg ImageConfig) (s
 // BuildImage builds the tar build context (a Dockerfile at its top) with
 // Docker's classic builder and tags the result tag. It never pulls: the base
 // image must be local. Intermediate containers are removed even when a step
-// fails; build output lines go to out (nil discards). It returns the image
-// id. A failing step is sandbox.ErrInvalid with the builder's message.
-func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error) {
+// fails, and so are the images of the steps before a failing one (they
+// would stay as dangling <none> images); build output lines go to out (nil
+// discards). It returns the image id. A failing step is sandbox.ErrInvalid
+// with the builder's message.
+func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (id string, err error) {
+	steps := &stepImages{w: out}
+	defer func() {
+		if err != nil && steps.last != "" {
+			rmCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			_, _ = c.RemoveUntagged(rmCtx, steps.last) // its untagged parents go with it
+		}
+	}()
+	return c.build(ctx, buildContext, tag, steps)
+}
+
+// stepImages passes build output on and keeps the image the last step
+// made (the builder's " ---> id" lines, the first of which is the base).
+type stepImages struct {
+	w          io.Writer
+	seen, last string
+}
+
+var stepImage = regexp.MustCompile(`(?m)^ ---> ([0-9a-f]{12,64})$`)
+
+func (s *stepImages) Write(p []byte) (int, error) {
+	for _, m := range stepImage.FindAllSubmatch(p, -1) {
+		if s.seen != "" {
+			s.last = string(m[1])
+		}
+		s.seen = string(m[1])
+	}
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+func (c *Client) build(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error) {
 	op := "build image " + tag
 	res, err := c.api.ImageBuild(ctx, buildContext, client.ImageBuildOptions{
 		Tags: []string{tag}, Remove: true, ForceRemove: true, NoCache: true, PullParent: false,
@@ -125,9 +187,6 @@ func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag str
 		return "", wrap(op, err)
 	}
 	defer res.Body.Close()
-	if out == nil {
-		out = io.Discard
-	}
 	id := ""
 	dec := json.NewDecoder(res.Body)
 	for {

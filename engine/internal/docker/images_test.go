@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -158,9 +159,22 @@ func TestBuildAndRemoveImage(t *testing.T) {
 		t.Errorf("build output has no steps:\n%s", out.String())
 	}
 
-	failing := "FROM " + dockertest.Image(t) + "\nRUN exit 3\n"
-	if _, err := c.BuildImage(ctx, buildContext(t, map[string]string{"Dockerfile": failing}), repo+":broken", nil); !errors.Is(err, sandbox.ErrInvalid) {
+	failing := "FROM " + dockertest.Image(t) + "\nENV STEP=two\nRUN exit 3\n"
+	out.Reset()
+	if _, err := c.BuildImage(ctx, buildContext(t, map[string]string{"Dockerfile": failing}), repo+":broken", &out); !errors.Is(err, sandbox.ErrInvalid) {
 		t.Errorf("BuildImage of a failing step: err = %v, want ErrInvalid", err)
+	}
+	// " ---> id" after each step: the base's, then the ENV step's image,
+	// which the failure must not leave behind as a dangling image.
+	ids := regexp.MustCompile(`(?m)^ ---> ([0-9a-f]{12})$`).FindAllStringSubmatch(out.String(), -1)
+	if len(ids) < 2 {
+		t.Fatalf("no image id for the ENV step in the build output:\n%s", out.String())
+	}
+	if _, err := c.InspectImage(ctx, ids[1][1]); !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("the image of the step before the failing one is still there (%v): a dangling <none> image", err)
+	}
+	if _, err := c.InspectImage(ctx, dockertest.Image(t)); err != nil {
+		t.Errorf("the base image went too: %v", err)
 	}
 
 	if err := c.RemoveImage(ctx, tag); err != nil {

@@ -30,6 +30,7 @@ type Report struct {
 
 	GPU        sandbox.GPUStatus // whether sandboxes can have GPUs (see GPUs)
 	GPUHolders []string          // sandboxes created with GPUs, as "name (gpus)"
+	Toolkit    Toolkit           // the NVIDIA Container Toolkit on this host, when Docker runs here
 
 	Err error // no engine answered (wraps sandbox.ErrUnavailable), or it failed to say what it is
 
@@ -60,6 +61,9 @@ func Docker(ctx context.Context, cfg config.Config) Report {
 	defer cli.Close()
 	ep := cli.Endpoint()
 	p.Host, p.Source, p.Why, p.PassedOver, p.Remote = ep.Host, ep.Source, ep.Why, ep.Skipped, ep.Remote()
+	if !p.Remote { // the toolkit that matters is the Docker host's
+		p.Toolkit = FindToolkit(ctx)
+	}
 	d, err := cli.Daemon(ctx)
 	p.Product, p.Version, p.API, p.StorageDriver, p.Runtimes = d.Product, d.Version, d.API, d.StorageDriver, d.Runtimes
 	if err != nil {

@@ -5,7 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -78,4 +85,105 @@ func GPUHolders(ctx context.Context, d Lister) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// MinToolkit is the first NVIDIA Container Toolkit whose hooks do not load
+// what a container's LD_PRELOAD names, as root on the host (CVE-2025-23266).
+const MinToolkit = "1.17.8"
+
+// Toolkit is the NVIDIA Container Toolkit found on this host, for
+// `sandtray doctor`.
+type Toolkit struct {
+	Path    string // the program whose version was asked; "" when none was found
+	Version string // "1.17.8"; "" when its answer named no version
+	Output  string // its answer, first line, when it named none
+	TooOld  bool   // Version is older than MinToolkit
+}
+
+// toolkitPrograms are the toolkit's programs, the hooks first: a host may
+// hold an older hook beside a newer CLI, and the oldest one found counts.
+var toolkitPrograms = []string{"nvidia-container-runtime-hook", "nvidia-ctk", "nvidia-container-toolkit",
+	"nvidia-container-runtime", "nvidia-container-cli"}
+
+// toolkitDirs are looked in besides PATH: a tray app started from a
+// desktop session may have a short PATH.
+var toolkitDirs = []string{"/usr/bin", "/usr/local/bin", "/usr/sbin"}
+
+// FindToolkit asks each of the toolkit's programs on this host its version
+// and returns the oldest, or the first whose answer named none.
+func FindToolkit(ctx context.Context) Toolkit {
+	return findToolkit(ctx, lookTool, func(ctx context.Context, path string) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, path, "--version").CombinedOutput()
+		return string(out), err
+	})
+}
+
+// lookTool finds name on PATH, then in toolkitDirs.
+func lookTool(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range toolkitDirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+func findToolkit(ctx context.Context, look func(string) (string, error), run func(context.Context, string) (string, error)) Toolkit {
+	var found Toolkit
+	seen := map[string]bool{}
+	for _, name := range toolkitPrograms {
+		path, err := look(name)
+		if err != nil || seen[path] {
+			continue
+		}
+		seen[path] = true
+		out, _ := run(ctx, path)
+		v := ParseToolkitVersion(out)
+		switch {
+		case v == "":
+			first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+			return Toolkit{Path: path, Output: first}
+		case found.Path == "" || olderVersion(v, found.Version):
+			found = Toolkit{Path: path, Version: v}
+		}
+	}
+	found.TooOld = found.Version != "" && ToolkitTooOld(found.Version)
+	return found
+}
+
+// toolkitVersion finds the version in a toolkit program's --version answer:
+// "NVIDIA Container Toolkit CLI version 1.17.8", "NVIDIA Container Runtime
+// Hook version 1.17.7", "cli-version: 1.17.8" (the first line that names
+// one: nvidia-container-runtime names runc's after its own).
+var toolkitVersion = regexp.MustCompile(`(?i)version:?\s+v?(\d+\.\d+\.\d+)`)
+
+// ParseToolkitVersion returns the toolkit version in out, or "".
+func ParseToolkitVersion(out string) string {
+	m := toolkitVersion.FindStringSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// ToolkitTooOld reports whether version is older than MinToolkit.
+func ToolkitTooOld(version string) bool { return olderVersion(version, MinToolkit) }
+
+// olderVersion compares two "x.y.z" versions.
+func olderVersion(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range min(len(pa), len(pb)) {
+		x, _ := strconv.Atoi(pa[i])
+		y, _ := strconv.Atoi(pb[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return len(pa) < len(pb)
 }

@@ -15,3 +15,10 @@ func allocated(info fs.FileInfo) int64 {
 	}
 	return info.Size()
 }
+
+// processAlive reports whether a process with this pid exists (another
+// user's included).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}

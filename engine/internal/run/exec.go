@@ -81,7 +81,7 @@ func (r *Runner) Run(ctx context.Context, t Target, p Process) (Result, error) {
 	}
 	out := p.Out
 	if out == nil {
-		out = NewOutput(r.limits.LogOutputBytes, false, nil)
+		out = NewOutput(r.limits.LogOutputBytes, nil, nil)
 	}
 	out.extra = p.Stream
 	key := sandbox.RandomHex(8)

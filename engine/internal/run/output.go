@@ -1,7 +1,6 @@
 package run
 
 import (
-	"bytes"
 	"io"
 	"sync"
 	"time"
@@ -11,78 +10,74 @@ import (
 )
 
 // CapBuffer keeps the first max bytes written to it and counts the rest, so
-// an exec that prints forever costs bounded memory.
+// an exec that prints forever costs bounded memory. Under a Budget, what it
+// holds past the budget's StreamFree needs the budget's grant; once one is
+// refused, the rest is counted only.
 type CapBuffer struct {
-	max   int
-	buf   bytes.Buffer
-	total int64
+	max     int
+	data    chunks
+	total   int64
+	budget  *Budget // nil: no grant needed
+	charged int64   // granted by budget
+	full    bool    // the budget refused a grant
 }
 
 func (c *CapBuffer) Write(p []byte) (int, error) {
 	c.total += int64(len(p))
-	if room := c.max - c.buf.Len(); room > 0 {
-		c.buf.Write(p[:min(room, len(p))])
+	want := p[:min(len(p), max(c.max-int(c.data.n), 0))]
+	for n := 0; n < len(want) && !c.full; {
+		if c.data.room() == 0 {
+			size := c.data.nextSize(int64(c.max))
+			if !c.charge(size) {
+				// Refused: what is left of the free part still grows.
+				if size = min(c.budget.streamFree, int64(c.max)) - c.data.alloc; size <= 0 {
+					c.full = true
+					break
+				}
+			}
+			c.data.grow(size)
+		}
+		n += c.data.fill(want[n:])
 	}
 	return len(p), nil
 }
 
-// Head returns at most n bytes as valid UTF-8, and whether anything was cut.
-func (c *CapBuffer) Head(n int) (string, bool) {
-	b := c.buf.Bytes()
-	cut := c.total > int64(n)
-	if len(b) > n {
-		b = b[:n]
+// charge asks the budget for what a new block of size takes past StreamFree.
+func (c *CapBuffer) charge(size int64) bool {
+	if c.budget == nil {
+		return true
 	}
-	return safetext.Clean(b), cut
+	free := c.budget.streamFree
+	need := max(c.data.alloc+size-free, 0) - max(c.data.alloc-free, 0)
+	if need > 0 && !c.budget.takeMemory(need) {
+		return false
+	}
+	c.charged += need
+	return true
 }
 
-// JobOutputKept caps a background job's combined output held for job_status.
-const JobOutputKept = 8 << 20
+// release gives the buffer's grant back; it holds nothing after.
+func (c *CapBuffer) release() {
+	c.budget.giveMemory(c.charged)
+	c.charged, c.full = 0, true
+	c.data.free()
+}
+
+// Head returns at most n bytes as valid UTF-8, and whether anything was cut.
+func (c *CapBuffer) Head(n int) (string, bool) {
+	b := make([]byte, min(int64(n), c.data.n))
+	c.data.copyAt(b, 0)
+	return safetext.Clean(b), c.total > int64(n)
+}
 
 // NewCapBuffer returns a CapBuffer that keeps max bytes.
 func NewCapBuffer(max int) *CapBuffer { return &CapBuffer{max: max} }
 
 // String is what the buffer kept.
-func (c *CapBuffer) String() string { return c.buf.String() }
-
-// JobOutput is a background job's combined output, readable from an offset
-// while the job still writes it. It keeps up to max bytes; later output is
-// counted but dropped.
-type JobOutput struct {
-	mu    sync.Mutex
-	max   int
-	buf   []byte
-	total int64
-}
-
-// NewJobOutput returns a JobOutput that keeps max bytes.
-func NewJobOutput(max int) *JobOutput { return &JobOutput{max: max} }
-
-func (j *JobOutput) Write(p []byte) (int, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.total += int64(len(p))
-	if room := j.max - len(j.buf); room > 0 {
-		j.buf = append(j.buf, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-// Since returns up to limit bytes of output from offset (all when limit <= 0)
-// and the offset to ask from next time. It stops before a UTF-8 sequence that
-// is not whole yet, so the next call returns it whole instead of losing it.
-func (j *JobOutput) Since(offset int64, limit int) (string, int64) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if offset < 0 || offset > int64(len(j.buf)) {
-		offset = int64(len(j.buf))
-	}
-	chunk := j.buf[offset:]
-	if limit > 0 && len(chunk) > limit {
-		chunk = chunk[:limit]
-	}
-	chunk = chunk[:safetext.WholeRunes(chunk)]
-	return safetext.Clean(chunk), offset + int64(len(chunk))
+func (c *CapBuffer) String() string {
+	b := make([]byte, c.data.n)
+	c.data.copyAt(b, 0)
+	return string(b)
 }
 
 // Output is one run's output as it arrives: each stream capped for the
@@ -97,10 +92,14 @@ type Output struct {
 	extra          io.Writer     // optional: also receives both streams (install's progress)
 }
 
-func NewOutput(keep int, job bool, progress sandbox.Progress) *Output {
-	c := &Output{stdout: CapBuffer{max: keep}, stderr: CapBuffer{max: keep}}
-	if job {
-		c.combined = &JobOutput{max: JobOutputKept}
+// NewOutput returns the output of a run that keeps keep bytes of each
+// stream. With a budget, the run may become a job: it also keeps the
+// combined stream, and both are held under the budget; Release gives
+// them back.
+func NewOutput(keep int, budget *Budget, progress sandbox.Progress) *Output {
+	c := &Output{stdout: CapBuffer{max: keep, budget: budget}, stderr: CapBuffer{max: keep, budget: budget}}
+	if budget != nil {
+		c.combined = newJobOutput(budget)
 	}
 	if progress != nil {
 		c.progress = startProgress(progress)
@@ -151,7 +150,29 @@ func (c *Output) Dropped(stdout, stderr int64) {
 	c.mu.Lock()
 	c.stdout.total += stdout
 	c.stderr.total += stderr
+	if c.combined != nil {
+		c.combined.Lost(stdout + stderr)
+	}
 	c.mu.Unlock()
+}
+
+// ReleaseStreams gives back what the two streams' copies hold under the
+// budget, once the run's result is taken: the call ended, or the job it
+// became did. The combined output stays: its job, or Release, frees it.
+func (c *Output) ReleaseStreams() {
+	c.mu.Lock()
+	c.stdout.release()
+	c.stderr.release()
+	c.mu.Unlock()
+}
+
+// Release is ReleaseStreams and the combined output's release, for a call
+// that ended without becoming a job.
+func (c *Output) Release() {
+	c.ReleaseStreams()
+	if c.combined != nil {
+		c.combined.Release()
+	}
 }
 
 // Result fills r's output from what arrived so far: each stream capped at
@@ -180,7 +201,7 @@ func (c *Output) Snapshot(limit int) (sandbox.ExecResult, int64) {
 	r.Truncated = cutOut || cutErr
 	var offset int64
 	if c.combined != nil {
-		_, offset = c.combined.Since(-1, 0)
+		offset = c.combined.End()
 	}
 	return r, offset
 }

@@ -16,7 +16,7 @@ func TestProgressCoalesces(t *testing.T) {
 		var mu sync.Mutex
 		var reports []string
 		var times []time.Time
-		out := NewOutput(1<<20, false, func(_, _ float64, msg string) {
+		out := NewOutput(1<<20, nil, func(_, _ float64, msg string) {
 			mu.Lock()
 			reports = append(reports, msg)
 			times = append(times, time.Now())
