@@ -30,6 +30,8 @@ type installGate struct {
 	// outs are the job outputs of the calls in b.calls that may become
 	// jobs, by call number: which of them are jobs (see holdForInstall).
 	outs map[uint64]*run.JobOutput
+	// waiting counts the calls waiting for window to close.
+	waiting int
 }
 
 // enterCall records a call in b.calls (see guarded), and returns what ends
@@ -60,13 +62,27 @@ func (r *registry) enterCall(ctx context.Context, b *box, cancel context.CancelC
 				r.mu.Unlock()
 			}, nil
 		}
+		b.gate.waiting++
 		r.mu.Unlock()
 		select {
 		case <-w:
+			r.mu.Lock()
+			b.gate.waiting--
+			r.mu.Unlock()
 		case <-ctx.Done():
+			r.mu.Lock()
+			b.gate.waiting--
+			r.mu.Unlock()
 			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
 		}
 	}
+}
+
+// callsWaiting counts the calls waiting for an install's hold on b to end.
+func (r *registry) callsWaiting(b *box) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return b.gate.waiting
 }
 
 // jobOutput is the job output a call writes to, if it is a job's; nil for

@@ -3,19 +3,25 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // TestOnlyTheBuiltinImageIsBuilt: a create that misses Sandtray's own image
-// builds it, unless the config forbids fetching images; any other missing
-// image is pulled as before; and the app cannot build a default image
-// Sandtray does not know how to make.
+// builds it when the config lets sandboxes fetch (the default, offline
+// sandboxes, does not: the user runs `sandtray image build`); any other
+// missing image is pulled as before; and the app cannot build a default
+// image Sandtray does not know how to make.
 func TestOnlyTheBuiltinImageIsBuilt(t *testing.T) {
 	te := newTestEngine(t)
+	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "sandtray image build") {
+		t.Errorf("the built-in image with the default config (allow_network = false): %v; want ErrForbidden naming `sandtray image build`", err)
+	}
+	te.Engine.cfg.Sandbox.AllowNetwork = true
 	if err := te.autoBuild(BuiltinImage); err != nil {
-		t.Errorf("the built-in image with the default config: %v; want it built", err)
+		t.Errorf("the built-in image with allow_network = true: %v; want it built", err)
 	}
 	if err := te.autoBuild("python:3.12"); !errors.Is(err, errNotBuiltin) {
 		t.Errorf("another image: %v; want it pulled, not built", err)

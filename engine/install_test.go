@@ -1,16 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -132,42 +133,76 @@ func TestInstallPackages(t *testing.T) {
 }
 
 // TestFileToolsWaitForTheInstallWindow: list_files and make_directory run
-// the sandbox's own programs, so while an install has an offline sandbox
-// online they wait for it like every call: each returns with the sandbox
-// offline again, and does its work.
+// the sandbox's own programs, so while an install has an offline sandbox's
+// way out through the egress gate open they wait for it like every call:
+// each returns after the window has closed, and does its work.
 func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 	te := newTestEngine(t)
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
+	if _, err := te.WriteFile(ctx, te.owner, id, sandbox.WriteRequest{Path: "/usr/local/sbin/apt-get", Data: []byte(heldApt), Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(cmd string) string { // the test's own look into the sandbox, past the engine
+		var out bytes.Buffer
+		if _, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	opened := make(chan struct{})
+	installed := make(chan error, 1)
+	go func() {
+		_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
+			if strings.Contains(msg, "through Sandtray's egress gate for the install") {
+				close(opened)
+			}
+		})
+		installed <- err
+	}()
+	select {
+	case <-opened:
+	case err := <-installed:
+		t.Fatalf("the install ended before its window opened: %v", err)
+	}
+	eventually(t, 30*time.Second, "the held apt-get to start", func() bool { return raw("ls /tmp/window 2>/dev/null") != "" })
+
 	type ended struct {
-		tool     string
-		networks []string
-		err      error
+		tool       string
+		windowOpen bool
+		err        error
 	}
 	results := make(chan ended, 2)
-	var once sync.Once
-	_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}}, func(_, _ float64, msg string) {
-		if !strings.Contains(msg, "on the bridge network") {
-			return
+	go func() {
+		_, err := te.ListFiles(ctx, te.owner, id, ".", 1, false)
+		results <- ended{"list_files", raw("ls /tmp/window 2>/dev/null") != "", err}
+	}()
+	go func() {
+		_, err := te.MakeDirectory(ctx, te.owner, id, "made")
+		results <- ended{"make_directory", raw("ls /tmp/window 2>/dev/null") != "", err}
+	}()
+	var early []ended
+	eventually(t, 30*time.Second, "list_files and make_directory to wait for the install", func() bool {
+		select {
+		case r := <-results:
+			early = append(early, r)
+		default:
 		}
-		once.Do(func() {
-			go func() {
-				_, err := te.ListFiles(ctx, te.owner, id, ".", 1, false)
-				results <- ended{"list_files", te.networksOf(t, id), err}
-			}()
-			go func() {
-				_, err := te.MakeDirectory(ctx, te.owner, id, "made")
-				results <- ended{"make_directory", te.networksOf(t, id), err}
-			}()
-		})
+		te.mu.Lock()
+		b := te.boxes[id]
+		te.mu.Unlock()
+		return te.callsWaiting(b)+te.execEnv.waitingIn(id)+len(early) >= 2
 	})
-	if err != nil {
-		t.Fatalf("install jq: %v", err)
+	raw("touch /tmp/release")
+	if err := <-installed; err != nil {
+		t.Fatalf("install: %v", err)
 	}
-	for range 2 {
-		r := <-results
-		if r.err != nil || !slices.Equal(r.networks, []string{"none"}) {
-			t.Errorf("%s during an install returned %v with the sandbox on %v; want it to wait until the sandbox is offline again", r.tool, r.err, r.networks)
+	for len(early) < 2 {
+		early = append(early, <-results)
+	}
+	for _, r := range early {
+		if r.err != nil || r.windowOpen {
+			t.Errorf("%s during an install returned %v with the window open = %v; want it to wait until the window closes", r.tool, r.err, r.windowOpen)
 		}
 	}
 	if out := te.command(t, id, "test -d made && echo yes").Stdout; out != "yes\n" {

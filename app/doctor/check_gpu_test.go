@@ -57,7 +57,7 @@ func TestGPUToolkitCheck(t *testing.T) {
 		want   []Level
 		says   []string
 	}{
-		{"none", engine.GPUToolkit{}, "20.10", []Level{Info}, []string{"no GPU runtime"}},
+		{"none", engine.GPUToolkit{}, "20.10", []Level{Info}, []string{"no GPUs on this Docker host"}},
 		{"old", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Version: "1.17.7", TooOld: true}, "20.10", []Level{Warn, Info},
 			[]string{"1.17.7", "older than 1.17.8", "CVE-2025-23266", "upgrade the NVIDIA Container Toolkit to 1.17.8 or later"}},
 		{"old, Docker down", engine.GPUToolkit{Path: "/usr/bin/nvidia-ctk", Version: "1.16.0", TooOld: true}, "", []Level{Warn, Info},
