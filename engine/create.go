@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -123,13 +125,31 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
 func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return c.Harden(docker.CreateOptions{
+	return c.harden(docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: dockerNetwork(spec.Network),
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),
 	})
+}
+
+// harden adds the profile's container settings to o (the engine calls
+// it for every container it makes): in the strict profile a
+// read-only root, with tmpfs for the workdir and /tmp, each at most
+// sandbox.tmpfs_mb and the sandbox's memory (tmpfs pages count in it), and
+// HOME in the workdir, the one place the user can write.
+func (c *settings) harden(o docker.CreateOptions) docker.CreateOptions {
+	if c.Sandbox.Profile != config.ProfileStrict {
+		return o
+	}
+	size := min(c.Sandbox.TmpfsMB, o.MemoryMB)
+	o.ReadOnlyRoot = true
+	o.Tmpfs = map[string]int64{o.Workdir: size, "/tmp": size}
+	if !slices.ContainsFunc(o.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
+		o.Env = append(slices.Clip(o.Env), "HOME="+o.Workdir)
+	}
+	return o
 }
 
 // containerEnv is spec's env, with the proxy's for an egress sandbox (its

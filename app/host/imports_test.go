@@ -63,6 +63,9 @@ func TestImportDirection(t *testing.T) {
 		{"./engine/...", []string{"fyne.io/fyne"}, true},
 		{"./engine/internal/...", []string{module + "/engine", module + "/engine/mcpserver", module + "/app"}, true},
 		{"./engine/sandbox", []string{module + "/engine/internal", "github.com/"}, true},
+		// The config, image names and the settings editor need no runtime:
+		// they never reach the Docker SDK (nor, through it, a daemon).
+		{"./engine/config ./engine/imageref ./app/settings", []string{"github.com/moby/moby", "github.com/docker/", module + "/engine/internal/docker"}, true},
 		// The shim itself imports only engine/socket and the stdlib (socket
 		// finds its folder with xdg: the shim may reach that, not use it).
 		{"./app/shim", []string{module + "/engine/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -89,7 +90,7 @@ size = 0
 	if string(got) != wantDoc {
 		t.Errorf("config.toml =\n%s\nwant\n%s", got, wantDoc)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 4096 || cfg.Sandbox.Network != "egress" || cfg.Host.AllowedRoots[1] != `/home/me/My "odd" folder` {
 		t.Errorf("LoadConfig after Save = %+v, %v", cfg, err)
 	}
@@ -171,7 +172,7 @@ func TestSaveRewritesWhatItCannotEditInPlace(t *testing.T) {
 	if b, _ := os.ReadFile(saved.Backup); string(b) != inline {
 		t.Errorf("backup = %q", b)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 3000 || cfg.Limits.CPUs != 2 {
 		t.Errorf("LoadConfig after the rewrite = %+v, %v", cfg.Limits, err)
 	}
@@ -217,7 +218,7 @@ func TestSaveHTTPEndpoint(t *testing.T) {
 	if _, err := s.Save(edit(t, s, map[string]string{"http.listen": "127.0.0.1:8765"}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := engine.LoadConfig(path); err != nil || cfg.HTTP.Listen != "127.0.0.1:8765" {
+	if cfg, err := config.Load(path); err != nil || cfg.HTTP.Listen != "127.0.0.1:8765" {
 		t.Errorf("http.listen = %q, %v", cfg.HTTP.Listen, err)
 	}
 }
@@ -231,7 +232,7 @@ func TestSaveProfile(t *testing.T) {
 	if _, err := s.Save(edit(t, s, map[string]string{"sandbox.profile": "strict"}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := engine.LoadConfig(path); err != nil || cfg.Sandbox.Profile != "strict" {
+	if cfg, err := config.Load(path); err != nil || cfg.Sandbox.Profile != "strict" {
 		t.Errorf("sandbox.profile = %q, %v", cfg.Sandbox.Profile, err)
 	}
 }
