@@ -41,7 +41,7 @@ type Engine struct {
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a python sandbox created on demand gets its first kernel
-	// on its attachment (create.go, SECURITY.md F31); off on a daemon that
+	// on its attachment (create.go, docs/security.md F31); off on a daemon that
 	// says it is not Docker's own engine (Podman), where it is not checked.
 	attachFirst bool
 

@@ -20,7 +20,7 @@ import (
 // An engine is its OS user and its state dir: two engines on one Docker
 // daemon (the tray app and a `sandtray serve --stdio` with a state dir of
 // its own, or two users) never see, reap or remove each other's sandboxes
-// or spares (SECURITY.md F37). Every container an engine makes carries its
+// or spares (docs/security.md F37). Every container an engine makes carries its
 // identity in sandbox.LabelEngine, and its name carries the identity's tag,
 // so sandbox names are per engine too.
 

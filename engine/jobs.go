@@ -10,7 +10,7 @@ import (
 )
 
 // newJobs is an engine's jobs table and the budget of their output
-// (SECURITY.md F32): limits.job_output_memory_bytes in memory, then
+// (docs/security.md F32): limits.job_output_memory_bytes in memory, then
 // limits.job_output_disk_bytes spilled to the engine's own folder in the
 // state dir. Finished jobs keep at most half of both together, so running
 // ones always have room.

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSecurityDefaults inspects a fresh sandbox's container and checks every
-// default DESIGN.md promises.
+// default docs/security.md promises.
 func TestSecurityDefaults(t *testing.T) {
 	te := newTestEngine(t)
 	info := te.create(t, sandbox.CreateRequest{})

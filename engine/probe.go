@@ -20,7 +20,7 @@ type DockerTried = docker.Tried
 type GPUToolkit = probe.Toolkit
 
 // MinGPUToolkit is the oldest NVIDIA Container Toolkit `sandtray doctor`
-// accepts (CVE-2025-23266 is fixed from it on; SECURITY.md F35).
+// accepts (CVE-2025-23266 is fixed from it on; docs/security.md F35).
 const MinGPUToolkit = probe.MinToolkit
 
 // ProbeDocker finds Docker as the engine would with cfg and asks it what it

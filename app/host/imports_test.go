@@ -47,10 +47,11 @@ func isStd(path string) bool {
 
 func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
 
-// TestImportDirection keeps DESIGN.md's layout on what each package reaches,
-// not only what it imports: one package owns each outside SDK, the UI never
-// sees the engine's insides, Docker or MCP, the engine never sees Fyne, and
-// the engine's internal packages never see the engine.
+// TestImportDirection keeps the import rules of docs/architecture.md on what
+// each package reaches, not only what it imports: one package owns each
+// outside SDK, the UI never sees the engine's insides, Docker or MCP, the
+// engine never sees Fyne, and the engine's internal packages never see the
+// engine.
 func TestImportDirection(t *testing.T) {
 	reach := []struct {
 		pkgs      string
@@ -79,7 +80,7 @@ func TestImportDirection(t *testing.T) {
 				for _, bad := range r.forbidden {
 					// module+"/engine" forbids the engine package itself, not its children.
 					if d == bad || (bad != module+"/engine" && under(d, bad)) {
-						t.Errorf("%s reaches %s (DESIGN.md: %s must not)", p.path, d, r.pkgs)
+						t.Errorf("%s reaches %s (docs/architecture.md, import rules: %s must not)", p.path, d, r.pkgs)
 					}
 				}
 			}

@@ -155,7 +155,7 @@ func Load(path string) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return Config{}, fmt.Errorf("config %s: unknown key %q; see the README's Configuration section for valid keys", path, undecoded[0].String())
+		return Config{}, fmt.Errorf("config %s: unknown key %q; docs/configuration.md lists every valid key", path, undecoded[0].String())
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)

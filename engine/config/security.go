@@ -32,7 +32,7 @@ const (
 )
 
 // packageManagerCaps are the capabilities sandbox.cap_add may add back: those a
-// root package manager needs (see DESIGN.md, "Security defaults").
+// root package manager needs (apt and dpkg running as root in the sandbox).
 var packageManagerCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID"}
 
 // Pull is the pull policy: which images create_sandbox may have the

@@ -138,8 +138,8 @@ type Server struct {
 	remoteChanged chan struct{}
 }
 
-// toolConstructors lists every tool the server offers, in the order of
-// DESIGN.md's table.
+// toolConstructors lists every tool the server offers, in the order of the
+// README's tool table.
 var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	createSandbox, listSandboxes,
 	executeCode, executeCommand,

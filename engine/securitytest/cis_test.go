@@ -77,7 +77,7 @@ func cisChecks() []cisCheck {
 			return ""
 		}},
 		{"5.13", "Ensure that the container's root filesystem is mounted as read only", func(c cisDoc) string {
-			// A documented deviation (SECURITY.md): install_packages writes
+			// A documented deviation (docs/security.md): install_packages writes
 			// /usr, and commit_sandbox and persistence need the container's
 			// own writable layer. What CIS wants from it, that writes cannot
 			// reach the host, holds because that layer is the only writable

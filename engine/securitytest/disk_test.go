@@ -30,7 +30,7 @@ func TestDiskFill(t *testing.T) {
 	limited, err := engine.LoadConfig(path)
 	if err != nil {
 		t.Fatalf("no disk bound: Sandtray has no per-sandbox disk limit (%v), so a sandbox can fill the host's disk: "+
-			"a 2 GiB write succeeds and the host loses 2 GiB (see SECURITY.md, \"Filling the disk\")", err)
+			"a 2 GiB write succeeds and the host loses 2 GiB (see docs/security.md, F4)", err)
 	}
 	e := newEnv(t, func(c *engine.Config) { c.Limits = limited.Limits })
 	id := e.client.sandbox(t, nil)

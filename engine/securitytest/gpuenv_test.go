@@ -14,7 +14,7 @@ import (
 // honours when it is Docker's default), nor reach the toolkit's hooks with
 // LD_* (CVE-2025-23266), and neither can execute_command's env; a sandbox
 // without GPUs says NVIDIA_VISIBLE_DEVICES=void (issue 23, item 4;
-// SECURITY.md F35). Before the fix the env went to the container as given.
+// docs/security.md F35). Before the fix the env went to the container as given.
 func TestGPUPolicyHoldsAgainstEnv(t *testing.T) {
 	e := newEnv(t, func(c *engine.Config) { c.GPU.Allow = false })
 	c := e.client

@@ -85,7 +85,7 @@ type flood struct {
 // keep the engine's live heap within its job-output budget (8 MiB here,
 // and 16 MiB spilled) and the activity's copies, and a model reading a
 // job is told which output was dropped and why, with offsets that stay
-// coherent (issue 23, item 1; SECURITY.md F32). Before the fix each job
+// coherent (issue 23, item 1; docs/security.md F32). Before the fix each job
 // held up to 8 MiB in memory and 200 finished jobs were kept: 30 such jobs
 // took the engine from 32 MB to 486 MB. The issue's own case, 100 jobs
 // with the default budgets, is TestJobOutputIsBoundedAt100Jobs.
