@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -43,7 +45,7 @@ type egressSet struct {
 }
 
 // newGate makes the gate of cfg's [egress] rules, recording in the state dir.
-func (e *Engine) newGate(cfg Config) error {
+func (e *Engine) newGate(cfg config.Config) error {
 	g, err := egress.New(egress.Options{
 		Allow: cfg.Egress.Allow, Deny: cfg.Egress.Deny, Ask: cfg.Egress.Ask, AskTimeout: cfg.Egress.AskTimeout.Duration,
 		HostPorts:  cfg.Egress.HostPorts,

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/files"
@@ -92,7 +94,7 @@ type Options struct {
 // New connects to Docker, adopts its own containers (identity.go), removing
 // expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
-func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
+func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,7 +117,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Engine, error) {
+func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options) (*Engine, error) {
 	store, err := newStateStore(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -244,7 +246,7 @@ func (e *Engine) StopEphemeral(ctx context.Context) error {
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() Config { return e.cfg.Config }
+func (e *Engine) Config() config.Config { return e.cfg.Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {

@@ -41,7 +41,7 @@ type ImageState struct {
 
 // BuildImage builds the sandbox image on the Docker that cfg leads to (see
 // imagebuild.Build); the caller's options say which tag and source.
-func BuildImage(ctx context.Context, cfg Config, o ImageBuildOptions) (ImageBuildResult, error) {
+func BuildImage(ctx context.Context, cfg config.Config, o ImageBuildOptions) (ImageBuildResult, error) {
 	cli, err := docker.Connect(ctx, cfg.Docker.Host)
 	if err != nil {
 		return ImageBuildResult{}, err
@@ -53,7 +53,7 @@ func BuildImage(ctx context.Context, cfg Config, o ImageBuildOptions) (ImageBuil
 
 // InspectImageState reports what the Docker that cfg leads to has of ref
 // ("" for cfg's default image).
-func InspectImageState(ctx context.Context, cfg Config, ref string) (ImageState, error) {
+func InspectImageState(ctx context.Context, cfg config.Config, ref string) (ImageState, error) {
 	if ref == "" {
 		ref = cfg.DefaultImage
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -26,7 +28,7 @@ func TestOnlyTheBuiltinImageIsBuilt(t *testing.T) {
 	if err := te.autoBuild("python:3.12"); !errors.Is(err, errNotBuiltin) {
 		t.Errorf("another image: %v; want it pulled, not built", err)
 	}
-	te.Engine.cfg.Pull.Policy = PullNever
+	te.Engine.cfg.Pull.Policy = config.PullNever
 	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
 		t.Errorf("pull.policy = never: %v; want ErrForbidden", err)
 	}

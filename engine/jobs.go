@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -14,7 +16,7 @@ import (
 // limits.job_output_disk_bytes spilled to the engine's own folder in the
 // state dir. Finished jobs keep at most half of both together, so running
 // ones always have room.
-func newJobs(cfg Config) (*jobs.Table, *run.Budget) {
+func newJobs(cfg config.Config) (*jobs.Table, *run.Budget) {
 	l := cfg.Limits
 	budget := run.NewBudget(run.BudgetConfig{Memory: l.JobOutputMemoryBytes, Disk: l.JobOutputDiskBytes,
 		StreamFree: l.OutputBytes, Dir: run.SpillDir(cfg.StateDir, randomHex(4))})

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -94,7 +96,7 @@ for i in range(200):
 // of Sandtray's. A sandbox started again whose PID 1 is the model's writer
 // is stopped the first time the watch acts, and its log says why.
 func TestDiskWatchdogDoesNotSpareAnImpostorInit(t *testing.T) {
-	te := newTestEngine(t, func(cfg *Config) { cfg.Limits.DiskMB = 64 })
+	te := newTestEngine(t, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })
 	te.attachFirst = true
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{Persistent: true}).ID

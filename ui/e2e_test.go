@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
@@ -65,7 +67,7 @@ func TestEndToEndWithRealEngine(t *testing.T) {
 func realEngine(t *testing.T) *engine.Engine {
 	t.Helper()
 	image, labels := dockertest.Image(t), dockertest.Labels(t)
-	cfg := engine.DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage, cfg.StateDir, cfg.Host.AllowedRoots = image, t.TempDir(), []string{t.TempDir()}
 	eng, err := engine.New(context.Background(), cfg, engine.Options{Labels: labels, Tick: 200 * time.Millisecond})
 	if err != nil {

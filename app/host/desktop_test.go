@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/app/settings"
-	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/ui"
 )
 
@@ -42,7 +43,7 @@ func TestSettingsAdapterRoundTrip(t *testing.T) {
 	if err != nil || len(saved.Changed) != 1 {
 		t.Fatalf("Save = %+v, %v", saved, err)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 3072 {
 		t.Errorf("LoadConfig = %v, %v", cfg.Limits.MemoryMB, err)
 	}

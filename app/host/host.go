@@ -15,6 +15,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/adrg/xdg"
 
 	"github.com/sandtray/sandtray/engine"
@@ -60,7 +62,7 @@ type core struct {
 func start(ctx context.Context, opts Options) (*core, error) {
 	log := slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfgPath := cmpOr(opts.ConfigPath, ConfigPath())
-	cfg, err := engine.LoadConfig(cfgPath)
+	cfg, err := config.Load(cfgPath)
 	if err != nil {
 		return nil, err
 	}
@@ -151,8 +153,8 @@ func Serve(ctx context.Context, opts Options) error {
 
 // ensureDefaultRoot creates ~/Sandtray when it is the configured host root,
 // so copies to and from the host work out of the box.
-func ensureDefaultRoot(cfg engine.Config, log *slog.Logger) {
-	def := engine.DefaultConfig().Host.AllowedRoots
+func ensureDefaultRoot(cfg config.Config, log *slog.Logger) {
+	def := config.Default().Host.AllowedRoots
 	if !slices.Equal(cfg.Host.AllowedRoots, def) {
 		return
 	}

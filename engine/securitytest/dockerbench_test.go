@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // benchEnv names docker-bench-security.sh (github.com/docker/docker-bench-security,
@@ -37,11 +37,11 @@ func TestDockerBench(t *testing.T) {
 		profile string
 		want    []string // the checks it may warn on, sorted; see docs/security.md
 	}{
-		{engine.ProfileStandard, []string{"4.1", "4.5", "4.6", "5.13", "5.2", "5.27"}},
-		{engine.ProfileStrict, []string{"4.5", "4.6", "5.2", "5.27"}},
+		{config.ProfileStandard, []string{"4.1", "4.5", "4.6", "5.13", "5.2", "5.27"}},
+		{config.ProfileStrict, []string{"4.5", "4.6", "5.2", "5.27"}},
 	} {
 		t.Run(tt.profile, func(t *testing.T) {
-			e := newEnv(t, func(c *engine.Config) { c.Sandbox.Profile = tt.profile; c.Pool.Size = 0 })
+			e := newEnv(t, func(c *config.Config) { c.Sandbox.Profile = tt.profile; c.Pool.Size = 0 })
 			name := "cis-" + tt.profile + "-" + randomName()
 			e.client.sandbox(t, map[string]any{"name": name})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

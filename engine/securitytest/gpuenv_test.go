@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestGPUPolicyHoldsAgainstEnv: with GPUs turned off (gpu.allow = false),
@@ -16,7 +16,7 @@ import (
 // without GPUs says NVIDIA_VISIBLE_DEVICES=void (issue 23, item 4;
 // docs/security.md F35). Before the fix the env went to the container as given.
 func TestGPUPolicyHoldsAgainstEnv(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.GPU.Allow = false })
+	e := newEnv(t, func(c *config.Config) { c.GPU.Allow = false })
 	c := e.client
 	before := containersOf(t, e.labels)
 	for _, env := range []map[string]any{

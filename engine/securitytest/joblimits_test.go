@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestJobCountIsBounded: background jobs past limits.max_jobs in one
@@ -14,7 +14,7 @@ import (
 // job; a stopped job makes room (issue 23, item 1; docs/security.md F32).
 // Before the fix nothing bounded how many jobs ran.
 func TestJobCountIsBounded(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxJobs, c.Limits.MaxJobsTotal = 2, 3 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.MaxJobs, c.Limits.MaxJobsTotal = 2, 3 })
 	c := e.client
 	nameA := "jobs-a-" + randomName()
 	a, b := c.sandbox(t, map[string]any{"name": nameA}), c.sandbox(t, nil)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -78,7 +79,7 @@ type flood struct {
 	jobs, size int
 	bound      uint64 // the most the live heap may rise, and why
 	why        string
-	configure  func(*engine.Config)
+	configure  func(*config.Config)
 }
 
 // TestJobOutputIsBounded: 24 background jobs that each print 8 MB at once
@@ -92,7 +93,7 @@ type flood struct {
 func TestJobOutputIsBounded(t *testing.T) {
 	runFlood(t, flood{jobs: 24, size: 8_000_000, bound: 40 << 20,
 		why: "8 MiB of job output (limits.job_output_memory_bytes), each job's activity entry, and the execs' buffers",
-		configure: func(c *engine.Config) {
+		configure: func(c *config.Config) {
 			c.Limits.JobOutputMemoryBytes, c.Limits.JobOutputDiskBytes = 8<<20, 16<<20
 		}})
 }
@@ -110,7 +111,7 @@ func TestJobOutputIsBoundedAt100Jobs(t *testing.T) {
 }
 
 func runFlood(t *testing.T, f flood) {
-	e := newEnv(t, func(c *engine.Config) {
+	e := newEnv(t, func(c *config.Config) {
 		c.Limits.MaxJobs, c.Limits.MaxJobsTotal, c.Pool.Size = f.jobs, f.jobs, 0
 		if f.configure != nil {
 			f.configure(c)
