@@ -35,14 +35,15 @@ type networkTab struct {
 	empty   *widget.Label
 	root    fyne.CanvasObject
 
-	info     sandbox.Info
-	net      sandbox.EgressNetwork
-	recent   []sandbox.EgressRecord // newest first
-	loadedID string
-	shownRules,
-	shownGlobal []string
-	shownPending    []sandbox.EgressPending
-	inflight, again bool
+	info         sandbox.Info
+	net          sandbox.EgressNetwork
+	recent       []sandbox.EgressRecord // newest first
+	loadedID     string
+	shownRules   []string // what the rule rows show
+	shownGlobal  []string
+	shownPending []sandbox.EgressPending
+	inflight     bool
+	again        bool
 }
 
 func newNetworkTab(u *UI) *networkTab {
