@@ -164,7 +164,7 @@ func (a *egressAsk) open(p sandbox.EgressPending) {
 		form.Append("Reason", reason)
 	}
 	form.Append("Waiting", a.wait)
-	hint := widget.NewLabel("“Always” answers add a rule; the sandbox's Network tab lists its rules and takes them back.")
+	hint := widget.NewLabel(EgressHint(p))
 	hint.Wrapping = fyne.TextWrapWord
 	hint.Importance = widget.LowImportance
 	a.more = widget.NewLabel("")

@@ -215,8 +215,13 @@ func TestNetworkTab(t *testing.T) {
 	selectTab(h, "Network")
 	tab := h.u.detail.network
 	got := texts(tab.object())
-	for _, want := range []string{"Network: egress.", "you are asked about any other",
-		"api.example.org", "tracker.example.org:8080", "huggingface.co", "allowed deb.debian.org, pypi.org; denied example.com"} {
+	if want := "Network: egress. Every connection goes through Sandtray's gate: the hosts the rules below allow get through, denied ones are refused, and you are asked about any other host."; tab.mode.Text != want {
+		t.Errorf("mode %q", tab.mode.Text)
+	}
+	if want := "From config.toml ([egress], or the built-in package hosts): allowed deb.debian.org, pypi.org; denied example.com. Settings or config.toml change these."; tab.config.Text != want {
+		t.Errorf("config %q", tab.config.Text)
+	}
+	for _, want := range []string{"api.example.org", "tracker.example.org:8080", "huggingface.co"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the tab does not show %q:\n%s", want, got)
 		}
@@ -225,10 +230,17 @@ func TestNetworkTab(t *testing.T) {
 		t.Fatalf("connections %+v, want newest first", tab.recent)
 	}
 	rows := texts(tab.list)
-	for _, want := range []string{"example.com:80", "Denied", "pypi.org:443", "Allowed", "2.0 KiB ↑ 3.0 MiB ↓", "1.2 s"} {
+	for _, want := range []string{"example.com:80", "Denied", "pypi.org:443", "Allowed", "2.0 KiB / 3.0 MiB", "1.2 s"} {
 		if !strings.Contains(rows, want) {
 			t.Errorf("the connections do not show %q:\n%s", want, rows)
 		}
+	}
+
+	// A connection chosen shows in full, and stays chosen as new ones come.
+	tab.list.Select(0)
+	full := "GET example.com:80 at 09:26:23: denied by deny \"example.com\" (config). sandtray egress: example.com:80 is denied by egress.deny"
+	if tab.chosen.Text != full {
+		t.Errorf("chosen %q", tab.chosen.Text)
 	}
 
 	// Live: a new connection shows with the next snapshot.
@@ -237,6 +249,9 @@ func TestNetworkTab(t *testing.T) {
 	h.feed(snapshot(a, beta, gamma))
 	if len(tab.recent) != 3 || tab.recent[0].Host != "files.pythonhosted.org" {
 		t.Fatalf("the new connection did not show: %+v", tab.recent)
+	}
+	if tab.chosen.Text != full {
+		t.Errorf("the choice was lost: %q", tab.chosen.Text)
 	}
 
 	// Remove takes a rule back, and an approval for every sandbox.
@@ -261,7 +276,7 @@ func TestNetworkTab(t *testing.T) {
 	if got := h.dialogText(); !strings.Contains(got, "Sandbox gamma") {
 		t.Fatalf("the oldest request is not the one shown:\n%s", got)
 	}
-	if got := texts(tab.pending); !strings.Contains(got, "Waits for your answer: cdn.example.net:443") || strings.Contains(got, "pypi.org") {
+	if got := strings.ReplaceAll(texts(tab.pending), "\n", " "); !strings.Contains(got, "Waits for your answer: cdn.example.net:443") || strings.Contains(got, "pypi.org") {
 		t.Errorf("the tab's pending requests:\n%s", got)
 	}
 	test.Tap(find(t, tab.pending, func(b *widget.Button) bool { return b.Text == "Answer…" }))

@@ -53,6 +53,15 @@ func EgressWaitText(p sandbox.EgressPending, now time.Time) string {
 	return fmt.Sprintf("since %s · %s in %s without an answer", since, what, left)
 }
 
+// EgressHint is the dialog's note on what the answers do.
+func EgressHint(p sandbox.EgressPending) string {
+	s := "“Always” answers add a rule; the sandbox's Network tab lists its rules and takes them back."
+	if p.Method == "" {
+		s = "Nothing waits on this yet: “Allow once” lets the sandbox's connections to it through for the next 10 minutes. " + s
+	}
+	return s
+}
+
 // EgressQueueText says how many other requests wait after the one shown.
 func EgressQueueText(others int) string {
 	switch others {
@@ -106,7 +115,8 @@ func NetworkModeText(info sandbox.Info, n sandbox.EgressNetwork) string {
 }
 
 // EgressRecordTexts are the cells of one connection in the Network tab:
-// time, host:port, method, decision, bytes up/down, duration, rule.
+// time, host:port, method, decision, bytes up (from the sandbox) / down,
+// duration, rule.
 func EgressRecordTexts(r sandbox.EgressRecord) []string {
 	decision := "Allowed"
 	if r.Decision != "allow" {
@@ -116,7 +126,7 @@ func EgressRecordTexts(r sandbox.EgressRecord) []string {
 	}
 	bytes := placeholder
 	if r.BytesUp > 0 || r.BytesDown > 0 {
-		bytes = FormatBytes(uint64(max(0, r.BytesUp))) + " ↑ " + FormatBytes(uint64(max(0, r.BytesDown))) + " ↓"
+		bytes = FormatBytes(uint64(max(0, r.BytesUp))) + " / " + FormatBytes(uint64(max(0, r.BytesDown)))
 	}
 	why := r.Rule
 	if r.Error != "" {
@@ -138,4 +148,25 @@ func ConfigRulesText(n sandbox.EgressNetwork) string {
 		s += "; denied " + strings.Join(n.ConfigDeny, ", ")
 	}
 	return s + ". Settings or config.toml change these."
+}
+
+// EgressRecordText is one connection in full, for the line under the
+// Network tab's list: what, when, the decision and the rule that made
+// it, the address dialed, the bytes, and a refusal's or failure's text.
+func EgressRecordText(r sandbox.EgressRecord) string {
+	decision := "allowed"
+	if r.Decision != "allow" {
+		decision = "denied"
+	}
+	s := fmt.Sprintf("%s %s at %s: %s by %s", r.Method, EgressTarget(r.Host, r.Port), r.Time.Local().Format("15:04:05"), decision, r.Rule)
+	if r.Address != "" {
+		s += ", to " + r.Address
+	}
+	if r.Decision == "allow" {
+		s += fmt.Sprintf("; %s up, %s down in %s", FormatBytes(uint64(max(0, r.BytesUp))), FormatBytes(uint64(max(0, r.BytesDown))), FormatDuration(r.DurationMS))
+	}
+	if r.Error != "" {
+		s += ". " + strings.TrimSpace(r.Error)
+	}
+	return s
 }

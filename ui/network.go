@@ -15,8 +15,8 @@ import (
 
 // networkColumns are the columns of the Network tab's connections.
 var networkColumns = []column{
-	{"Time", 80, false}, {"Host", 200, true}, {"Method", 90, false}, {"Decision", 80, false},
-	{"Bytes", 190, false}, {"Took", 70, false}, {"Rule", 220, true},
+	{"Time", 72, false}, {"Host", 170, true}, {"Method", 90, false}, {"Decision", 76, false},
+	{"Up / down", 150, false}, {"Took", 72, false}, {"Rule", 150, true},
 }
 
 // networkTab shows a sandbox's egress: its mode, what waits for an answer,
@@ -33,13 +33,15 @@ type networkTab struct {
 	config  *widget.Label
 	list    *widget.List
 	empty   *widget.Label
+	chosen  *widget.Label // the chosen connection in full
 	root    fyne.CanvasObject
 
 	info         sandbox.Info
 	net          sandbox.EgressNetwork
 	recent       []sandbox.EgressRecord // newest first
 	loadedID     string
-	shownRules   []string // what the rule rows show
+	choice       *sandbox.EgressRecord // the connection chosen in the list
+	shownRules   []string              // what the rule rows show
 	shownGlobal  []string
 	shownPending []sandbox.EgressPending
 	inflight     bool
@@ -57,6 +59,16 @@ func newNetworkTab(u *UI) *networkTab {
 	t.config.Wrapping = fyne.TextWrapWord
 	t.config.Importance = widget.LowImportance
 	t.list = widget.NewList(func() int { return len(t.recent) }, t.createRow, t.updateRow)
+	t.list.OnSelected = func(id widget.ListItemID) {
+		if id < len(t.recent) {
+			r := t.recent[id]
+			t.choice = &r
+			t.chosen.SetText(EgressRecordText(r))
+		}
+	}
+	t.chosen = widget.NewLabel(noChoice)
+	t.chosen.Wrapping = fyne.TextWrapWord
+	t.chosen.Selectable = true
 	t.empty = widget.NewLabel("No connections yet. Each one the sandbox makes through the gate appears here, allowed or denied.")
 	t.empty.Wrapping = fyne.TextWrapWord
 	t.empty.Alignment = fyne.TextAlignCenter
@@ -70,13 +82,18 @@ func newNetworkTab(u *UI) *networkTab {
 	top := container.NewVBox(t.mode, t.pending,
 		bold("This sandbox's rules"), t.rules,
 		bold("Allowed for every sandbox"), t.global, t.config)
-	recent := container.NewBorder(container.NewVBox(bold("Latest connections"), header), nil, nil, nil,
+	recent := container.NewBorder(container.NewVBox(bold("Latest connections"), header), t.chosen, nil, nil,
 		container.NewStack(t.list, t.empty))
-	split := container.NewVSplit(container.NewVScroll(top), recent)
-	split.Offset = 0.45
+	// Side by side: the rules on the left, the connections, which grow
+	// live, on the right, each with the pane's whole height.
+	split := container.NewHSplit(container.NewVScroll(top), recent)
+	split.Offset = 0.31
 	t.root = split
 	return t
 }
+
+// noChoice is the line under the connections while none is chosen.
+const noChoice = "Choose a connection to read its rule and any refusal in full."
 
 func (t *networkTab) object() fyne.CanvasObject { return t.root }
 
@@ -112,7 +129,9 @@ func (t *networkTab) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 
 // reset forgets the previous sandbox's view.
 func (t *networkTab) reset() {
-	t.loadedID, t.net, t.recent = "", sandbox.EgressNetwork{}, nil
+	t.loadedID, t.net, t.recent, t.choice = "", sandbox.EgressNetwork{}, nil, nil
+	t.list.UnselectAll()
+	t.chosen.SetText(noChoice)
 	t.shownRules, t.shownGlobal, t.shownPending = nil, nil, nil
 	t.list.Refresh()
 }
@@ -203,6 +222,24 @@ func (t *networkTab) show(id string, n sandbox.EgressNetwork) {
 		t.empty.Hide()
 	}
 	t.list.Refresh()
+	t.keepChoice()
+}
+
+// keepChoice selects the chosen connection again where it moved to as new
+// ones came in, or forgets it once it left the list.
+func (t *networkTab) keepChoice() {
+	if t.choice == nil {
+		return
+	}
+	for i, r := range t.recent {
+		if r == *t.choice {
+			t.list.Select(i)
+			return
+		}
+	}
+	t.choice = nil
+	t.list.UnselectAll()
+	t.chosen.SetText(noChoice)
 }
 
 // showPending lists the selected sandbox's requests that wait, each with
@@ -222,6 +259,7 @@ func (t *networkTab) showPending() {
 	for _, p := range mine {
 		label := widget.NewLabel("Waits for your answer: " + EgressTarget(p.Host, p.Port))
 		label.Importance = widget.WarningImportance
+		label.Wrapping = fyne.TextWrapWord // never wider than the pane
 		answer := widget.NewButtonWithIcon("Answer…", theme.QuestionIcon(), func() { t.u.egress.choose(p.ID) })
 		answer.Importance = widget.HighImportance
 		t.pending.Add(container.NewBorder(nil, nil, nil, answer, label))
