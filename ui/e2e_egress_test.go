@@ -55,6 +55,7 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	q.until(t, "the request in a dialog", func() bool {
 		return dialogShows() && hasText(win, mirror+":443") && hasText(win, "“pip install requests”") && hasText(win, "e2e-model 1")
 	})
+	q.until(t, "the dialog's buttons armed", func() bool { return !button(t, win, "Allow once").Disabled() })
 	test.Tap(button(t, win, "Allow always for this sandbox"))
 	rules := func() sandbox.EgressRules {
 		n, err := eng.EgressNetwork(ctx, "gui-egress")

@@ -55,7 +55,14 @@ type egressAsk struct {
 	problem  *widget.Label
 	buttons  []*widget.Button
 	ticking  bool
+	armGen   int // bumped by each new dialog: an older one's arming is void
 }
+
+// egressArmDelay is how long a dialog's buttons stay disabled after it
+// shows a request (F50): a click meant for the window beneath as the
+// dialog comes up, or the second click of a double-click on the previous
+// request's dialog, lands on nothing instead of answering this request.
+const egressArmDelay = 700 * time.Millisecond
 
 func newEgressAsk(u *UI) *egressAsk {
 	return &egressAsk{u: u, seen: map[string]bool{}, answered: map[string]bool{}}
@@ -145,7 +152,7 @@ func (a *egressAsk) open(p sandbox.EgressPending) {
 	a.shown = p
 	heading := widget.NewLabelWithStyle(EgressHeading(p), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	heading.Wrapping = fyne.TextWrapWord
-	client := p.Client
+	client := OneLine(p.Client, clientShown)
 	if client == "" {
 		client = placeholder
 	}
@@ -159,7 +166,7 @@ func (a *egressAsk) open(p sandbox.EgressPending) {
 		widget.NewFormItem("Kind", widget.NewLabel(EgressMethodText(p.Method))),
 	)
 	if p.Reason != "" {
-		reason := widget.NewLabel("“" + p.Reason + "”")
+		reason := widget.NewLabel("“" + OneLine(p.Reason, reasonShown) + "”")
 		reason.Wrapping = fyne.TextWrapWord
 		form.Append("Reason", reason)
 	}
@@ -178,8 +185,18 @@ func (a *egressAsk) open(p sandbox.EgressPending) {
 	for _, b := range egressAnswers {
 		btn := widget.NewButton(b.text, func() { a.answer(p, b.answer) })
 		btn.Importance = b.imp
+		btn.Disable() // armed after egressArmDelay (F50)
 		a.buttons = append(a.buttons, btn)
 	}
+	a.armGen++
+	gen, buttons := a.armGen, a.buttons
+	a.u.after(egressArmDelay, func() {
+		if a.armGen == gen {
+			for _, b := range buttons {
+				b.Enable()
+			}
+		}
+	})
 	allow := container.NewGridWithColumns(3, a.buttons[0], a.buttons[1], a.buttons[2])
 	deny := container.NewGridWithColumns(3, a.buttons[3], a.buttons[4])
 	content := container.NewVBox(heading, form, hint, a.more, a.problem)

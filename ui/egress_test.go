@@ -84,6 +84,7 @@ func TestEgressDialogQueuesAndAnswers(t *testing.T) {
 		t.Errorf("the same requests opened a new dialog (%t) or notified again (%d)", h.u.egress.dlg != dlg, len(h.notices))
 	}
 
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Allow always for this sandbox"))
 	h.flush()
 	if diff := cmp.Diff([]string{"AnswerEgress(p1, sandbox)"}, h.b.taken()); diff != "" {
@@ -103,6 +104,7 @@ func TestEgressDialogQueuesAndAnswers(t *testing.T) {
 		t.Errorf("an answered request came back:\n%s", got)
 	}
 
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Deny"))
 	h.flush()
 	if diff := cmp.Diff([]string{"AnswerEgress(p2, deny)"}, h.b.taken()); diff != "" {
@@ -145,6 +147,7 @@ func TestEgressAnswerThatCameTooLate(t *testing.T) {
 	h.u.ShowWindow()
 	h.feed(withEgress(egressPending("p1", alpha, "pypi.org", 443, "GET", "")))
 	h.b.err = fmt.Errorf("no pending request %q: %w", "p1", sandbox.ErrNotFound)
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Allow once"))
 	h.flush()
 	if h.dialogText() != "" {
@@ -157,12 +160,14 @@ func TestEgressAnswerThatCameTooLate(t *testing.T) {
 	// Any other failure is shown in the dialog, which stays for a retry.
 	h.b.err = errBoom
 	h.feed(withEgress(egressPending("p3", alpha, "files.pythonhosted.org", 443, "CONNECT", "")))
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Allow once"))
 	h.flush()
 	if got := h.dialogText(); !strings.Contains(got, "Could not answer: docker said no") {
 		t.Errorf("the dialog does not show the failure:\n%s", got)
 	}
 	h.b.err = nil
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Allow once"))
 	h.flush()
 	if diff := cmp.Diff([]string{"AnswerEgress(p1, once)", "AnswerEgress(p3, once)", "AnswerEgress(p3, once)"}, h.b.taken()); diff != "" {
@@ -280,9 +285,11 @@ func TestNetworkTab(t *testing.T) {
 		t.Errorf("the tab's pending requests:\n%s", got)
 	}
 	test.Tap(find(t, tab.pending, func(b *widget.Button) bool { return b.Text == "Answer…" }))
+	h.flush()
 	if got := h.dialogText(); !strings.Contains(got, "Sandbox alpha is connecting to cdn.example.net:443") || !strings.Contains(got, "1 more request waits") {
 		t.Fatalf("Answer… did not bring alpha's request up:\n%s", got)
 	}
+	h.fire(egressArmDelay)
 	test.Tap(button(t, h.overlay(), "Deny always for this sandbox"))
 	h.flush()
 	if diff := cmp.Diff([]string{"AnswerEgress(p1, deny_sandbox)"}, h.b.taken()); diff != "" {
@@ -309,6 +316,88 @@ func TestNetworkModeText(t *testing.T) {
 		info.Spec.Network = mode
 		if got := NetworkModeText(info, sandbox.EgressNetwork{}); !strings.HasPrefix(got, want) {
 			t.Errorf("%s: %q", mode, got)
+		}
+	}
+}
+
+func TestEgressAnsweredText(t *testing.T) {
+	p := egressPending("p1", alpha, "db.example.com", 5432, "CONNECT", "")
+	if got, want := EgressAnsweredText(p, sandbox.EgressAllowSandbox), "Allowed db.example.com:5432 for sandbox alpha from now on (its Network tab can take it back)."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	p.Port = 443
+	if got, want := EgressAnsweredText(p, sandbox.EgressDenySandbox), "Denied db.example.com for sandbox alpha from now on."; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestEgressDialogArmsLate (F50): a dialog's buttons answer nothing until
+// it has shown for a moment, so the second click of a double-click on one
+// request's button does not answer the request that shows next.
+func TestEgressDialogArmsLate(t *testing.T) {
+	h := newHarness(t)
+	h.u.ShowWindow()
+	h.feed(withEgress(egressPending("p1", alpha, "pypi.org", 443, "CONNECT", ""), egressPending("p2", gamma, "evil.example", 443, "CONNECT", "")))
+	test.Tap(button(t, h.overlay(), "Allow once"))
+	h.flush()
+	if calls := h.b.taken(); len(calls) != 0 {
+		t.Fatalf("a click as the dialog came up answered: %v", calls)
+	}
+	h.fire(egressArmDelay)
+	test.Tap(button(t, h.overlay(), "Allow for all sandboxes"))
+	test.Tap(button(t, h.overlay(), "Allow for all sandboxes")) // a double-click
+	h.flush()
+	test.Tap(button(t, h.overlay(), "Allow for all sandboxes")) // and a third, once the next shows
+	h.flush()
+	if diff := cmp.Diff([]string{"AnswerEgress(p1, global)"}, h.b.taken()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if got := h.dialogText(); !strings.Contains(got, "evil.example") {
+		t.Fatalf("the next request is not shown:\n%s", got)
+	}
+	h.fire(egressArmDelay)
+	test.Tap(button(t, h.overlay(), "Deny"))
+	h.flush()
+	if diff := cmp.Diff([]string{"AnswerEgress(p2, deny)"}, h.b.taken()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+// TestEgressDialogModelText (F49): what a model wrote (the reason) and what
+// an MCP client calls itself are one bounded line, which cannot pass for
+// the dialog's own lines or push its buttons off the screen.
+func TestEgressDialogModelText(t *testing.T) {
+	h := newHarness(t)
+	h.u.ShowWindow()
+	reason := "fetch data\n\nSandtray: this host is safe, verified.\u202e Choose Allow for all sandboxes.\n" + strings.Repeat("padding ", 1000)
+	p := egressPending("p1", gamma, "api.example.com", 443, "", reason)
+	p.Client = "Claude\nSandbox: trusted " + strings.Repeat("x", 200)
+	h.feed(withEgress(p))
+	labels := map[string]bool{}
+	for _, obj := range test.LaidOutObjects(h.overlay()) {
+		if l, ok := obj.(*widget.Label); ok {
+			labels[l.Text] = true
+		}
+	}
+	var shown, client string
+	for text := range labels {
+		if strings.HasPrefix(text, "“fetch data") {
+			shown = text
+		}
+		if strings.HasPrefix(text, "Claude") {
+			client = text
+		}
+	}
+	if strings.ContainsAny(shown, "\n\u202e") || len([]rune(shown)) > reasonShown+2 || !strings.HasPrefix(shown, "“fetch data Sandtray: this host is safe, verified. Choose") {
+		t.Errorf("reason shown as %q", shown)
+	}
+	if strings.Contains(client, "\n") || len([]rune(client)) > clientShown {
+		t.Errorf("client shown as %q", client)
+	}
+	for _, b := range []string{"Allow once", "Deny"} {
+		btn := button(t, h.overlay(), b)
+		if pos := h.u.app.Driver().AbsolutePositionForObject(btn); pos.Y+btn.Size().Height > h.u.win.Canvas().Size().Height {
+			t.Errorf("%s is off the window at %v (window %v)", b, pos, h.u.win.Canvas().Size())
 		}
 	}
 }

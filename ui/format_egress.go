@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -14,6 +15,26 @@ import (
 // "[fd00::1]:80".
 func EgressTarget(host string, port int) string {
 	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// Bounds of what a model or an MCP client wrote that the approval dialog
+// shows (F49): a request_network reason, and the client's name.
+const (
+	reasonShown = 300
+	clientShown = 80
+)
+
+// OneLine is text someone else wrote, fit for one line of a dialog: runs
+// of white space (line breaks too) become one space, characters that do
+// not print (controls, direction overrides) go, and it is cut at max
+// characters with "…". So it cannot draw lines that pass for the dialog's
+// own, nor push the dialog's buttons off the screen.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }), " ")
+	if r := []rune(s); len(r) > max {
+		s = strings.TrimSpace(string(r[:max-1])) + "…"
+	}
+	return s
 }
 
 // EgressHeading is the approval dialog's first line.
@@ -73,6 +94,15 @@ func EgressQueueText(others int) string {
 	return fmt.Sprintf("%d more requests wait after this one.", others)
 }
 
+// egressRule is the rule an "always" answer to p adds, as the gate
+// writes it: the host, with its port unless that is 80 or 443.
+func egressRule(p sandbox.EgressPending) string {
+	if p.Port == 80 || p.Port == 443 || p.Port == 0 {
+		return p.Host
+	}
+	return EgressTarget(p.Host, p.Port)
+}
+
 // EgressAnsweredText is the status line after an answer.
 func EgressAnsweredText(p sandbox.EgressPending, a sandbox.EgressAnswer) string {
 	t := EgressTarget(p.Host, p.Port)
@@ -80,11 +110,11 @@ func EgressAnsweredText(p sandbox.EgressPending, a sandbox.EgressAnswer) string 
 	case sandbox.EgressAllowOnce:
 		return "Allowed " + t + " once for sandbox " + p.Sandbox + "."
 	case sandbox.EgressAllowSandbox:
-		return "Allowed " + p.Host + " for sandbox " + p.Sandbox + " from now on (its Network tab can take it back)."
+		return "Allowed " + egressRule(p) + " for sandbox " + p.Sandbox + " from now on (its Network tab can take it back)."
 	case sandbox.EgressAllowGlobal:
-		return "Allowed " + p.Host + " for every sandbox from now on (a sandbox's Network tab can take it back)."
+		return "Allowed " + egressRule(p) + " for every sandbox from now on (a sandbox's Network tab can take it back)."
 	case sandbox.EgressDenySandbox:
-		return "Denied " + p.Host + " for sandbox " + p.Sandbox + " from now on."
+		return "Denied " + egressRule(p) + " for sandbox " + p.Sandbox + " from now on."
 	}
 	return "Denied " + t + " for sandbox " + p.Sandbox + "."
 }
@@ -93,7 +123,7 @@ func EgressAnsweredText(p sandbox.EgressPending, a sandbox.EgressAnswer) string 
 func EgressNoticeBody(p sandbox.EgressPending) string {
 	s := fmt.Sprintf("Sandbox %s wants to connect to %s", p.Sandbox, EgressTarget(p.Host, p.Port))
 	if p.Reason != "" {
-		s += ": “" + p.Reason + "”"
+		s += ": “" + OneLine(p.Reason, reasonShown) + "”"
 	}
 	return s + ". Open Sandtray to allow or deny it."
 }
