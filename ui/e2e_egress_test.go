@@ -15,6 +15,10 @@ import (
 	"github.com/sandtray/sandtray/ui"
 )
 
+// The engine is what the app's Backend is (app/host embeds it): without
+// these methods the app would silently show no dialog and no Network tab.
+var _ ui.Egress = backend{}
+
 // mirror is a host this machine resolves (the gate resolves every host
 // before it asks about it): the Debian mirror of the sandbox image.
 const mirror = "deb.debian.org"

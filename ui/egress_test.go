@@ -300,6 +300,24 @@ func TestNetworkTab(t *testing.T) {
 	}
 }
 
+// TestNetworkTabOfABridgeSandbox: a sandbox that does not use the gate
+// shows what its mode means, and no rules, which would decide nothing.
+func TestNetworkTabOfABridgeSandbox(t *testing.T) {
+	h := newHarness(t)
+	b := alpha
+	b.Spec.Network = sandbox.NetworkBridge
+	h.feed(snapshot(b, beta, gamma))
+	h.selectRow(h.u.m.indexOf(b.ID))
+	selectTab(h, "Network")
+	tab := h.u.detail.network
+	if !strings.HasPrefix(tab.mode.Text, "Network: bridge.") || tab.ruleBox.Visible() {
+		t.Errorf("mode %q, rules shown %t", tab.mode.Text, tab.ruleBox.Visible())
+	}
+	if !tab.empty.Visible() {
+		t.Error("no word that there are no connections")
+	}
+}
+
 func withEgressOf(a sandbox.Info, p ...sandbox.EgressPending) sandbox.Snapshot {
 	s := snapshot(a, beta, gamma)
 	s.Egress = p

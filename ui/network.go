@@ -29,6 +29,7 @@ type networkTab struct {
 	mode    *widget.Label
 	pending *fyne.Container
 	rules   *fyne.Container
+	ruleBox *fyne.Container // the rule sections: shown for network "egress" only
 	global  *fyne.Container
 	config  *widget.Label
 	list    *widget.List
@@ -79,9 +80,9 @@ func newNetworkTab(u *UI) *networkTab {
 	bold := func(s string) *widget.Label {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
-	top := container.NewVBox(t.mode, t.pending,
-		bold("This sandbox's rules"), t.rules,
+	t.ruleBox = container.NewVBox(bold("This sandbox's rules"), t.rules,
 		bold("Allowed for every sandbox"), t.global, t.config)
+	top := container.NewVBox(t.mode, t.pending, t.ruleBox)
 	recent := container.NewBorder(container.NewVBox(bold("Latest connections"), header), t.chosen, nil, nil,
 		container.NewStack(t.list, t.empty))
 	// Side by side: the rules on the left, the connections, which grow
@@ -177,6 +178,11 @@ func (t *networkTab) show(id string, n sandbox.EgressNetwork) {
 	}
 	t.loadedID, t.net = id, n
 	t.mode.SetText(NetworkModeText(t.info, n))
+	if t.info.Spec.Network == sandbox.NetworkEgress {
+		t.ruleBox.Show()
+	} else {
+		t.ruleBox.Hide() // rules decide nothing for a sandbox that does not use the gate
+	}
 	var rules []string
 	for _, p := range n.Rules.Allow {
 		rules = append(rules, "allow "+p)
