@@ -45,6 +45,7 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	dialogShows := func() bool { return win.Canvas().Overlays().Top() != nil }
 
 	callTool(t, model, "create_sandbox", map[string]any{"name": "gui-egress", "network": "egress"})
+	asked := time.Now()
 	callTool(t, model, "request_network", map[string]any{"sandbox_id": "gui-egress", "hosts": []string{mirror}, "reason": "pip install requests"})
 	defer func() {
 		if t.Failed() {
@@ -59,6 +60,7 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	q.until(t, "the request in a dialog", func() bool {
 		return dialogShows() && hasText(win, mirror+":443") && hasText(win, "“pip install requests”") && hasText(win, "e2e-model 1")
 	})
+	t.Logf("the dialog showed %s after request_network was called", time.Since(asked).Round(time.Millisecond))
 	q.until(t, "the dialog's buttons armed", func() bool { return !button(t, win, "Allow once").Disabled() })
 	test.Tap(button(t, win, "Allow always for this sandbox"))
 	rules := func() sandbox.EgressRules {
