@@ -2,6 +2,9 @@ package ui_test
 
 import (
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
 )
@@ -74,10 +78,11 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 		return slices.Equal(rules().Allow, []string{mirror}) && len(eng.EgressPending()) == 0 && !dialogShows()
 	})
 
-	// `sandtray egress deny` answers the next one while its dialog shows.
+	// `sandtray egress deny` answers the next one while its dialog shows,
+	// through the engine's control endpoint as the command does.
 	callTool(t, model, "request_network", map[string]any{"sandbox_id": "gui-egress", "hosts": []string{mirror + ":8080"}, "reason": "a port no rule names"})
 	q.until(t, "the second request in a dialog", func() bool { return dialogShows() && hasText(win, mirror+":8080") })
-	if _, err := eng.AnswerEgressHost(ctx, "gui-egress", mirror+":8080", sandbox.EgressDeny); err != nil {
+	if _, err := controlClient(t, ctx, eng).AnswerHost(ctx, "gui-egress", mirror+":8080", sandbox.EgressDeny); err != nil {
 		t.Fatal(err)
 	}
 	q.until(t, "the dialog closed by the command line's answer", func() bool { return !dialogShows() })
@@ -89,3 +94,31 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	test.Tap(button(t, win, "Remove"))
 	q.until(t, "the rule gone from the gate", func() bool { return len(rules().Allow) == 0 })
 }
+
+// controlClient serves the engine's control endpoint on a socket of the
+// test's and connects to it, as `sandtray egress` does.
+func controlClient(t *testing.T, ctx context.Context, eng *engine.Engine) *control.Client {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ctl") // short: a socket's path has a limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", filepath.Join(dir, "control.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go control.NewServer(controlBackend{eng}, nil).Serve(ctx, ln)
+	conn, err := net.Dial("unix", filepath.Join(dir, "control.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.NewClient(conn)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// controlBackend adapts the engine to the control endpoint, as app/host does.
+type controlBackend struct{ *engine.Engine }
+
+func (b controlBackend) Snapshots(ctx context.Context) control.Snapshots { return b.Engine.Watch(ctx) }
