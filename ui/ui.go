@@ -109,6 +109,7 @@ type UI struct {
 	detail *detailPane
 	status *statusBar
 	tray   *trayMenu
+	egress *egressAsk // the egress gate's approval dialog (egress.go)
 
 	clients       *clientsWindow    // created on first use
 	settings      *settingsWindow   // created on first use
@@ -148,6 +149,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	u.list = newSandboxList(u)
 	u.detail = newDetailPane(u)
 	u.status = newStatusBar(u)
+	u.egress = newEgressAsk(u)
 	split := container.NewVSplit(u.list.object(), u.detail.object())
 	split.Offset = 0.38
 	top := u.list.filterBar()
@@ -230,6 +232,7 @@ func (u *UI) apply(s sandbox.Snapshot) {
 		u.jobsWin.view.refresh()
 	}
 	u.wantStats()
+	u.egress.refresh()
 	for _, n := range fresh {
 		u.notify(n.Title, n.Body)
 	}
