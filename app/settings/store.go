@@ -40,6 +40,9 @@ func fieldsOf(cfg engine.Config) []Field {
 	out := make([]Field, len(table))
 	for i, f := range table {
 		out[i] = f.Field
+		if !engine.AppliesLive(f.Key) {
+			out[i].Applies = Restart
+		}
 		switch v := f.get(cfg).(type) {
 		case []string:
 			out[i].List = slices.Clone(v)

@@ -43,11 +43,14 @@ type AppEvent struct {
 	Focus    bool `json:"focus,omitempty"`
 }
 
-// AppStatus is the engine's window, and the config file the engine runs
-// with (what an attached app's Settings edit).
+// AppStatus is the engine's window, the config file the engine runs with
+// (what an attached app's Settings edit) and the MCP socket it serves (""
+// for an engine serving one client on stdio, which an app does not attach
+// to).
 type AppStatus struct {
 	Window     string `json:"window"`
 	ConfigPath string `json:"config_path,omitempty"`
+	MCPSocket  string `json:"mcp_socket,omitempty"`
 }
 
 // ErrWindowOpen is app.attach's refusal when the engine has a window.
@@ -63,6 +66,7 @@ type windows struct {
 	attached chan struct{} // focus requests for the attached app; nil without one
 	detached func()        // called when an attached app leaves
 	config   string
+	mcp      string
 }
 
 // SetWindow records the engine's own window: show brings it to the front
@@ -81,17 +85,18 @@ func (s *Server) OnDetach(f func()) {
 	s.win.mu.Unlock()
 }
 
-// SetConfigPath records the config file the engine runs with, for AppStatus.
-func (s *Server) SetConfigPath(p string) {
+// SetInfo records the config file the engine runs with and the MCP socket
+// it serves ("" on stdio), for AppStatus.
+func (s *Server) SetInfo(configPath, mcpSocket string) {
 	s.win.mu.Lock()
-	s.win.config = p
+	s.win.config, s.win.mcp = configPath, mcpSocket
 	s.win.mu.Unlock()
 }
 
 func (s *Server) appStatus() AppStatus {
 	s.win.mu.Lock()
 	defer s.win.mu.Unlock()
-	st := AppStatus{ConfigPath: s.win.config}
+	st := AppStatus{ConfigPath: s.win.config, MCPSocket: s.win.mcp}
 	switch {
 	case s.win.own != nil:
 		st.Window = WindowOwn

@@ -18,7 +18,7 @@ func TestOneWindowPerEngine(t *testing.T) {
 	srv, dial := serveWith(t, &fakeEngine{})
 	detached := make(chan struct{}, 1)
 	srv.OnDetach(func() { detached <- struct{}{} })
-	srv.SetConfigPath("/home/me/.config/sandtray/config.toml")
+	srv.SetInfo("/home/me/.config/sandtray/config.toml", "/run/user/1000/sandtray/mcp.sock")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := dial().Focus(ctx); !IsNoWindow(err) {
@@ -37,7 +37,7 @@ func TestOneWindowPerEngine(t *testing.T) {
 		t.Fatalf("attach: %v", err)
 	}
 	st, err := dial().Focus(ctx)
-	if err != nil || st.Window != WindowAttached || st.ConfigPath == "" {
+	if err != nil || st.Window != WindowAttached || st.ConfigPath == "" || st.MCPSocket == "" {
 		t.Fatalf("focus: %+v %v", st, err)
 	}
 	<-focused

@@ -1,0 +1,283 @@
+//go:build cgo
+
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandtray/sandtray/engine/control"
+	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/internal/testwait"
+)
+
+// blockingApp is Fyne's test app (no display) with an event loop as a
+// real app's: Run, on the goroutine that calls it (as the app's main
+// goroutine does), runs what fyne.Do and fyne.DoAndWait hand it, one at a
+// time, until Quit. Its windows count how often they were brought to the
+// front.
+type blockingApp struct {
+	fyne.App
+	quit    chan struct{}
+	once    sync.Once
+	mu      sync.Mutex
+	tasks   []func()
+	wake    chan struct{}
+	windows []*countingWindow
+}
+
+func newBlockingApp(t *testing.T, made *atomic.Int32) func() fyne.App {
+	return func() fyne.App {
+		made.Add(1)
+		a := &blockingApp{App: test.NewTempApp(t), quit: make(chan struct{}), wake: make(chan struct{}, 1)}
+		fyne.SetCurrentApp(a) // fyne.Do comes to a's loop
+		return a
+	}
+}
+
+func (a *blockingApp) Run() {
+	for {
+		a.mu.Lock()
+		tasks := a.tasks
+		a.tasks = nil
+		a.mu.Unlock()
+		for _, f := range tasks {
+			f()
+		}
+		select {
+		case <-a.quit:
+			return
+		case <-a.wake:
+		}
+	}
+}
+
+func (a *blockingApp) Quit() { a.once.Do(func() { close(a.quit) }) }
+
+func (a *blockingApp) Driver() fyne.Driver { return loopDriver{a.App.Driver(), a} }
+
+// loopDriver hands fyne.Do's work to the app's loop.
+type loopDriver struct {
+	fyne.Driver
+	a *blockingApp
+}
+
+func (d loopDriver) DoFromGoroutine(f func(), wait bool) {
+	done := make(chan struct{})
+	d.a.mu.Lock()
+	d.a.tasks = append(d.a.tasks, func() { f(); close(done) })
+	d.a.mu.Unlock()
+	select {
+	case d.a.wake <- struct{}{}:
+	default:
+	}
+	if wait {
+		<-done
+	}
+}
+
+func (a *blockingApp) NewWindow(title string) fyne.Window {
+	w := &countingWindow{Window: a.App.NewWindow(title)}
+	a.mu.Lock()
+	a.windows = append(a.windows, w)
+	a.mu.Unlock()
+	return w
+}
+
+// main is the app's first window: the main one.
+func (a *blockingApp) main() *countingWindow {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.windows) == 0 {
+		return nil
+	}
+	return a.windows[0]
+}
+
+type countingWindow struct {
+	fyne.Window
+	focused atomic.Int32
+}
+
+func (w *countingWindow) RequestFocus() {
+	w.focused.Add(1)
+	w.Window.RequestFocus()
+}
+
+// shows reports whether the window's content shows text in a label.
+func (w *countingWindow) shows(text string) bool {
+	found := false
+	fyne.DoAndWait(func() {
+		w.Resize(fyne.NewSize(1000, 700))
+		for _, o := range test.LaidOutObjects(w.Content()) {
+			if l, ok := o.(*widget.Label); ok && l.Visible() && strings.Contains(l.Text, text) {
+				found = true
+			}
+		}
+	})
+	return found
+}
+
+// headlessEngine runs `sandtray serve` (Serve) in this process on a socket
+// of the test's own, as the shim starts it for an assistant, and returns
+// its options and a stop function.
+func headlessEngine(t *testing.T) (Options, func()) {
+	t.Helper()
+	image := dockertest.Image(t)
+	labels := dockertest.Labels(t)
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "run")
+	t.Setenv(socket.EnvSocket, filepath.Join(runDir, "mcp.sock"))
+	t.Setenv(TestLabelEnv, labels[sandbox.LabelTest])
+	cfg := filepath.Join(dir, "config.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("default_image = %q\n[pool]\nsize = 0\n[host]\nallowed_roots = [%q]\n", image, dir)), 0o600)
+	opts := Options{Version: "test", ConfigPath: cfg, StateDir: filepath.Join(dir, "state"), Stderr: io.Discard}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, opts) }()
+	testwait.Eventually(t, 30*time.Second, "the headless engine to serve its control endpoint", func() bool {
+		mcpPath, _ := socket.Path()
+		c, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	stop := sync.OnceFunc(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("the headless engine: %v", err)
+		}
+	})
+	t.Cleanup(stop)
+	return opts, stop
+}
+
+// mcpSession connects an assistant's MCP session to the engine's socket.
+func mcpSession(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	path, _ := socket.Path()
+	conn, err := socket.DialPrivate(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "app-test", Version: "1.0"}, nil)
+	s, err := cl.Connect(context.Background(), &mcp.IOTransport{Reader: conn, Writer: conn}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func callTool(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if res.IsError {
+		t.Fatalf("%s: %+v", name, res.Content)
+	}
+	out, _ := res.StructuredContent.(map[string]any)
+	return out
+}
+
+func engineWindow(t *testing.T) string {
+	t.Helper()
+	mcpPath, _ := socket.Path()
+	conn, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.NewClient(conn)
+	defer c.Close()
+	st, err := c.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Window
+}
+
+// TestAppOpensOnTheHeadlessEngine is one app per user, whoever starts
+// first: with an assistant's headless engine running, starting the app
+// opens a window on that engine, listing its sandboxes; starting it again
+// brings that window to the front and ends at once, without making an app;
+// the assistant's MCP session works throughout, and after the app quits,
+// and the engine has no window again.
+func TestAppOpensOnTheHeadlessEngine(t *testing.T) {
+	opts, _ := headlessEngine(t)
+	assistant := mcpSession(t)
+	made := callTool(t, assistant, "create_sandbox", map[string]any{"name": "assistants-box"})
+	if made["sandbox_id"] == nil {
+		t.Fatalf("create_sandbox: %v", made)
+	}
+
+	var apps atomic.Int32
+	newApp := newBlockingApp(t, &apps)
+	firstMade := make(chan *blockingApp, 1)
+	firstApp := func() fyne.App {
+		a := newApp()
+		firstMade <- a.(*blockingApp)
+		return a
+	}
+	ctx, quitFirst := context.WithCancel(context.Background())
+	defer quitFirst()
+	ran := make(chan error, 1)
+	go func() { ran <- RunApp(ctx, firstApp, opts) }()
+	testwait.Eventually(t, 30*time.Second, "the app to attach to the headless engine", func() bool {
+		select {
+		case err := <-ran:
+			t.Fatalf("the app ended at once: %v", err)
+		default:
+		}
+		return engineWindow(t) == control.WindowAttached
+	})
+	win := (<-firstMade).main()
+	testwait.Eventually(t, 30*time.Second, "the window to list the assistant's sandbox", func() bool {
+		return win.shows("assistants-box")
+	})
+	if out := callTool(t, assistant, "execute_code", map[string]any{"sandbox_id": "assistants-box", "code": "print(6*7)"}); out["stdout"] != "42\n" {
+		t.Errorf("the assistant's session with the app attached: %v", out)
+	}
+
+	before := win.focused.Load()
+	if err := RunApp(context.Background(), newApp, opts); !errors.Is(err, ErrFocused) {
+		t.Fatalf("a second start of the app: %v, want ErrFocused", err)
+	}
+	if n := apps.Load(); n != 1 {
+		t.Errorf("%d apps made; the second start must make none", n)
+	}
+	testwait.Eventually(t, 10*time.Second, "the first window to come to the front", func() bool {
+		return win.focused.Load() > before
+	})
+
+	quitFirst()
+	if err := <-ran; err != nil {
+		t.Fatalf("the app quit with %v", err)
+	}
+	testwait.Eventually(t, 10*time.Second, "the engine to be headless again", func() bool {
+		return engineWindow(t) == control.WindowNone
+	})
+	if out := callTool(t, assistant, "execute_code", map[string]any{"sandbox_id": "assistants-box", "code": "print('still here')"}); out["stdout"] != "still here\n" {
+		t.Errorf("the assistant's session after the app quit: %v", out)
+	}
+}
