@@ -134,10 +134,9 @@ func (w *countingWindow) shows(text string) bool {
 	return found
 }
 
-// headlessEngine runs `sandtray serve` (Serve) in this process on a socket
-// of the test's own, as the shim starts it for an assistant, and returns
-// its options and a stop function.
-func headlessEngine(t *testing.T) (Options, func()) {
+// testOptions are the options of an engine on a socket, config and state
+// of the test's own, with the test's image and labels.
+func testOptions(t *testing.T) Options {
 	t.Helper()
 	image := dockertest.Image(t)
 	labels := dockertest.Labels(t)
@@ -147,7 +146,15 @@ func headlessEngine(t *testing.T) (Options, func()) {
 	t.Setenv(TestLabelEnv, labels[sandbox.LabelTest])
 	cfg := filepath.Join(dir, "config.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf("default_image = %q\n[pool]\nsize = 0\n[host]\nallowed_roots = [%q]\n", image, dir)), 0o600)
-	opts := Options{Version: "test", ConfigPath: cfg, StateDir: filepath.Join(dir, "state"), Stderr: io.Discard}
+	return Options{Version: "test", ConfigPath: cfg, StateDir: filepath.Join(dir, "state"), Stderr: io.Discard}
+}
+
+// headlessEngine runs `sandtray serve` (Serve) in this process on a socket
+// of the test's own, as the shim starts it for an assistant, and returns
+// its options and a stop function.
+func headlessEngine(t *testing.T) (Options, func()) {
+	t.Helper()
+	opts := testOptions(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- Serve(ctx, opts) }()
@@ -279,5 +286,61 @@ func TestAppOpensOnTheHeadlessEngine(t *testing.T) {
 	})
 	if out := callTool(t, assistant, "execute_code", map[string]any{"sandbox_id": "assistants-box", "code": "print('still here')"}); out["stdout"] != "still here\n" {
 		t.Errorf("the assistant's session after the app quit: %v", out)
+	}
+}
+
+// TestSecondStartFocusesTheAppsWindow: when the app runs the engine itself
+// (it started first), a second start brings its window to the front and
+// ends without making an app; the assistants' sessions carry on.
+func TestSecondStartFocusesTheAppsWindow(t *testing.T) {
+	opts := testOptions(t)
+	var apps atomic.Int32
+	newApp := newBlockingApp(t, &apps)
+	firstMade := make(chan *blockingApp, 1)
+	ctx, quit := context.WithCancel(context.Background())
+	defer quit()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- RunApp(ctx, func() fyne.App {
+			a := newApp()
+			firstMade <- a.(*blockingApp)
+			return a
+		}, opts)
+	}()
+	testwait.Eventually(t, 60*time.Second, "the app's engine to serve with its window", func() bool {
+		select {
+		case err := <-ran:
+			t.Fatalf("the app ended at once: %v", err)
+		default:
+		}
+		mcpPath, _ := socket.Path()
+		conn, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+		if err != nil {
+			return false
+		}
+		c := control.NewClient(conn)
+		defer c.Close()
+		st, err := c.Status(context.Background())
+		return err == nil && st.Window == control.WindowOwn
+	})
+	assistant := mcpSession(t)
+	win := (<-firstMade).main()
+	testwait.Eventually(t, 10*time.Second, "the window to show", func() bool { return win.focused.Load() > 0 })
+	before := win.focused.Load()
+	if err := RunApp(context.Background(), newApp, opts); !errors.Is(err, ErrFocused) {
+		t.Fatalf("a second start of the app: %v, want ErrFocused", err)
+	}
+	if n := apps.Load(); n != 1 {
+		t.Errorf("%d apps made; the second start must make none", n)
+	}
+	testwait.Eventually(t, 10*time.Second, "the first window to come to the front", func() bool {
+		return win.focused.Load() > before
+	})
+	if out := callTool(t, assistant, "execute_command", map[string]any{"command": "echo ok"}); out["stdout"] != "ok\n" {
+		t.Errorf("the assistant's session: %v", out)
+	}
+	quit()
+	if err := <-ran; err != nil {
+		t.Errorf("the app quit with %v", err)
 	}
 }
