@@ -250,7 +250,11 @@ func (s *settingsWindow) doSave() {
 		s.fields = fields
 		text := SettingsSavedText(saved, fields, filepath.Base(s.u.opts.Settings.Path()))
 		waiting := len(saved.waiting()) > 0
-		if waiting && s.u.opts.Restart != nil {
+		if waiting && s.u.opts.Restart != nil && s.u.opts.Attached {
+			text += " Restart now applies them: the engine your assistants started stops, keeping its sandboxes, and starts again in this app; assistants' open sessions end and reconnect when they next start Sandtray."
+			s.restart.Enable()
+			s.restart.Show()
+		} else if waiting && s.u.opts.Restart != nil {
 			text += " Restart now applies them: Sandtray starts again at once, and sandboxes and assistants' sessions carry on."
 			s.restart.Enable()
 			s.restart.Show()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -160,8 +161,24 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial f
 		var out appliedSettings
 		return out.Restart, c.Call(ctx, methodApplySettings, nil, &out)
 	}
+	// Restart now: the engine stops, keeping its sandboxes; the attach
+	// stream ends with it, and the app starts again as the engine.
+	restart := func() {
+		go func() {
+			ctx, cancel := context.WithTimeout(ctx, controlDialTimeout)
+			defer cancel()
+			c, err := dial(ctx)
+			if err == nil {
+				err = c.Call(ctx, control.MethodEngineStop, nil, nil)
+				c.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(opts.Stderr, "sandtray: the engine did not stop for the restart:", err)
+			}
+		}()
+	}
 	noTray, notifications := desktopServices()
-	u := ui.New(a, r, withDesktop(ui.Options{SocketPath: st.MCPSocket, Attached: true,
+	u := ui.New(a, r, withDesktop(ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart,
 		Quit: func(bool) { cancel() }, About: opts.About, ParkHidden: parkHidden, NoTray: noTray,
 		NoNotifications: !notifications, Iconify: iconifyX11, Images: remoteImages{r}},
 		cmpOr(st.ConfigPath, cmpOr(opts.ConfigPath, ConfigPath())), apply))
@@ -188,8 +205,38 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial f
 	cancel()
 	wg.Wait()
 	if gone.Load() {
-		fmt.Fprintln(opts.Stderr, "sandtray: the engine this window showed has stopped; starting the app again")
+		fmt.Fprintln(opts.Stderr, "sandtray: the engine this window showed has stopped; starting the app again, as the engine")
+		waitReleased(context.WithoutCancel(ctx))
 		return ErrRestart
 	}
 	return nil
+}
+
+// releaseTimeout bounds waiting for a stopping engine to let go of the
+// socket (it removes nothing, but closes its containers' streams).
+const releaseTimeout = 30 * time.Second
+
+// waitReleased waits until no engine holds the MCP socket, so that the app
+// started again takes it; another engine that takes it first is simply
+// the one the app then shows.
+func waitReleased(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, releaseTimeout)
+	defer cancel()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		ln, err := listen(io.Discard)
+		if err == nil {
+			ln.Close()
+			return
+		}
+		if !errors.Is(err, socket.ErrAlreadyRunning) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -153,6 +153,12 @@ func testOptions(t *testing.T) Options {
 // of the test's own, as the shim starts it for an assistant, and returns
 // its options and a stop function.
 func headlessEngine(t *testing.T) (Options, func()) {
+	opts, stop, _ := headlessEngineDone(t)
+	return opts, stop
+}
+
+// headlessEngineDone is headlessEngine, with what Serve returned.
+func headlessEngineDone(t *testing.T) (Options, func(), <-chan error) {
 	t.Helper()
 	opts := testOptions(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -166,14 +172,22 @@ func headlessEngine(t *testing.T) (Options, func()) {
 		}
 		return err == nil
 	})
+	result := make(chan error, 1)
 	stop := sync.OnceFunc(func() {
 		cancel()
-		if err := <-served; err != nil {
+		err := <-served
+		if err != nil {
 			t.Errorf("the headless engine: %v", err)
 		}
+		result <- err
 	})
+	go func() { // the engine may end of itself (control.MethodEngineStop)
+		err := <-served
+		served <- err
+		stop()
+	}()
 	t.Cleanup(stop)
-	return opts, stop
+	return opts, stop, result
 }
 
 // mcpSession connects an assistant's MCP session to the engine's socket.
@@ -342,5 +356,44 @@ func TestSecondStartFocusesTheAppsWindow(t *testing.T) {
 	quit()
 	if err := <-ran; err != nil {
 		t.Errorf("the app quit with %v", err)
+	}
+}
+
+// TestRestartNowMovesTheEngineIntoTheApp: an attached app's Restart now
+// (control.MethodEngineStop) stops the headless engine keeping its
+// sandboxes, ephemeral ones too; the app then ends with ErrRestart once the
+// socket is free, so that it starts again as the engine.
+func TestRestartNowMovesTheEngineIntoTheApp(t *testing.T) {
+	opts, _, served := headlessEngineDone(t)
+	assistant := mcpSession(t)
+	made := callTool(t, assistant, "create_sandbox", map[string]any{"name": "kept"})
+	var apps atomic.Int32
+	ran := make(chan error, 1)
+	go func() { ran <- RunApp(context.Background(), newBlockingApp(t, &apps), opts) }()
+	testwait.Eventually(t, 30*time.Second, "the app to attach", func() bool { return engineWindow(t) == control.WindowAttached })
+
+	mcpPath, _ := socket.Path()
+	conn, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.NewClient(conn)
+	defer c.Close()
+	if err := c.Call(context.Background(), control.MethodEngineStop, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-served; err != nil {
+		t.Fatalf("the engine stopped with %v", err)
+	}
+	if err := <-ran; !errors.Is(err, ErrRestart) {
+		t.Fatalf("the app ended with %v, want ErrRestart", err)
+	}
+	ln, err := listen(io.Discard)
+	if err != nil {
+		t.Fatalf("the socket is not free for the app started again: %v", err)
+	}
+	ln.Close()
+	if _, err := dockertest.Client(t).Inspect(context.Background(), made["sandbox_id"].(string)); err != nil {
+		t.Errorf("the ephemeral sandbox did not outlive the engine's stop for the restart: %v", err)
 	}
 }

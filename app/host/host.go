@@ -6,6 +6,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/adrg/xdg"
@@ -164,9 +166,18 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer c.stop(ctx, false)
+	var keep atomic.Bool // an attached app asked to restart the engine in it (control.MethodEngineStop)
+	defer func() { c.stop(ctx, keep.Load()) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !opts.Stdio {
+		c.ctl.Handle(control.MethodEngineStop, func(context.Context, json.RawMessage, func(any) error) (any, error) {
+			c.log.Info("stopping, as the app asked: it starts the engine again itself; sandboxes stay")
+			keep.Store(true)
+			time.AfterFunc(100*time.Millisecond, cancel) // after the answer has gone out
+			return struct{}{}, nil
+		})
+	}
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	if opts.Stdio {
 		err = c.srv.ServeStdio(ctx, opts.Stdin, opts.Stdout)

@@ -28,6 +28,11 @@ const (
 	// MethodAppStatus says which window the engine has: no params; result
 	// AppStatus.
 	MethodAppStatus = "app.status"
+	// MethodEngineStop stops a headless engine, keeping every sandbox (the
+	// ephemeral ones are reaped after their grace by the next engine): an
+	// attached app's Restart now, after which the app starts the engine
+	// itself. No params; the result comes before the engine stops.
+	MethodEngineStop = "engine.stop"
 )
 
 // The window an engine has (AppStatus.Window).
