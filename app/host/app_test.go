@@ -397,3 +397,43 @@ func TestRestartNowMovesTheEngineIntoTheApp(t *testing.T) {
 		t.Errorf("the ephemeral sandbox did not outlive the engine's stop for the restart: %v", err)
 	}
 }
+
+// TestSettingsApplyToTheNextSandbox: Settings' Save in a window on a
+// headless engine (settings.apply on the control endpoint) applies a
+// changed memory limit to the next create_sandbox of an assistant's
+// session, without a restart, and names the changed HTTP listen address as
+// waiting for one.
+func TestSettingsApplyToTheNextSandbox(t *testing.T) {
+	opts, _ := headlessEngine(t)
+	assistant := mcpSession(t)
+	b, err := os.ReadFile(opts.ConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "[limits]\nmemory_mb = 300\n[http]\nlisten = \"127.0.0.1:18769\"\n"...)
+	if err := os.WriteFile(opts.ConfigPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mcpPath, _ := socket.Path()
+	conn, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := control.NewClient(conn)
+	defer c.Close()
+	var applied appliedSettings
+	if err := c.Call(context.Background(), methodApplySettings, nil, &applied); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(applied.Restart) != "[http.listen]" {
+		t.Errorf("waiting for a restart: %q, want [http.listen]", applied.Restart)
+	}
+	made := callTool(t, assistant, "create_sandbox", map[string]any{})
+	raw, err := dockertest.Client(t).InspectRaw(context.Background(), made["sandbox_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), fmt.Sprintf(`"Memory":%d,`, 300<<20)) {
+		t.Errorf("the next sandbox does not have the new 300 MB limit")
+	}
+}
