@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -177,8 +179,13 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial f
 			}
 		}()
 	}
+	// Help → Open log…: the log the shim keeps of the engine it started.
+	logPath := filepath.Join(cmpOr(opts.StateDir, StateDir()), "engine.log")
+	if _, err := os.Stat(logPath); err != nil {
+		logPath = ""
+	}
 	noTray, notifications := desktopServices()
-	u := ui.New(a, r, withDesktop(ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart,
+	u := ui.New(a, r, withDesktop(ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart, LogPath: logPath,
 		Quit: func(bool) { cancel() }, About: opts.About, ParkHidden: parkHidden, NoTray: noTray,
 		NoNotifications: !notifications, Iconify: iconifyX11, Images: remoteImages{r}},
 		cmpOr(st.ConfigPath, cmpOr(opts.ConfigPath, ConfigPath())), apply))
