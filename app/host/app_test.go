@@ -272,6 +272,16 @@ func TestAppOpensOnTheHeadlessEngine(t *testing.T) {
 		}
 		return engineWindow(t) == control.WindowAttached
 	})
+	// The window's way in is as private as the MCP socket: the user's own
+	// 0700 folder, a 0600 socket (and only peers of the user's uid).
+	mcpPath, _ := socket.Path()
+	for path, want := range map[string]os.FileMode{control.Path(mcpPath): 0o600, filepath.Dir(mcpPath): 0o700} {
+		if fi, err := os.Stat(path); err != nil {
+			t.Error(err)
+		} else if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
 	win := (<-firstMade).main()
 	testwait.Eventually(t, 30*time.Second, "the window to list the assistant's sandbox", func() bool {
 		return win.shows("assistants-box")
