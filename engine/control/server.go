@@ -35,7 +35,7 @@ type Snapshots interface {
 type Handler func(ctx context.Context, params json.RawMessage, send func(any) error) (any, error)
 
 // Server serves the control protocol. Create it with NewServer; Handle adds
-// methods (the tray app's, later).
+// methods (the app's window's: app/host).
 type Server struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
