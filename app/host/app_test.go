@@ -172,20 +172,21 @@ func headlessEngineDone(t *testing.T) (Options, func(), <-chan error) {
 		}
 		return err == nil
 	})
+	var servedErr error
+	ended := make(chan struct{})
+	go func() { // the engine may also end of itself (control.MethodEngineStop)
+		servedErr = <-served
+		close(ended)
+	}()
 	result := make(chan error, 1)
+	go func() { <-ended; result <- servedErr }()
 	stop := sync.OnceFunc(func() {
 		cancel()
-		err := <-served
-		if err != nil {
-			t.Errorf("the headless engine: %v", err)
+		<-ended
+		if servedErr != nil {
+			t.Errorf("the headless engine: %v", servedErr)
 		}
-		result <- err
 	})
-	go func() { // the engine may end of itself (control.MethodEngineStop)
-		err := <-served
-		served <- err
-		stop()
-	}()
 	t.Cleanup(stop)
 	return opts, stop, result
 }
