@@ -12,3 +12,7 @@ type settings struct {
 }
 
 func (s *settings) configuredImages() []string { return s.ConfiguredImages() }
+
+// cfg is the configuration in force. Reconfigure replaces it whole; a
+// caller that reads several values together reads them from one cfg().
+func (e *Engine) cfg() *settings { return e.conf.Load() }

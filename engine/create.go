@@ -24,11 +24,11 @@ import (
 // is paid for it; its later kernels are execs, as every other sandbox's.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
-	labels, err := e.cfg.sandboxLabels(spec, now)
+	labels, err := e.cfg().sandboxLabels(spec, now)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	opts := e.cfg.createOptions(e.cfg.containerName(spec.Name), spec.Name, spec, labels)
+	opts := e.cfg().createOptions(e.cfg().containerName(spec.Name), spec.Name, spec, labels)
 	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
 	// from the sandbox's code is checked there (kernel_attached_test.go),
 	// not under gVisor.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
@@ -29,7 +30,9 @@ const activityKept = 500
 // Engine manages sandboxes. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Engine struct {
-	cfg    settings
+	// conf is the configuration in force: replaced whole by Reconfigure
+	// (reconfigure.go), never changed in place; read it with cfg.
+	conf   atomic.Pointer[settings]
 	docker dockerAPI
 	log    *slog.Logger
 	store  *stateStore
@@ -66,12 +69,19 @@ type Engine struct {
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
-	saves       *lastUse         // coalesced saves of last-use times
-	loops       sync.WaitGroup   // the loops alone, for stopLoops in tests
-	pool        *pool.Pool       // the warm pool; nil when disabled
-	capture     *capture.Capture // installs, commits, diffs, exports
-	runner      *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files       *files.Files     // write_file, read_file, make_directory, list_files
+	saves       *lastUse       // coalesced saves of last-use times
+	loops       sync.WaitGroup // the loops alone, for stopLoops in tests
+	// warm is the warm pool (nil when disabled), replaced whole by
+	// Reconfigure; read it with pool. poolStop stops its Run, poolCtx and
+	// tick are what a new one runs with; reconf serialises Reconfigure.
+	warm     atomic.Pointer[pool.Pool]
+	poolStop func()
+	poolCtx  context.Context
+	tick     time.Duration
+	reconf   sync.Mutex
+	capture  *capture.Capture // installs, commits, diffs, exports
+	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	files    *files.Files     // write_file, read_file, make_directory, list_files
 
 	execEnv *execEnv       // wraps docker: env of sandboxes taken from the pool (execenv.go)
 	stats   *stats.Sampler // what is sampled, for whom (stats.go)
@@ -132,9 +142,10 @@ func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options
 	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: settings{Config: cfg, labels: opts.Labels, engine: id}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
+		docker: x, execEnv: x, log: log, store: store, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
+	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
@@ -154,8 +165,8 @@ func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options
 	}
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	e.capture = capture.New(x, e.cfg.captureConfig(), log)
-	e.files = files.New(x, files.Config{Limits: e.cfg.copyLimits(), Log: log})
+	e.capture = capture.New(x, e.cfg().captureConfig(), log)
+	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, statsSink{e}, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
@@ -177,10 +188,8 @@ func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, e.cfg.containerName, e.cfg.scope()), e.docker, poolHost{e}, e.log)
-	if e.pool != nil { // nil when disabled
-		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
-	}
+	e.tick, e.poolCtx = tick, loopCtx
+	e.startPool(loopCtx)
 	for _, loop := range loops {
 		e.wg.Add(1)
 		e.loops.Add(1)
@@ -211,7 +220,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()
-	e.pool.Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
+	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()
 	}
@@ -246,7 +255,7 @@ func (e *Engine) StopEphemeral(ctx context.Context) error {
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() config.Config { return e.cfg.Config }
+func (e *Engine) Config() config.Config { return e.cfg().Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {

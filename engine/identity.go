@@ -95,15 +95,15 @@ func (c *settings) scope() map[string]string {
 // without a test label leaves test containers alone too: a user's engine
 // must never adopt or reap them.
 func (e *Engine) listOwned(ctx context.Context) (own, legacy []docker.Container, err error) {
-	list, err := e.docker.List(ctx, e.cfg.managed(), true)
+	list, err := e.docker.List(ctx, e.cfg().managed(), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	_, testing := e.cfg.labels[sandbox.LabelTest]
+	_, testing := e.cfg().labels[sandbox.LabelTest]
 	for _, c := range list {
 		switch mark := c.Labels[sandbox.LabelEngine]; {
 		case !testing && c.Labels[sandbox.LabelTest] != "":
-		case mark == e.cfg.engine:
+		case mark == e.cfg().engine:
 			own = append(own, c)
 		case mark != "":
 			// another engine's: not even named in the log

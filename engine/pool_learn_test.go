@@ -189,7 +189,7 @@ func TestCreateMissingImageSaysSo(t *testing.T) {
 	if !strings.Contains(err.Error(), "is not on this machine") {
 		t.Errorf("error %q does not say the image is missing", err)
 	}
-	if list, _ := te.docker.List(context.Background(), te.Engine.cfg.scope(), true); len(list) != 0 {
+	if list, _ := te.docker.List(context.Background(), te.Engine.cfg().scope(), true); len(list) != 0 {
 		t.Errorf("containers left: %+v", list)
 	}
 }

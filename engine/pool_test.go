@@ -33,7 +33,7 @@ func (te *testEngine) waitPoolFull(t *testing.T) {
 // readyIDs are the containers in the pool now.
 func (te *testEngine) readyIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, id := range te.pool.IDs() {
+	for _, id := range te.pool().IDs() {
 		ids[id] = true
 	}
 	return ids
@@ -80,7 +80,7 @@ func TestPoolNeverHandsOutTwice(t *testing.T) {
 		if te.fromPool(t, info.ID) {
 			pooled++
 			c, _ := te.docker.Inspect(context.Background(), info.ID)
-			if want := te.Engine.cfg.containerName(info.Name); c.Name != want {
+			if want := te.Engine.cfg().containerName(info.Name); c.Name != want {
 				t.Errorf("pooled sandbox %s is named %q, want %q", info.Name, c.Name, want)
 			}
 		}

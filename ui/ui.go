@@ -73,6 +73,11 @@ type Options struct {
 	// Iconify minimises a window by its X11 handle (nil where it cannot).
 	Iconify func(x11Window uintptr) bool
 
+	// Attached says the window shows an engine another process runs (one
+	// an assistant started): quitting closes the app alone, and the engine
+	// and its sandboxes carry on.
+	Attached bool
+
 	// ParkHidden lets Fyne's event loop sleep while the window is hidden
 	// instead of waking 60 times a second (idle.go). Only for a desktop
 	// whose tray does not need Fyne's goroutine (not macOS).

@@ -31,10 +31,12 @@ const (
 // Applies says when a change takes effect.
 type Applies int
 
-// When changes take effect. The engine reads config.toml when it starts.
+// When changes take effect: the running engine applies what it can when
+// Settings saves (engine.Engine.Reconfigure; config.AppliesLive says
+// which keys), the rest when Sandtray restarts.
 const (
-	NewSandboxes Applies = iota // sandboxes created after Sandtray restarts; running ones keep theirs
-	Restart                     // the whole app, when Sandtray restarts
+	NewSandboxes Applies = iota // at once, for sandboxes created from now on; running ones keep theirs
+	Restart                     // when Sandtray restarts
 )
 
 // Field is one setting as the window shows it.
@@ -90,13 +92,13 @@ var table = []field{
 	{Field{Key: "sandbox.allow_network", Label: "Assistants may ask for a network", Group: "Network", Kind: Bool,
 		Help: "When off (the default), a request for network \"bridge\" is refused; \"egress\" goes through the gate."},
 		func(c config.Config) any { return c.Sandbox.AllowNetwork }},
-	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders, Applies: Restart,
+	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders,
 		Help: "Assistants may copy files to and from these folders only."},
 		func(c config.Config) any { return c.Host.AllowedRoots }},
-	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int, Applies: Restart,
+	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int,
 		Help: "Sandboxes kept started so a new one answers at once; 0: no pool."},
 		func(c config.Config) any { return c.Pool.Size }},
-	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text, Applies: Restart,
+	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text,
 		Help: "MCP over HTTP at host:port, e.g. 127.0.0.1:8765 (token: sandtray token); empty: off."},
 		func(c config.Config) any { return c.HTTP.Listen }},
 }

@@ -41,6 +41,9 @@ func fieldsOf(cfg config.Config) []Field {
 	out := make([]Field, len(table))
 	for i, f := range table {
 		out[i] = f.Field
+		if !config.AppliesLive(f.Key) {
+			out[i].Applies = Restart
+		}
 		switch v := f.get(cfg).(type) {
 		case []string:
 			out[i].List = slices.Clone(v)

@@ -236,3 +236,23 @@ func TestSaveProfile(t *testing.T) {
 		t.Errorf("sandbox.profile = %q, %v", cfg.Sandbox.Profile, err)
 	}
 }
+
+// TestFieldsSayWhatAppliesNow: the window says a change applies at once
+// exactly where the running engine applies it (engine.AppliesLive).
+func TestFieldsSayWhatAppliesNow(t *testing.T) {
+	s, _ := newStore(t, "")
+	fields, err := s.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Applies{"limits.memory_mb": NewSandboxes, "default_image": NewSandboxes,
+		"host.allowed_roots": NewSandboxes, "pool.size": NewSandboxes, "http.listen": Restart}
+	for _, f := range fields {
+		if w, ok := want[f.Key]; ok && f.Applies != w {
+			t.Errorf("%s applies %v, want %v", f.Key, f.Applies, w)
+		}
+		if (f.Applies == Restart) == config.AppliesLive(f.Key) {
+			t.Errorf("%s: the window and the engine disagree on when it applies", f.Key)
+		}
+	}
+}

@@ -142,3 +142,40 @@ func (c *Client) Network(ctx context.Context, sandboxRef string) (sandbox.Egress
 	var out sandbox.EgressNetwork
 	return out, c.Call(ctx, MethodNetwork, SandboxParams{Sandbox: sandboxRef}, &out)
 }
+
+// CallStream sends a method that reports progress: fn gets each event, and
+// the result, which ends it, is decoded into out (unless nil). Like Stream,
+// it uses the connection alone (the server watches it for the client's
+// leaving): use one client per call.
+func (c *Client) CallStream(ctx context.Context, method string, params any, fn func(json.RawMessage) error, out any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
+	defer stop()
+	c.seq++
+	if err := c.send(c.seq, method, params); err != nil {
+		return err
+	}
+	for {
+		resp, err := c.read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		switch {
+		case resp.Error != nil:
+			return resp.Error
+		case resp.Event != nil:
+			if err := fn(resp.Event); err != nil {
+				return err
+			}
+		default:
+			if out != nil {
+				return json.Unmarshal(resp.Result, out)
+			}
+			return nil
+		}
+	}
+}
