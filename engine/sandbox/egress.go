@@ -53,6 +53,12 @@ type EgressRecord struct {
 	BytesDown  int64     `json:"bytes_down"`        // to the sandbox
 	DurationMS int64     `json:"duration_ms"`
 	Error      string    `json:"error,omitempty"` // a refusal's body, or why an allowed connection failed
+	// Secrets names the secrets whose placeholders the gate swapped for
+	// their values in this request (never the values).
+	Secrets []string `json:"secrets,omitempty"`
+	// Violation names the secret whose placeholder was sent to a host it
+	// is not bound to: the request was refused.
+	Violation string `json:"violation,omitempty"`
 }
 
 // EgressRules are the rules the user gave one sandbox.
