@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/keychain"
 )
 
 // The egress gate (engine/internal/egress) carries the connections of
@@ -40,11 +41,26 @@ type egressSet struct {
 	mu    sync.Mutex
 	chans map[string]*egress.Channel // by sandbox id
 	log   func(msg string, args ...any)
+	// secrets are the configured secrets with their values, read at start
+	// (secrets.go); ca is the gate's CA for their hosts, nil without any.
+	secrets []secretState
+	ca      *egress.CA
 }
 
 // newGate makes the gate of cfg's [egress] rules, recording in the state dir.
 func (e *Engine) newGate(cfg Config) error {
+	secrets := loadSecrets(cfg, keychain.New(secretsConfigDir(cfg)))
+	for _, s := range secrets {
+		if s.why != "" {
+			e.log.Warn("a secret has no value; egress sandboxes do not get it", "secret", s.name, "why", s.why)
+		}
+	}
+	values, ca, roots, err := gateSecrets(cfg, secrets)
+	if err != nil {
+		return err
+	}
 	g, err := egress.New(egress.Options{
+		Secrets: values, CA: ca, UpstreamRoots: roots,
 		Allow: cfg.Egress.Allow, Deny: cfg.Egress.Deny, Ask: cfg.Egress.Ask, AskTimeout: cfg.Egress.AskTimeout.Duration,
 		HostPorts:  cfg.Egress.HostPorts,
 		RecordFile: filepath.Join(cfg.StateDir, "egress.jsonl"), GlobalFile: filepath.Join(cfg.StateDir, "egress-approved.json"),
@@ -53,7 +69,7 @@ func (e *Engine) newGate(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	e.egress = &egressSet{gate: g, chans: map[string]*egress.Channel{}, log: e.log.Warn}
+	e.egress = &egressSet{gate: g, chans: map[string]*egress.Channel{}, log: e.log.Warn, secrets: secrets, ca: ca}
 	return nil
 }
 
@@ -76,7 +92,10 @@ func (e *Engine) egressUp(ctx context.Context, b *box) error {
 	e.mu.Lock()
 	rules, client := b.state.Egress, b.state.Owner.Client
 	e.mu.Unlock()
-	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules,
+	if err := e.trustCA(ctx, b); err != nil {
+		return err
+	}
+	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules, Placeholders: b.spec.Secrets,
 		Save: func(r sandbox.EgressRules) {
 			e.changeState(b, "egress rules", func(st *boxState) { st.Egress = r })
 			e.publish()

@@ -104,3 +104,15 @@ type EgressRequestResult struct {
 	Denied  []EgressRefusal `json:"denied"`
 	Pending []string        `json:"pending"`
 }
+
+// SecretInfo is one secret as list_secrets tells a model of it: never its
+// value.
+type SecretInfo struct {
+	Name  string   `json:"name"`  // the environment variable holding its placeholder
+	Hosts []string `json:"hosts"` // the hosts the gate puts its value in requests to
+	Body  bool     `json:"body"`  // also in request bodies (else headers and the URL's query)
+	// Available is false when Sandtray has no value for it (Why says
+	// why); sandboxes then do not get it.
+	Available bool   `json:"available"`
+	Why       string `json:"why,omitempty"`
+}
