@@ -40,7 +40,7 @@ type Config struct {
 	Pull         Pull              `toml:"pull"`   // see security.go
 	Commit       Commit            `toml:"commit"` // see commit.go
 	Docker       Docker            `toml:"docker"`
-	Egress       Egress            `toml:"egress"` // see egress.go
+	Egress       Egress            `toml:"egress"`  // see egress.go
 	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
