@@ -203,3 +203,13 @@ func (e *Engine) ListSecrets() []SecretInfo {
 func SecretsBackend(cfg Config) (where string, keychainUsed bool) {
 	return keychain.New(secretsConfigDir(cfg)).Backend()
 }
+
+// SecretsStatus is ListSecrets for cfg without an engine (doctor): each
+// configured secret, and whether its value can be read now.
+func SecretsStatus(cfg Config) []SecretInfo {
+	out := []SecretInfo{}
+	for _, s := range loadSecrets(cfg, keychain.New(secretsConfigDir(cfg))) {
+		out = append(out, SecretInfo{Name: s.name, Hosts: s.cfg.Hosts, Body: s.cfg.Body, Available: s.value != "", Why: s.why})
+	}
+	return out
+}

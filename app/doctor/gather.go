@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/socket"
@@ -16,6 +17,7 @@ func gather(ctx context.Context, opts Options) *Env {
 		e.ConfigErr = err
 		cfg = engine.DefaultConfig()
 	}
+	cfg.ConfigDir = filepath.Dir(opts.ConfigPath)
 	e.Config = cfg
 	if e.SocketPath == "" {
 		e.SocketPath, e.SocketErr = socket.Path()

@@ -65,6 +65,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 		return nil, err
 	}
 	cfg.StateDir = StateDir()
+	cfg.ConfigDir = filepath.Dir(cfgPath)
 	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
 	var web *httpEndpoint
 	if cfg.HTTP.Listen != "" {
