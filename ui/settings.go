@@ -28,7 +28,7 @@ type settingsWindow struct {
 	body    *fyne.Container
 	message *widget.Label
 	save    *widget.Button
-	restart *widget.Button // Restart now, once a save changed something (with Options.Restart)
+	restart *widget.Button  // Restart now, once a save changed something (with Options.Restart)
 	secrets *secretsSection // when Settings has them (settings_secrets.go)
 }
 
