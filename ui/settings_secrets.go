@@ -79,7 +79,6 @@ func (x *secretsSection) render() {
 		"Sandtray's egress gate puts the real value into requests to the bound hosts only, and refuses the placeholder anywhere else. " +
 		"Values are kept in " + x.store.SecretsWhere() + ". Changes apply to sandboxes created after a restart.")
 	about.Wrapping = fyne.TextWrapWord
-	about.Importance = widget.LowImportance
 	x.box.Add(about)
 	list, err := x.store.Secrets()
 	if err != nil {
@@ -109,7 +108,7 @@ func (x *secretsSection) render() {
 		x.box.Add(form)
 	}
 	x.name = widget.NewEntry()
-	x.name.SetPlaceHolder("OPENAI_API_KEY")
+	x.name.SetPlaceHolder("e.g. ANTHROPIC_API_KEY")
 	x.value = widget.NewPasswordEntry()
 	x.value.SetPlaceHolder("the key; masked, and never shown again")
 	x.hosts = widget.NewEntry()
