@@ -18,7 +18,7 @@ var demoSecrets = []ui.SecretEntry{
 }
 
 func (d *demoSettings) Secrets() ([]ui.SecretEntry, error) { return slices.Clone(demoSecrets), nil }
-func (d *demoSettings) SecretsWhere() string                 { return "the OS keychain" }
+func (d *demoSettings) SecretsWhere() string               { return "the OS keychain" }
 func (d *demoSettings) AddSecret(name, _ string, hosts []string) error {
 	demoSecrets = append(demoSecrets, ui.SecretEntry{Name: name, Hosts: hosts, Source: "keychain", HasValue: true})
 	return nil
