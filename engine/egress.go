@@ -93,7 +93,11 @@ func (e *Engine) egressUp(ctx context.Context, b *box) error {
 	rules, client := b.state.Egress, b.state.Owner.Client
 	e.mu.Unlock()
 	if err := e.trustCA(ctx, b); err != nil {
-		return err
+		// Not fatal: the sandbox works, but HTTPS to its secrets' hosts
+		// fails its certificate check (a read-only root, the strict
+		// profile, has no trust store to add to). Its log says so.
+		e.log.Warn("egress sandbox without the gate's CA", "sandbox", b.name, "err", err)
+		e.record(b.id, sandbox.Activity{Tool: "network", Error: err.Error() + "; HTTPS requests to its secrets' hosts will fail the certificate check"})
 	}
 	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules, Placeholders: b.spec.Secrets,
 		Save: func(r sandbox.EgressRules) {

@@ -201,3 +201,21 @@ func hasViolation(n sandbox.EgressNetwork, name string) bool {
 	}
 	return false
 }
+
+// A secret whose value cannot be read is listed as unavailable, with why,
+// and egress sandboxes do not get it.
+func TestSecretWithoutAValue(t *testing.T) {
+	te := egressEngine(t, func(c *Config) {
+		c.ConfigDir = t.TempDir()
+		c.Secrets = map[string]config.Secret{"API_KEY": {Hosts: []string{"api.example.com"}, Env: "SANDTRAY_TEST_NO_SUCH_KEY"}}
+	})
+	if ls := te.ListSecrets(); len(ls) != 1 || ls[0].Available || !strings.Contains(ls[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
+		t.Fatalf("ListSecrets = %+v", ls)
+	}
+	if p := te.placeholders(); p != nil {
+		t.Fatalf("placeholders %v", p)
+	}
+	if _, err := os.Stat(filepath.Join(te.cfg.ConfigDir, egress.CACertFile)); err == nil {
+		t.Fatal("a CA was made with no secret to use it")
+	}
+}
