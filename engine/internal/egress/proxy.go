@@ -418,6 +418,16 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 			// quote the URL, with a value in its query.
 			return nil, errors.New(scrubText(err.Error(), plan.scrub))
 		}
+		if ce := resp.Header.Get("Content-Encoding"); len(plan.scrub) > 0 && ce != "" && !strings.EqualFold(ce, "identity") {
+			// Go's transport decodes the gzip it asks for; any other
+			// encoding would carry an echoed value past the scrub (F41).
+			resp.Body.Close()
+			v := verdict{rule: "secret encoding", status: http.StatusBadGateway, body: fmt.Sprintf(
+				"sandtray egress: %s answered in encoding %q, which the gate cannot check for the value of a secret it put in the request; the answer was dropped", r.target(), ce)}
+			hr.rec.Error = v.body
+			s.finish(hr, 0, errors.New(v.body))
+			return refusal(req, v), nil
+		}
 		scrubResponse(resp, plan.scrub)
 		// Counted here, before goproxy sees the body: a body it did not
 		// get from the round trip loses its Content-Length.

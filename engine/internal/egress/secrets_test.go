@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"compress/flate"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -303,4 +304,61 @@ func mustReq(u string) *http.Request {
 		panic(err)
 	}
 	return r
+}
+
+// A failed round trip's error reaches the sandbox and the record: never
+// with the value the gate swapped into the request.
+func TestFailedRequestDoesNotShowTheValue(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // nothing listens: the round trip fails
+	tg := newTestGate(t, Options{
+		Allow:   []string{fmt.Sprintf("api.test:%d", port)},
+		Secrets: []Secret{{Name: "API_KEY", Hosts: []string{fmt.Sprintf("api.test:%d", port)}, Value: testValue}},
+	}, map[string][]string{"api.test": {"127.0.0.1"}})
+	ph := NewPlaceholder(len(testValue))
+	if err := tg.Register(Sandbox{ID: "box1", Name: "sb", Placeholders: map[string]string{"API_KEY": ph}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := get(t, tg.client(), mustReq(fmt.Sprintf("http://api.test:%d/v1?key=%s", port, ph)))
+	if resp.StatusCode < 500 || strings.Contains(body, testValue) {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
+	rec := waitRecord(t, tg, "api.test")
+	b, _ := os.ReadFile(tg.dir + "/egress.jsonl")
+	if strings.Contains(rec.Error, testValue) || strings.Contains(string(b), testValue) {
+		t.Fatalf("the record holds the real value: %q", rec.Error)
+	}
+}
+
+// F41: a bound host that answers compressed although the gate asked for
+// gzip (which Go's transport decodes) would carry an echoed value past the
+// scrub; the gate refuses such an answer.
+func TestCompressedEchoIsRefused(t *testing.T) {
+	cert := leafFor(t, upstreamCA(t), "api.test")
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "deflate")
+		fw, _ := flate.NewWriter(w, flate.BestCompression)
+		io.WriteString(fw, strings.Repeat("you sent "+r.Header.Get("Authorization")+"\n", 3))
+		fw.Close()
+	}))
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+	tg, ca, ph := secretGate(t, port, 1, false)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("https://api.test:%d/", port), nil)
+	req.Header.Set("Authorization", "Bearer "+ph)
+	c := trusting(tg, ca)
+	c.Transport.(*http.Transport).DisableCompression = true
+	resp, body := get(t, c, req)
+	if got, _ := io.ReadAll(flate.NewReader(strings.NewReader(body))); strings.Contains(string(got), testValue) {
+		t.Fatalf("the sandbox decoded the real value from a %d answer", resp.StatusCode)
+	}
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "deflate") {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
 }
