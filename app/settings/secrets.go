@@ -79,13 +79,16 @@ func (s *Store) AddSecret(name, value string, hosts []string) error {
 		next += "\n\n"
 	}
 	next += "[secrets." + name + "]\n" + hostsLine(hosts)
-	if err := s.check(next); err != nil {
-		return err
-	}
+	// The value first: a section whose value is missing would be a secret
+	// no sandbox gets.
 	if err := s.keychain().Set(name, strings.TrimSpace(value)); err != nil {
 		return fmt.Errorf("keep the value of %s: %w", name, err)
 	}
-	return atomicfile.Write(s.path, []byte(next), 0o600)
+	if err := s.writeChecked(next); err != nil {
+		_ = s.keychain().Delete(name)
+		return err
+	}
+	return nil
 }
 
 // BindSecret sets the hosts of [secrets.name].
@@ -110,10 +113,7 @@ func (s *Store) BindSecret(name string, hosts []string) error {
 		block = append(block, l)
 	}
 	next := strings.Join(lines[:start+1], "") + hostsLine(hosts) + strings.Join(block, "") + strings.Join(lines[end:], "")
-	if err := s.check(next); err != nil {
-		return err
-	}
-	return atomicfile.Write(s.path, []byte(next), 0o600)
+	return s.writeChecked(next)
 }
 
 // RemoveSecret removes [secrets.name] from config.toml and its value from
@@ -134,10 +134,7 @@ func (s *Store) RemoveSecret(name string) error {
 	} else if next != "" {
 		next += "\n"
 	}
-	if err := s.check(next); err != nil {
-		return err
-	}
-	if err := atomicfile.Write(s.path, []byte(next), 0o600); err != nil {
+	if err := s.writeChecked(next); err != nil {
 		return err
 	}
 	return s.keychain().Delete(name)
@@ -151,19 +148,29 @@ func (s *Store) read() (string, error) {
 	return string(b), err
 }
 
-// check loads doc as config.toml would be, so a bad host or name is
-// refused before anything is written.
-func (s *Store) check(doc string) error {
-	tmp := filepath.Join(filepath.Dir(s.path), ".config-check.toml")
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+// writeChecked replaces config.toml (through its symlink, keeping its
+// mode) with doc when doc loads as a valid config, so a bad host or name
+// is refused before anything is written.
+func (s *Store) writeChecked(doc string) error {
+	_, mode, err := readFile(s.path)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(tmp, []byte(doc), 0o600); err != nil {
+	if err := os.MkdirAll(filepath.Dir(s.target()), 0o700); err != nil {
 		return err
 	}
-	defer os.Remove(tmp)
-	if _, err := engine.LoadConfig(tmp); err != nil {
-		return errors.New(strings.Replace(err.Error(), tmp, "config.toml", 1))
+	var loadErr error
+	ok, err := atomicfile.WriteIf(s.target(), []byte(doc), mode, func(tmp string) bool {
+		if _, loadErr = engine.LoadConfig(tmp); loadErr != nil {
+			loadErr = errors.New(strings.ReplaceAll(loadErr.Error(), tmp, "config.toml"))
+		}
+		return loadErr == nil
+	})
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return loadErr
 	}
 	return nil
 }

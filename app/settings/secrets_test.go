@@ -57,3 +57,33 @@ func TestSecretsAddBindRemove(t *testing.T) {
 		t.Fatalf("after remove: %+v", list)
 	}
 }
+
+func TestSecretsKeepASymlinkedConfig(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "sandtray.toml")
+	os.MkdirAll(filepath.Dir(real), 0o700)
+	os.WriteFile(real, []byte("[egress]\nask = true\n"), 0o640)
+	path := filepath.Join(dir, "config.toml")
+	if err := os.Symlink(real, path); err != nil {
+		t.Skip(err)
+	}
+	s := New(path)
+	s.kc = keychain.NewFile(dir)
+	if err := s.AddSecret("API_KEY", "sk-1", []string{"api.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("config.toml is no longer a symlink")
+	}
+	b, _ := os.ReadFile(real)
+	if fi, _ := os.Stat(real); !strings.Contains(string(b), "[secrets.API_KEY]") || fi.Mode().Perm() != 0o640 {
+		t.Fatalf("target %v:\n%s", fi.Mode(), b)
+	}
+	// A refused host leaves no value behind.
+	if err := s.AddSecret("OTHER", "sk-2", []string{"bad host"}); err == nil {
+		t.Fatal("a bad host was accepted")
+	}
+	if _, err := s.kc.Get("OTHER"); err == nil {
+		t.Fatal("the refused secret's value was kept")
+	}
+}
