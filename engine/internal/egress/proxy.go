@@ -428,6 +428,21 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 			s.finish(hr, 0, errors.New(v.body))
 			return refusal(req, v), nil
 		}
+		if resp.StatusCode == http.StatusSwitchingProtocols && len(plan.scrub) > 0 {
+			rw, ok := resp.Body.(io.ReadWriteCloser)
+			if !ok || !sameLengths(plan.scrub) {
+				// A value shorter than a placeholder cannot be put back
+				// in a frame without changing its length (F42).
+				resp.Body.Close()
+				v := verdict{rule: "secret upgrade", status: http.StatusBadGateway, body: "sandtray egress: " + r.target() +
+					" is refused: an upgraded connection (a WebSocket) carries a secret whose value is shorter than 32 characters, which the gate cannot keep out of what the host sends back"}
+				s.finish(hr, 0, errors.New(v.body))
+				return refusal(req, v), nil
+			}
+			resp.Body = &upgraded{Reader: newReplaceReader(io.NopCloser(rw), plan.scrub), rw: rw}
+			s.finish(hr, 0, nil)
+			return resp, nil
+		}
 		scrubResponse(resp, plan.scrub)
 		// Counted here, before goproxy sees the body: a body it did not
 		// get from the round trip loses its Content-Length.

@@ -205,6 +205,9 @@ func (p *secretPlan) apply(req *http.Request) error {
 		req.TransferEncoding = nil
 	}
 	req.Header.Del("Accept-Encoding")
+	// No compressed WebSocket frames either: they would carry an echoed
+	// value past the scrub.
+	req.Header.Del("Sec-WebSocket-Extensions")
 	return nil
 }
 
@@ -250,7 +253,6 @@ func scrubText(s string, scrub []swap) string { return replaceAll(s, scrub) }
 type replaceReader struct {
 	r       io.ReadCloser
 	swaps   []swap
-	longest int
 	pending []byte
 	out     []byte
 	eof     bool
@@ -258,11 +260,7 @@ type replaceReader struct {
 }
 
 func newReplaceReader(r io.ReadCloser, swaps []swap) *replaceReader {
-	x := &replaceReader{r: r, swaps: swaps}
-	for _, s := range swaps {
-		x.longest = max(x.longest, len(s.old))
-	}
-	return x
+	return &replaceReader{r: r, swaps: swaps}
 }
 
 func (x *replaceReader) Read(b []byte) (int, error) {
@@ -286,9 +284,11 @@ func (x *replaceReader) Read(b []byte) (int, error) {
 // process moves what can no longer be part of a match from pending to out,
 // replaced.
 func (x *replaceReader) process() {
-	limit := len(x.pending) // a match may start before limit
+	limit := len(x.pending) // a whole match may start before limit
 	if !x.eof {
-		limit -= x.longest - 1
+		// Held back: only the longest end of pending that could begin a
+		// match, so a stream (a WebSocket) is never kept waiting for more.
+		limit -= x.partial()
 	}
 	i := 0
 	for i < limit {
@@ -314,7 +314,44 @@ func (x *replaceReader) process() {
 	}
 }
 
+// partial is the length of the longest end of pending that is the start
+// (not the whole) of a swap's old.
+func (x *replaceReader) partial() int {
+	best := 0
+	for _, s := range x.swaps {
+		for k := min(len(s.old)-1, len(x.pending)); k > best; k-- {
+			if bytes.HasSuffix(x.pending, []byte(s.old[:k])) {
+				best = k
+				break
+			}
+		}
+	}
+	return best
+}
+
 func (x *replaceReader) Close() error { return x.r.Close() }
+
+// upgraded is the body of a bound host's 101 answer (a WebSocket): what
+// the host sends has values put back to placeholders (the swaps are as
+// long as the values, so frame lengths hold), what the sandbox sends goes
+// as it is.
+type upgraded struct {
+	io.Reader
+	rw io.ReadWriteCloser
+}
+
+func (u *upgraded) Write(p []byte) (int, error) { return u.rw.Write(p) }
+func (u *upgraded) Close() error                { return u.rw.Close() }
+
+// sameLengths reports whether each swap's new is as long as its old.
+func sameLengths(swaps []swap) bool {
+	for _, s := range swaps {
+		if len(s.old) != len(s.new) {
+			return false
+		}
+	}
+	return true
+}
 
 // violationVerdict is the refusal of a placeholder sent to a host its
 // secret is not bound to.

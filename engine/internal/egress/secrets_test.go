@@ -362,3 +362,59 @@ func TestCompressedEchoIsRefused(t *testing.T) {
 		t.Fatalf("got %d %q", resp.StatusCode, body)
 	}
 }
+
+// F42: a WebSocket to a bound host works, carries the value in its
+// handshake, and what the host sends back has the value put back to the
+// placeholder, without holding a message back.
+func TestWebSocketToABoundHost(t *testing.T) {
+	cert := leafFor(t, upstreamCA(t), "api.test")
+	got := make(chan string, 1)
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization") + "|" + r.Header.Get("Sec-WebSocket-Extensions")
+		c, brw, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
+		io.WriteString(c, "auth="+r.Header.Get("Authorization")+"\n")
+		io.Copy(c, brw) // then an echo
+	}))
+	s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	port := s.Listener.Addr().(*net.TCPAddr).Port
+	tg, ca, ph := secretGate(t, port, 1, false)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("https://api.test:%d/ws", port), nil)
+	req.Header.Set("Authorization", "Bearer "+ph)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Extensions", "permessage-deflate")
+	c := trusting(tg, ca)
+	c.Timeout = 0 // a 101's body is the connection only without one
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("got %d %q", resp.StatusCode, b)
+	}
+	if g := <-got; g != "Bearer "+testValue+"|" {
+		t.Fatalf("the server got %q", g)
+	}
+	rw := resp.Body.(io.ReadWriter)
+	line := make([]byte, len("auth=Bearer ")+len(ph)+1)
+	if _, err := io.ReadFull(rw, line); err != nil || string(line) != "auth=Bearer "+ph+"\n" {
+		t.Fatalf("read %q %v", line, err)
+	}
+	// An echo of what the sandbox sends comes back whole and at once: only
+	// an end that could begin the value waits for what follows.
+	msg := "ping " + testValue[5:]
+	io.WriteString(rw, msg)
+	back := make([]byte, len(msg))
+	if _, err := io.ReadFull(rw, back); err != nil || string(back) != msg {
+		t.Fatalf("echo %q %v", back, err)
+	}
+}
