@@ -187,7 +187,7 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 	start := time.Now()
 	phs := s.g.placeholders(r.box)
 	if sec := unboundIn(phs, host, port, headerTexts(target, pctx.Req.Header)...); sec != nil {
-		s.g.refuseSecret(r, sec, start)
+		s.g.refuseSecret(r, sec, violationVerdict(r, sec), start)
 		pctx.Resp = refusal(pctx.Req, violationVerdict(r, sec))
 		return goproxy.RejectConnect, target
 	}
@@ -249,10 +249,10 @@ func (g *Gate) placeholders(id string) []placeholder {
 
 // refuseSecret records the refusal of a placeholder sent to a host its
 // secret is not bound to, as a violation.
-func (g *Gate) refuseSecret(r request, sec *secret, start time.Time) {
-	rec := refusalRecord(r, violationVerdict(r, sec), start)
+func (g *Gate) refuseSecret(r request, sec *secret, v verdict, start time.Time) {
+	rec := refusalRecord(r, v, start)
 	rec.Violation = sec.Name
-	g.log.Warn("egress: a secret's placeholder sent to a host it is not bound to", "sandbox", r.box, "secret", sec.Name, "host", r.target())
+	g.log.Warn("egress: a request with a secret's placeholder refused", "sandbox", r.box, "secret", sec.Name, "host", r.target(), "rule", v.rule)
 	g.record(rec)
 }
 
@@ -374,8 +374,12 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	phs := s.g.placeholders(r.box)
 	plan := planFor(phs, r.host, r.port, req)
 	if plan.violation != nil {
-		s.g.refuseSecret(r, plan.violation, start)
+		s.g.refuseSecret(r, plan.violation, violationVerdict(r, plan.violation), start)
 		return req, refusal(req, violationVerdict(r, plan.violation))
+	}
+	if plan.plain != nil {
+		s.g.refuseSecret(r, plan.plain, plainVerdict(r, plan.plain), start)
+		return req, refusal(req, plainVerdict(r, plan.plain))
 	}
 	if inTLS {
 		v = verdict{allow: true, rule: m.rule, addrs: m.addrs}

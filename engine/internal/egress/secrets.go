@@ -41,6 +41,13 @@ func (s *secret) binds(host string, port int) bool {
 	return slices.ContainsFunc(s.hosts, func(r Rule) bool { return r.Allows(host, port) })
 }
 
+// bindsPlain reports whether s may go to host:port over plain HTTP: only
+// where a binding names the port, or the host is the host's own loopback
+// (HostAlias); a binding by name alone means HTTPS (F43).
+func (s *secret) bindsPlain(host string, port int) bool {
+	return slices.ContainsFunc(s.hosts, func(r Rule) bool { return r.Allows(host, port) && (r.Port != 0 || host == HostAlias) })
+}
+
 // placeholder is one secret's placeholder in one sandbox.
 type placeholder struct {
 	text string
@@ -110,6 +117,7 @@ type secretPlan struct {
 	body      []swap   // the same, for those with Body
 	scrub     []swap   // value → placeholder, in what the host answers
 	violation *secret  // a placeholder sent to a host its secret is not bound to
+	plain     *secret  // a placeholder sent in clear to a host its secret is bound to over HTTPS only
 	used      []string // the names swapped
 }
 
@@ -149,8 +157,16 @@ func planFor(phs []placeholder, host string, port int, req *http.Request) secret
 		p.violation = s
 		return p
 	}
+	clear := req.URL.Scheme != "https"
 	for _, ph := range phs {
 		if !ph.s.binds(host, port) {
+			continue
+		}
+		if clear && !ph.s.bindsPlain(host, port) {
+			if slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, ph.text) }) {
+				p.plain = ph.s
+				return p
+			}
 			continue
 		}
 		p.swaps = append(p.swaps, swap{ph.text, ph.s.Value, ph.s.Name})
@@ -351,6 +367,14 @@ func sameLengths(swaps []swap) bool {
 		}
 	}
 	return true
+}
+
+// plainVerdict is the refusal of a secret's placeholder sent in clear to
+// a host the secret goes to over HTTPS only.
+func plainVerdict(r request, s *secret) verdict {
+	return verdict{rule: "secret " + s.Name + " over HTTPS only", status: 403,
+		body: fmt.Sprintf("sandtray egress: %s is refused: secret %s goes to %s over HTTPS only, never in clear; use https:// (or the user binds host:port in [secrets.%s] to allow plain HTTP there)",
+			r.target(), s.Name, r.host, s.Name)}
 }
 
 // violationVerdict is the refusal of a placeholder sent to a host its

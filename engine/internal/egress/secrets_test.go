@@ -418,3 +418,38 @@ func TestWebSocketToABoundHost(t *testing.T) {
 		t.Fatalf("echo %q %v", back, err)
 	}
 }
+
+// F43: a secret bound to a host by name goes there over HTTPS only; its
+// placeholder in a plain-HTTP request to that host is refused, so the value
+// never crosses the network in clear. A binding that names the port allows
+// plain HTTP there.
+func TestSecretGoesInClearOnlyWhereTheBindingSaysSo(t *testing.T) {
+	_, port := echoServer(t, nil)
+	tg := newTestGate(t, Options{
+		Allow: []string{"api.test", fmt.Sprintf("local.test:%d", port)},
+		Secrets: []Secret{
+			{Name: "API_KEY", Hosts: []string{"api.test"}, Value: testValue},
+			{Name: "LOCAL_KEY", Hosts: []string{fmt.Sprintf("local.test:%d", port)}, Value: testValue + "2"},
+		},
+	}, map[string][]string{"api.test": {"127.0.0.1"}, "local.test": {"127.0.0.1"}})
+	ph, ph2 := NewPlaceholder(len(testValue)), NewPlaceholder(len(testValue)+1)
+	if err := tg.Register(Sandbox{ID: "box1", Name: "sb", Placeholders: map[string]string{"API_KEY": ph, "LOCAL_KEY": ph2}}); err != nil {
+		t.Fatal(err)
+	}
+	req := mustReq("http://api.test/v1")
+	req.Header.Set("Authorization", "Bearer "+ph)
+	resp, body := get(t, tg.client(), req)
+	if resp.StatusCode != 403 || !strings.Contains(body, "secret API_KEY goes to api.test over HTTPS only") {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
+	if n := len(tg.dial.all()); n != 0 {
+		t.Fatalf("the gate dialed %d times", n)
+	}
+	if rec := waitRecord(t, tg, "api.test"); rec.Violation != "API_KEY" {
+		t.Fatalf("record %+v", rec)
+	}
+	req = mustReq(fmt.Sprintf("http://local.test:%d/?key=%s", port, ph2))
+	if resp, body := get(t, tg.client(), req); resp.StatusCode != 200 || !strings.Contains(body, "key="+ph2) {
+		t.Fatalf("plain HTTP where the binding names the port: %d %q", resp.StatusCode, body)
+	}
+}
