@@ -187,13 +187,18 @@ func (e *Engine) trustCA(ctx context.Context, b *box) error {
 // value.
 type SecretInfo = sandbox.SecretInfo
 
-// ListSecrets lists the configured secrets: name, hosts, whether the
-// gate swaps it in bodies, and whether it has a value.
+// ListSecrets lists the configured secrets for a model (list_secrets):
+// name, hosts, whether the gate swaps it in bodies, and whether it has a
+// value; why one has none is said without the host's paths or variables
+// (doctor has them, SecretsStatus).
 func (e *Engine) ListSecrets() []SecretInfo {
 	out := []SecretInfo{}
 	for _, s := range e.egress.secrets {
-		out = append(out, SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body,
-			Available: s.value != "", Why: s.why})
+		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Available: s.value != ""}
+		if !info.Available {
+			info.Why = "Sandtray has no value for it; the user can add one in the Sandtray app's Settings → Secrets (`sandtray doctor` says what is missing)"
+		}
+		out = append(out, info)
 	}
 	return out
 }

@@ -209,8 +209,12 @@ func TestSecretWithoutAValue(t *testing.T) {
 		c.ConfigDir = t.TempDir()
 		c.Secrets = map[string]config.Secret{"API_KEY": {Hosts: []string{"api.example.com"}, Env: "SANDTRAY_TEST_NO_SUCH_KEY"}}
 	})
-	if ls := te.ListSecrets(); len(ls) != 1 || ls[0].Available || !strings.Contains(ls[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
+	// The model is told it has none, not where the host keeps it; doctor is.
+	if ls := te.ListSecrets(); len(ls) != 1 || ls[0].Available || !strings.Contains(ls[0].Why, "Settings → Secrets") || strings.Contains(ls[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
 		t.Fatalf("ListSecrets = %+v", ls)
+	}
+	if st := SecretsStatus(te.cfg); len(st) != 1 || st[0].Available || !strings.Contains(st[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
+		t.Fatalf("SecretsStatus = %+v", st)
 	}
 	if p := te.placeholders(); p != nil {
 		t.Fatalf("placeholders %v", p)
