@@ -197,6 +197,9 @@ func (e *Engine) closeEgress() {
 func (e *Engine) egressActivity(r egress.Record) {
 	a := sandbox.Activity{Time: r.Time, Tool: "network", Client: r.Client, Duration: r.DurationMS,
 		Input: fmt.Sprintf("%s %s: %s by %s", r.Method, egress.HostPort(r.Host, r.Port), r.Decision, r.Rule)}
+	if len(r.Secrets) > 0 {
+		a.Input += " (secrets " + strings.Join(r.Secrets, ", ") + " put in)"
+	}
 	if r.Decision == egress.DecisionAllow && r.Error == "" {
 		a.Stdout = fmt.Sprintf("%d bytes up, %d bytes down", r.BytesUp, r.BytesDown)
 	} else {

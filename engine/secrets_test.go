@@ -186,10 +186,16 @@ func TestSecretReachesItsHostOnlyAndIsNeverStored(t *testing.T) {
 		t.Error("the committed image holds the real value")
 	}
 	logs, _ := te.Logs(context.Background(), info.ID, 0)
+	var swapped, refused bool
 	for _, a := range logs {
 		if strings.Contains(fmt.Sprint(a), value) {
 			t.Errorf("activity log entry holds the real value: %+v", a)
 		}
+		swapped = swapped || a.Tool == "network" && strings.Contains(a.Input, "(secrets API_KEY put in)")
+		refused = refused || a.Tool == "network" && strings.Contains(a.Error, "placeholder of secret API_KEY")
+	}
+	if !swapped || !refused {
+		t.Errorf("the activity log lacks the swap (%v) or the refusal (%v): %+v", swapped, refused, logs)
 	}
 }
 
