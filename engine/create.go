@@ -166,7 +166,7 @@ func containerEnv(spec sandbox.Spec) []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, secretEnv(spec)...)
 }
 
 // dockerNetwork is the container's network for a sandbox's: an egress

@@ -43,6 +43,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err != nil {
 		return sandbox.Info{}, err
 	}
+	if spec.Network == sandbox.NetworkEgress {
+		spec.Secrets = e.placeholders()
+	}
 	done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
 	if err != nil {
 		return sandbox.Info{}, err

@@ -238,7 +238,7 @@ func (t *networkTab) keepChoice() {
 		return
 	}
 	for i, r := range t.recent {
-		if r == *t.choice {
+		if reflect.DeepEqual(r, *t.choice) {
 			t.list.Select(i)
 			return
 		}

@@ -28,7 +28,8 @@ type settingsWindow struct {
 	body    *fyne.Container
 	message *widget.Label
 	save    *widget.Button
-	restart *widget.Button // Restart now, once a save changed something (with Options.Restart)
+	restart *widget.Button  // Restart now, once a save changed something (with Options.Restart)
+	secrets *secretsSection // when Settings has them (settings_secrets.go)
 }
 
 // settingInput reads one setting back from its widget.
@@ -106,6 +107,7 @@ func (s *settingsWindow) load() {
 		item.HintText = f.Help + " " + appliesText(f)
 		form.AppendItem(item)
 	}
+	s.addSecretsSection()
 	s.body.Refresh()
 }
 

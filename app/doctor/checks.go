@@ -28,6 +28,7 @@ var checks = []check{
 	checkPool,
 	checkClients,
 	checkRoots,
+	checkSecrets,
 }
 
 func checkConfig(_ context.Context, e *Env) []Line {

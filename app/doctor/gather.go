@@ -2,6 +2,7 @@ package doctor
 
 import (
 	"context"
+	"path/filepath"
 
 	"github.com/sandtray/sandtray/engine/config"
 
@@ -18,6 +19,7 @@ func gather(ctx context.Context, opts Options) *Env {
 		e.ConfigErr = err
 		cfg = config.Default()
 	}
+	cfg.ConfigDir = filepath.Dir(opts.ConfigPath)
 	e.Config = cfg
 	if e.SocketPath == "" {
 		e.SocketPath, e.SocketErr = socket.Path()

@@ -120,3 +120,21 @@ func (u uiAutostart) SetEnabled(on bool) error {
 	}
 	return err
 }
+
+// The Secrets section of the Settings window (ui.SecretSettings).
+
+func (u uiSettings) Secrets() ([]ui.SecretEntry, error) {
+	list, err := u.s.Secrets()
+	out := make([]ui.SecretEntry, len(list))
+	for i, s := range list {
+		out[i] = ui.SecretEntry{Name: s.Name, Hosts: s.Hosts, Source: s.Source, HasValue: s.HasValue}
+	}
+	return out, err
+}
+
+func (u uiSettings) AddSecret(name, value string, hosts []string) error {
+	return u.s.AddSecret(name, value, hosts)
+}
+func (u uiSettings) BindSecret(name string, hosts []string) error { return u.s.BindSecret(name, hosts) }
+func (u uiSettings) RemoveSecret(name string) error               { return u.s.RemoveSecret(name) }
+func (u uiSettings) SecretsWhere() string                         { return u.s.SecretsWhere() }

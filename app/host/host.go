@@ -118,6 +118,7 @@ func loadConfig(opts Options) (config.Config, error) {
 		return config.Config{}, err
 	}
 	cfg.StateDir = cmpOr(opts.StateDir, StateDir())
+	cfg.ConfigDir = filepath.Dir(cmpOr(opts.ConfigPath, ConfigPath()))
 	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
 	return cfg, nil
 }

@@ -16,10 +16,14 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/sandtray/sandtray/internal/atomicfile"
+	"github.com/sandtray/sandtray/internal/keychain"
 )
 
 // Store reads and writes the settings in one config.toml.
-type Store struct{ path string }
+type Store struct {
+	path string
+	kc   *keychain.Store // the secrets' values; nil: the OS keychain of the config's dir (secrets.go)
+}
 
 // New returns the Store of the config file at path (which need not exist).
 func New(path string) *Store { return &Store{path: path} }

@@ -40,10 +40,15 @@ type Config struct {
 	Pull         Pull              `toml:"pull"`   // see security.go
 	Commit       Commit            `toml:"commit"` // see commit.go
 	Docker       Docker            `toml:"docker"`
-	Egress       Egress            `toml:"egress"` // see egress.go
+	Egress       Egress            `toml:"egress"`  // see egress.go
+	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
+	// ConfigDir holds what is the user's rather than the sandboxes': the
+	// egress gate's CA and, where no OS keychain answers, the secrets'
+	// file. Set by the host; "" means StateDir.
+	ConfigDir string `toml:"-"`
 }
 
 // Limits bound what one sandbox and one call may use.
@@ -223,6 +228,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateEgress(); err != nil {
+		return err
+	}
+	if err := c.validateSecrets(); err != nil {
 		return err
 	}
 	if err := c.Docker.check(); err != nil {

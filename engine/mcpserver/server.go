@@ -148,6 +148,7 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
 	jobStatus, jobStop, sandboxLogs,
 	exposePort, unexposePort, requestNetwork,
+	listSecrets,
 	stopSandbox, deleteSandbox,
 }
 

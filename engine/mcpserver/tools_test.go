@@ -13,7 +13,7 @@ import (
 var allTools = []string{
 	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
 	"execute_code", "execute_command", "export_dockerfile", "expose_port", "install_packages", "job_status", "job_stop",
-	"list_files", "list_sandboxes", "make_directory", "persist_sandbox", "read_file", "request_network", "sandbox_logs",
+	"list_files", "list_sandboxes", "list_secrets", "make_directory", "persist_sandbox", "read_file", "request_network", "sandbox_logs",
 	"stop_sandbox", "unexpose_port", "write_file",
 }
 

@@ -34,7 +34,7 @@ func main() {
 	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 jobs, 4 network, 5 details")
 	row := flag.Int("row", 0, "list row to select; -1 for none")
 	tap := flag.String("tap", "", "label of a button to tap after selecting, e.g. Commit…")
-	show := flag.String("window", "", "also open a window: clients, settings, jobs or tray (the tray menu, drawn in a window)")
+	show := flag.String("window", "", "also open a window: clients, settings, secrets (Settings at its end), jobs or tray (the tray menu, drawn in a window)")
 	empty := flag.Bool("empty", false, "start with no sandboxes")
 	ask := flag.Bool("egress", false, "two requests wait for an answer at the egress gate (the approval dialog)")
 	noTray := flag.Bool("notray", false, "as on a desktop without a tray host: the notice, and close minimises")
@@ -75,6 +75,9 @@ func main() {
 		u.ShowClients()
 	case "settings":
 		u.ShowSettings()
+	case "secrets":
+		u.ShowSettings()
+		scrollSettingsToEnd(a)
 	case "jobs":
 		u.ShowAllJobs()
 	case "tray":
