@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 
@@ -220,6 +221,28 @@ func TestSaveHTTPEndpoint(t *testing.T) {
 	}
 	if cfg, err := config.Load(path); err != nil || cfg.HTTP.Listen != "127.0.0.1:8765" {
 		t.Errorf("http.listen = %q, %v", cfg.HTTP.Listen, err)
+	}
+}
+
+// TestSaveEgressAsk: the dialog that asks about unknown hosts is turned on
+// from Settings, and applies to the running engine.
+func TestSaveEgressAsk(t *testing.T) {
+	s, path := newStore(t, "")
+	if _, err := s.Save(edit(t, s, map[string]string{"egress.ask": "true", "egress.ask_timeout": "2m"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil || !cfg.Egress.Ask || cfg.Egress.AskTimeout.Duration != 2*time.Minute {
+		t.Errorf("egress.ask = %v, ask_timeout = %v, %v; want true, 2m", cfg.Egress.Ask, cfg.Egress.AskTimeout, err)
+	}
+	fields, err := s.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if f.Key == "egress.ask" && f.Applies == Restart {
+			t.Errorf("egress.ask is said to wait for a restart; the engine applies it live")
+		}
 	}
 }
 
