@@ -29,6 +29,43 @@ case " $* " in *" update "*) touch /tmp/window; i=0; while [ ! -e /tmp/release ]
 exit 0
 `
 
+// raw runs a shell command in sandbox id past the engine: the test's own
+// look inside, which waits for nothing.
+func (te *testEngine) raw(t *testing.T, id string) func(cmd string) string {
+	return func(cmd string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if _, err := te.docker.Exec(context.Background(), id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+}
+
+// holdInstall starts an install (apt, of jq) in sandbox id, whose apt-get
+// is heldApt, and returns once its window is open and held; the install's
+// error arrives on the channel after raw("touch /tmp/release").
+func (te *testEngine) holdInstall(t *testing.T, id string, raw func(string) string) <-chan error {
+	t.Helper()
+	opened := make(chan struct{})
+	installed := make(chan error, 1)
+	go func() {
+		_, err := te.InstallPackages(context.Background(), te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
+			if strings.Contains(msg, "through Sandtray's egress gate for the install") {
+				close(opened)
+			}
+		})
+		installed <- err
+	}()
+	select {
+	case <-opened:
+	case err := <-installed:
+		t.Fatalf("the install ended before its window opened: %v", err)
+	}
+	eventually(t, 30*time.Second, "the held apt-get to start", func() bool { return raw("ls /tmp/window 2>/dev/null") != "" })
+	return installed
+}
+
 // TestPortForwardsWaitForTheInstallWindow: while an install has an offline
 // sandbox's way out through the egress gate open, expose_port, a new connection through an existing
 // forward (which takes the forward's spare relay, frozen with the rest, and
@@ -44,13 +81,7 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	raw := func(cmd string) string { // the test's own look into the sandbox, past the engine
-		var out bytes.Buffer
-		if _, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
+	raw := te.raw(t, id)
 	starts := func() string { return raw("cat /tmp/py-starts 2>/dev/null") }
 	if _, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "python3 -m http.server 8000 --bind 127.0.0.1", Background: true}); err != nil {
 		t.Fatal(err)
@@ -66,22 +97,7 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 	// The server, the first spare, and the one that replaced it.
 	eventually(t, 10*time.Second, "the forward's spare relay", func() bool { return strings.Count(starts(), "start:") >= 3 })
 
-	opened := make(chan struct{})
-	installed := make(chan error, 1)
-	go func() {
-		_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
-			if strings.Contains(msg, "through Sandtray's egress gate for the install") {
-				close(opened)
-			}
-		})
-		installed <- err
-	}()
-	select {
-	case <-opened:
-	case err := <-installed:
-		t.Fatalf("the install ended before its window opened: %v", err)
-	}
-	eventually(t, 30*time.Second, "the held apt-get to start", func() bool { return raw("ls /tmp/window 2>/dev/null") != "" })
+	installed := te.holdInstall(t, id, raw)
 	exposed := make(chan error, 1)
 	go func() {
 		_, err := te.ExposePort(ctx, te.owner, id, 8001, 0)

@@ -57,32 +57,10 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 }
 
 // Stream sends a stream method and calls fn with each event until ctx is
-// done, the connection ends, or fn fails. The client is the stream's
+// done, the connection ends, fn fails, or the server ends the stream. The client is the stream's
 // alone afterwards: use one client per stream.
 func (c *Client) Stream(ctx context.Context, method string, params any, fn func(json.RawMessage) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
-	defer stop()
-	c.seq++
-	if err := c.send(c.seq, method, params); err != nil {
-		return err
-	}
-	for {
-		resp, err := c.read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		if err := fn(resp.Event); err != nil {
-			return err
-		}
-	}
+	return c.CallStream(ctx, method, params, fn, nil)
 }
 
 func (c *Client) send(id uint64, method string, params any) error {
