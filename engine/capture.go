@@ -34,6 +34,7 @@ func (t boxTarget) captureTarget() capture.Target {
 		Gone:       t.Gone,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		Execs:      func() int { return e.execEnv.execsIn(b.id) },
+		Starting:   func() int { return e.execEnv.startingIn(b.id) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		Gate:       e.installGate(b),
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },

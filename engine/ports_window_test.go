@@ -15,11 +15,27 @@ import (
 )
 
 // notingPython is the model's python3, first on the sandbox's PATH: it
-// notes each start, and whether the install's way out was open then.
+// notes each start with the start of its arguments (the program), and
+// whether the install's way out was open then.
 const notingPython = `#!/bin/sh
-if [ -e /tmp/window ]; then echo "start: during the install" >> /tmp/py-starts; else echo "start:" >> /tmp/py-starts; fi
+what=$(printf '%.60s' "$*" | head -n 1)
+if [ -e /tmp/window ]; then echo "start: during the install: $what" >> /tmp/py-starts; else echo "start: $what" >> /tmp/py-starts; fi
 exec /usr/bin/python3 "$@"
 `
+
+// startedDuringInstall returns the starts noted during the install but
+// for the install's own: the relays of its channel to the egress gate
+// (their programs import array, to receive a connection's socket), which it
+// starts ahead of need while its window is open.
+func startedDuringInstall(starts string) []string {
+	var out []string
+	for line := range strings.Lines(starts) {
+		if strings.Contains(line, "during the install") && !strings.Contains(line, "sys,array,") && !strings.Contains(line, "select,array") {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
 
 // heldApt is an apt-get of the sandbox's own whose update holds the
 // install's way out open (/tmp/window) until the test releases it
@@ -111,12 +127,12 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 		}()
 	}
 	eventually(t, 30*time.Second, "expose_port, the spare's replacement and the new connection's relay to wait for the install", func() bool {
-		if s := starts(); strings.Contains(s, "during the install") {
+		if s := starts(); len(startedDuringInstall(s)) > 0 {
 			t.Fatalf("python3 started while the install had its way out open (%d of the three waited):\n%s", te.execEnv.waitingIn(id), s)
 		}
 		return te.execEnv.waitingIn(id) >= 3
 	})
-	if s := starts(); strings.Contains(s, "during the install") {
+	if s := starts(); len(startedDuringInstall(s)) > 0 {
 		t.Errorf("python3 started while the install had its way out open:\n%s", s)
 	}
 	raw("touch /tmp/release")
@@ -131,7 +147,7 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 			t.Errorf("a connection made during the install: %.200q", r)
 		}
 	}
-	if s := starts(); strings.Contains(s, "during the install") {
+	if s := starts(); len(startedDuringInstall(s)) > 0 {
 		t.Errorf("python3 started while the install had its way out open:\n%s", s)
 	}
 }
