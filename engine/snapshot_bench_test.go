@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// The snapshot benchmarks time one operation on a sandbox with 100 MB of
+// changed files (100 files of 1 MB of random bytes in the workdir), as
+// docs/snapshots.md reports:
+//
+//	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=sandtray/sandbox:latest \
+//	  go test ./engine -run '^$' -bench 'Snapshot100MB' -benchtime 5x -count 1
+
+const changed100MB = "mkdir -p data && for i in $(seq 100); do head -c 1048576 /dev/urandom > data/f$i; done"
+
+func benchSandbox(b *testing.B) (*Engine, sandbox.Owner, string) {
+	e := newBenchEngine(b, 0)
+	ctx := context.Background()
+	owner := sandbox.Owner{Session: "bench", Client: "engine-bench 1.0"}
+	e.SessionStarted(owner)
+	info, err := e.Create(ctx, owner, sandbox.CreateRequest{}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { e.Delete(context.Background(), owner, info.ID) }) // its snapshots and forks' images go with it
+	if out, err := e.ExecCommand(ctx, owner, info.ID, sandbox.CommandRequest{Command: changed100MB}); err != nil || out.Result.ExitCode != 0 {
+		b.Fatalf("write 100 MB: %+v %v", out.Result, err)
+	}
+	return e, owner, info.ID
+}
+
+func BenchmarkSnapshot100MB(b *testing.B) {
+	e, owner, id := benchSandbox(b)
+	ctx := context.Background()
+	for range b.N {
+		s, err := e.Snapshot(ctx, owner, id, sandbox.SnapshotRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := e.DeleteSnapshot(ctx, owner, id, s.ID); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkRestore100MB restores the 100 MB after they were all deleted
+// and replaced by 100 MB of other files.
+func BenchmarkRestore100MB(b *testing.B) {
+	e, owner, id := benchSandbox(b)
+	ctx := context.Background()
+	s, err := e.Snapshot(ctx, owner, id, sandbox.SnapshotRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		if _, err := e.ExecCommand(ctx, owner, id, sandbox.CommandRequest{Command: "rm -r data && mv data2 data 2>/dev/null; mkdir -p other && for i in $(seq 100); do head -c 1048576 /dev/urandom > other/g$i; done"}); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := e.Restore(ctx, owner, id, s.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFork100MB(b *testing.B) {
+	e, owner, id := benchSandbox(b)
+	ctx := context.Background()
+	for range b.N {
+		forks, err := e.Fork(ctx, owner, id, sandbox.ForkRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		for _, f := range forks {
+			e.Delete(ctx, owner, f.SandboxID)
+		}
+		b.StartTimer()
+	}
+}
