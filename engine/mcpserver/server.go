@@ -146,6 +146,7 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	writeFile, readFile, listFiles, makeDirectory,
 	copyToSandbox, copyFromSandbox,
 	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
+	snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox, // snapshots.go
 	jobStatus, jobStop, sandboxLogs,
 	exposePort, unexposePort, requestNetwork,
 	stopSandbox, deleteSandbox,
