@@ -25,6 +25,7 @@ type detailPane struct {
 	files     *filesTab
 	jobs      *jobsView
 	info      *infoTab
+	snaps     *snapshotsTab // nil when the Backend has no snapshots (snapshots.go)
 	names     *fyne.Container
 	body      *fyne.Container
 	none      *widget.Label
@@ -54,6 +55,10 @@ func newDetailPane(u *UI) *detailPane {
 		container.NewTabItem("Jobs", d.jobs.object()),
 		container.NewTabItem("Details", d.info.object()),
 	)
+	if sb, ok := u.b.(SnapshotBackend); ok {
+		d.snaps = newSnapshotsTab(u, sb)
+		d.tabs.Append(container.NewTabItem("Snapshots", d.snaps.object()))
+	}
 	d.tabs.OnSelected = func(*container.TabItem) {
 		d.jobs.setShown(d.jobsShown())
 		d.refresh()
@@ -108,6 +113,8 @@ func (d *detailPane) refresh() {
 		d.files.refresh(info)
 	case "Jobs":
 		d.jobs.refresh()
+	case "Snapshots":
+		d.snaps.refresh(info)
 	}
 }
 

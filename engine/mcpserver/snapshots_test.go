@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -81,3 +82,6 @@ func TestSnapshotTools(t *testing.T) {
 		t.Errorf("snapshot_sandbox on a backend without snapshots: %s", textOfResult(res))
 	}
 }
+
+// The engine is a SnapshotBackend: the tools work in sandtray.
+var _ SnapshotBackend = (*engine.Engine)(nil)
