@@ -59,11 +59,12 @@ const maxSnapshotLabel = 200
 
 var validSnapshotID = regexp.MustCompile(`^[0-9a-f]{12}$`)
 
-// errNoLive is the answer to live: true: what CRIU needs that is missing
-// here (docs/snapshots.md says what was tried).
-var errNoLive = fmt.Errorf("live snapshots (processes and their memory, with CRIU) are not available: "+
-	"Docker's checkpoint needs its experimental mode and criu on the host, and Sandtray's sandboxes drop every capability and run under a seccomp profile that CRIU's restore cannot work in; "+
-	"take the snapshot without live (files only: running processes and kernels end at restore): %w", sandbox.ErrInvalid)
+// errNoLive is the answer to live: true. Sandtray takes no live snapshots
+// yet: CRIU checkpoint/restore is not wired in, and on the daemons it was
+// tried on it cannot work (docs/snapshots.md says what was tried).
+var errNoLive = fmt.Errorf("live snapshots (running processes and their memory) are not available: they need CRIU checkpoint/restore, "+
+	"which Docker offers only in its experimental mode with criu installed on the daemon's host, and which Sandtray does not use yet; "+
+	"take the snapshot without live: files only, and restore_sandbox then restarts the kernels: %w", sandbox.ErrInvalid)
 
 // snapshotRef is the image name of a snapshot of container id.
 func (c *settings) snapshotRef(id, snap string) string {
@@ -228,7 +229,9 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		diffed := make(chan error, 1)
 		go func() {
 			var err error
-			rec.Changes, err = e.docker.Diff(ctx, b.id)
+			if _, snap := labels[labelSnapID]; snap { // a fork needs no change list
+				rec.Changes, err = e.docker.Diff(ctx, b.id)
+			}
 			diffed <- err
 		}()
 		l := maps.Clone(labels)
@@ -413,6 +416,27 @@ func (e *Engine) removeUntagged(id string) {
 	}
 }
 
+// removeUntaggedSoon tries removeUntagged for a few seconds, until the
+// image is gone.
+func (e *Engine) removeUntaggedSoon(id string) {
+	for wait := 50 * time.Millisecond; wait < 5*time.Second; wait *= 2 {
+		ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+		_, err := e.docker.InspectImage(ctx, id)
+		if err == nil {
+			_, err = e.docker.RemoveUntagged(ctx, id)
+		}
+		cancel()
+		if err != nil { // gone (not found), or Docker cannot be asked
+			return
+		}
+		select {
+		case <-e.base.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
 // dropSnapshots removes what a removed sandbox leaves of snapshots and
 // forks: its snapshots' images and folder, and the image it was forked
 // from (its own tag of it: the image goes with the last fork).
@@ -423,7 +447,12 @@ func (e *Engine) dropSnapshots(id, image string) {
 		cancel()
 		e.removeImage(image)
 		if err == nil {
-			e.removeUntagged(img.ID) // the last fork's: the image goes with its last tag
+			// The last fork's: the image goes with its last tag. Docker
+			// sometimes still counts the container just removed as using
+			// it, and the tag's removal then leaves it untagged: a few
+			// more tries, off the caller's path (the next start-up's
+			// sweep removes what is left).
+			go e.removeUntaggedSoon(img.ID)
 		}
 	}
 	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)

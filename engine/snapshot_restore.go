@@ -183,6 +183,9 @@ func cut(s string, n int) string {
 // its own tag of one image committed under forkRepo, removed with the last
 // fork. A fork that cannot be made removes those made before it.
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
+	if e.cfg.Limits.MaxForks == 0 {
+		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
+	}
 	count := cmp.Or(req.Count, 1)
 	if max := e.cfg.Limits.MaxForks; count < 1 || count > max {
 		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -130,11 +131,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, img := range images() {
-		if len(img.RepoTags) > 0 && img.RepoTags[0] != "<none>:<none>" {
-			t.Errorf("image %v left after every sandbox went", img.RepoTags)
-		}
-	}
+	eventually(t, 10*time.Second, "the forks' image to go with the last fork", func() bool { return len(images()) == 0 })
 }
 
 // A label is only a label: whatever it says, the image is named under the
@@ -220,5 +217,47 @@ func TestSnapshotLimits(t *testing.T) {
 	wantKind(t, err, sandbox.ErrInvalid)
 	if list, _ := te.List(ctx); len(list) != 1 {
 		t.Errorf("%d sandboxes after a refused fork", len(list))
+	}
+}
+
+// After a restart, a persistent sandbox's snapshots are there to restore;
+// those of the ephemeral sandbox reaped at the start-up are gone.
+func TestSnapshotsAfterRestart(t *testing.T) {
+	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
+	images := snapshotImages(t, te)
+	ctx := context.Background()
+	keep := te.create(t, sandbox.CreateRequest{Name: "keep", Persistent: true})
+	drop := te.create(t, sandbox.CreateRequest{Name: "drop"})
+	te.command(t, keep.ID, "echo one > a.txt")
+	s, err := te.Snapshot(ctx, te.owner, keep.ID, sandbox.SnapshotRequest{Label: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Snapshot(ctx, te.owner, drop.ID, sandbox.SnapshotRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	te.command(t, keep.ID, "rm a.txt")
+	te.stopLoops() // the process dies: nothing is cleaned up
+
+	e2, err := newEngine(ctx, te.cfg, te.docker, Options{Labels: te.labels, Tick: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.stopLoops()
+	list, err := e2.ListSnapshots(ctx, "keep")
+	if err != nil || len(list) != 1 || list[0].ID != s.ID || list[0].Label != "kept" || list[0].SizeBytes <= 0 {
+		t.Fatalf("snapshots after restart: %+v %v", list, err)
+	}
+	if _, err := e2.Restore(ctx, te.owner, "keep", s.ID); err != nil {
+		t.Fatalf("restore after restart: %v", err)
+	}
+	out, err := e2.ExecCommand(ctx, te.owner, "keep", sandbox.CommandRequest{Command: "cat a.txt"})
+	if err != nil || out.Result.Stdout != "one\n" {
+		t.Errorf("a.txt after restore: %+v %v", out.Result, err)
+	}
+	for _, img := range images() {
+		if img.Labels[labelSnapSandbox] == drop.ID {
+			t.Errorf("the reaped sandbox's snapshot %v is still there", img.RepoTags)
+		}
 	}
 }
