@@ -388,7 +388,12 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 	if err != nil {
 		return err
 	}
-	err = e.docker.RemoveImage(ctx, e.cfg.snapshotRef(b.id, s.ID))
+	name := e.cfg.snapshotRef(b.id, s.ID)
+	img, ierr := e.docker.InspectImage(ctx, name)
+	err = e.docker.RemoveImage(ctx, name)
+	if ierr == nil && err == nil {
+		go e.removeUntaggedSoon(img.ID) // see dropImage
+	}
 	if err == nil {
 		err = os.RemoveAll(e.cfg.snapshotDir(b.id, s.ID))
 	}
@@ -413,6 +418,22 @@ func (e *Engine) removeUntagged(id string) {
 	_, err := e.docker.RemoveUntagged(ctx, id)
 	if err != nil {
 		e.log.Warn("remove image", "image", id, "err", err)
+	}
+}
+
+// dropImage removes tag ref of an image of the engine's own and, when
+// that was its last name, the image. Docker sometimes still counts a
+// container just removed (a fork, a restore's helper) as using it, and the
+// tag's removal then leaves it untagged: removeUntaggedSoon tries again
+// for a few seconds, off the caller's path, and the next start-up's sweep
+// removes what is left.
+func (e *Engine) dropImage(ref string) {
+	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+	img, err := e.docker.InspectImage(ctx, ref)
+	cancel()
+	e.removeImage(ref)
+	if err == nil {
+		go e.removeUntaggedSoon(img.ID)
 	}
 }
 
@@ -442,18 +463,7 @@ func (e *Engine) removeUntaggedSoon(id string) {
 // from (its own tag of it: the image goes with the last fork).
 func (e *Engine) dropSnapshots(id, image string) {
 	if strings.HasPrefix(image, forkRepo+e.cfg.engine[:nameTagLen]+":") {
-		ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-		img, err := e.docker.InspectImage(ctx, image)
-		cancel()
-		e.removeImage(image)
-		if err == nil {
-			// The last fork's: the image goes with its last tag. Docker
-			// sometimes still counts the container just removed as using
-			// it, and the tag's removal then leaves it untagged: a few
-			// more tries, off the caller's path (the next start-up's
-			// sweep removes what is left).
-			go e.removeUntaggedSoon(img.ID)
-		}
+		e.dropImage(image) // the image goes with the last fork's tag
 	}
 	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
 	list, err := e.snapshotsOf(ctx, id)
@@ -462,7 +472,7 @@ func (e *Engine) dropSnapshots(id, image string) {
 		e.log.Warn("list the snapshots of a removed sandbox", "id", sandbox.ShortID(id), "err", err)
 	}
 	for _, s := range list {
-		e.removeImage(e.cfg.snapshotRef(id, s.ID))
+		e.dropImage(e.cfg.snapshotRef(id, s.ID))
 	}
 	if e.cfg.StateDir != "" {
 		os.RemoveAll(filepath.Join(e.cfg.StateDir, "snapshots", id))

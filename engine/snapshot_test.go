@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,7 @@ func snapshotImages(t *testing.T, te *testEngine) func() []docker.LabeledImage {
 			for _, tag := range img.RepoTags {
 				te.docker.RemoveImage(context.Background(), tag)
 			}
+			te.docker.RemoveUntagged(context.Background(), img.ID)
 		}
 	})
 	return list
@@ -118,11 +120,9 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	if err := te.Delete(ctx, te.owner, info.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, img := range images() {
-		if img.Labels[labelSnapSandbox] == info.ID {
-			t.Errorf("snapshot image %v of the deleted sandbox is still there", img.RepoTags)
-		}
-	}
+	eventually(t, 10*time.Second, "the deleted sandbox's snapshot to leave the daemon", func() bool {
+		return !slices.ContainsFunc(images(), func(img docker.LabeledImage) bool { return img.Labels[labelSnapSandbox] == info.ID })
+	})
 	if got := te.out(t, forks[1].SandboxID, "cat a.txt"); got != "one" {
 		t.Errorf("fork after the original's removal: %q", got)
 	}
@@ -255,9 +255,7 @@ func TestSnapshotsAfterRestart(t *testing.T) {
 	if err != nil || out.Result.Stdout != "one\n" {
 		t.Errorf("a.txt after restore: %+v %v", out.Result, err)
 	}
-	for _, img := range images() {
-		if img.Labels[labelSnapSandbox] == drop.ID {
-			t.Errorf("the reaped sandbox's snapshot %v is still there", img.RepoTags)
-		}
-	}
+	eventually(t, 10*time.Second, "the reaped sandbox's snapshot to leave the daemon", func() bool {
+		return !slices.ContainsFunc(images(), func(img docker.LabeledImage) bool { return img.Labels[labelSnapSandbox] == drop.ID })
+	})
 }
