@@ -117,6 +117,26 @@ func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.Snapshot
 	return out, nil
 }
 
+// snapshotBytes is the disk all of the engine's snapshots take, as each
+// one's record says.
+func (e *Engine) snapshotBytes(ctx context.Context) (int64, error) {
+	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine})
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, img := range imgs {
+		id, snap := img.Labels[labelSnapSandbox], img.Labels[labelSnapID]
+		if id == "" || !validSnapshotID.MatchString(snap) {
+			continue // a fork's image
+		}
+		if rec, err := readRecord(e.cfg.snapshotDir(id, snap)); err == nil {
+			n += rec.Size
+		}
+	}
+	return n, nil
+}
+
 // ListSnapshots lists a sandbox's snapshots, oldest first.
 func (e *Engine) ListSnapshots(ctx context.Context, ref string) ([]sandbox.SnapshotInfo, error) {
 	b, err := e.acquire(ref)
@@ -181,17 +201,17 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 	if err != nil {
 		return sandbox.SnapshotInfo{}, err
 	}
-	var used int64
-	for _, s := range have {
-		used += s.SizeBytes
+	used, err := e.snapshotBytes(ctx)
+	if err != nil {
+		return sandbox.SnapshotInfo{}, err
 	}
 	switch {
 	case len(have) >= e.cfg.Limits.MaxSnapshots:
 		return sandbox.SnapshotInfo{}, fmt.Errorf("sandbox %s already has %d snapshots, the most limits.max_snapshots allows; delete one with delete_snapshot (list_snapshots shows them) and try again: %w",
 			b.name, len(have), sandbox.ErrConflict)
 	case used >= e.cfg.Limits.SnapshotMB<<20:
-		return sandbox.SnapshotInfo{}, fmt.Errorf("the snapshots of sandbox %s take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot and try again: %w",
-			b.name, used>>20, sandbox.ErrConflict)
+		return sandbox.SnapshotInfo{}, fmt.Errorf("the snapshots of Sandtray's sandboxes take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot (list_snapshots shows each sandbox's) and try again: %w",
+			used>>20, sandbox.ErrConflict)
 	}
 	snap := sandbox.RandomHex(6)
 	s, err := e.takeSnapshot(ctx, b, e.cfg.snapshotRef(b.id, snap), e.cfg.snapshotDir(b.id, snap),

@@ -69,15 +69,22 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 		}
 		plan := restorePlan(rec.Changes, cur)
 		if res.PathsRestored, err = e.restoreRoot(hctx, b, e.cfg.snapshotRef(b.id, s.ID), plan); err != nil {
-			return res, fmt.Errorf("restore sandbox %s to snapshot %s: %w", b.name, s.ID, err)
+			return res, partly(b, s.ID, err)
 		}
 	}
 	if err := e.loadTmpfs(hctx, b.id, b.spec.User, dir, rec); err != nil {
-		return res, fmt.Errorf("restore sandbox %s to snapshot %s: %w", b.name, s.ID, err)
+		return res, partly(b, s.ID, err)
 	}
 	res.Milliseconds = time.Since(start).Milliseconds()
 	boxTarget{e, b}.log("restore_sandbox", owner)(s.ID, nil, fmt.Sprintf("%d paths; kernels restarted: %v; jobs ended: %d", res.PathsRestored, res.KernelsRestarted, res.JobsEnded))
 	return res, nil
+}
+
+// partly is a restore's error once it began to change files: the sandbox
+// is between its state and the snapshot's, and a new restore finishes it
+// (it redoes every path that differs).
+func partly(b *box, snap string, err error) error {
+	return fmt.Errorf("restore sandbox %s to snapshot %s stopped part way, so its files are partly restored; restore_sandbox again to finish: %w", b.name, snap, err)
 }
 
 // restartIfEnded starts b's container again when ending its kernels ended

@@ -218,6 +218,21 @@ func TestSnapshotLimits(t *testing.T) {
 	if list, _ := te.List(ctx); len(list) != 1 {
 		t.Errorf("%d sandboxes after a refused fork", len(list))
 	}
+
+	// limits.max_snapshot_mb counts every sandbox's snapshots.
+	tb := newTestEngine(t, func(c *Config) { c.Limits.SnapshotMB = 1 })
+	snapshotImages(t, tb)
+	one := tb.create(t, sandbox.CreateRequest{Name: "one"})
+	two := tb.create(t, sandbox.CreateRequest{Name: "two"})
+	tb.command(t, one.ID, "head -c 2097152 /dev/urandom > big")
+	if _, err := tb.Snapshot(ctx, tb.owner, one.ID, sandbox.SnapshotRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Snapshot(ctx, tb.owner, two.ID, sandbox.SnapshotRequest{})
+	wantKind(t, err, sandbox.ErrConflict)
+	if err == nil || !strings.Contains(err.Error(), "limits.max_snapshot_mb") {
+		t.Errorf("error %v does not name the budget", err)
+	}
 }
 
 // After a restart, a persistent sandbox's snapshots are there to restore;

@@ -11,11 +11,11 @@ import (
 type SnapshotLimits struct {
 	MaxSnapshots int   `toml:"max_snapshots"`   // snapshots kept per sandbox
 	MaxForks     int   `toml:"max_forks"`       // sandboxes one fork_sandbox call makes
-	SnapshotMB   int64 `toml:"max_snapshot_mb"` // disk all of a sandbox's snapshots may take together
+	SnapshotMB   int64 `toml:"max_snapshot_mb"` // disk all of the engine's snapshots may take together
 }
 
-// Defaults: 10 snapshots a sandbox, 4 forks a call, 10 GiB of snapshots a
-// sandbox.
+// Defaults: 10 snapshots a sandbox, 4 forks a call, 10 GiB of snapshots in
+// all.
 const (
 	defaultMaxSnapshots = 10
 	defaultMaxForks     = 4
