@@ -154,6 +154,11 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	return n, nil
 }
 
+// rmScript removes its arguments, after making the folders among them
+// that their user owns writable (a folder made read-only would keep its
+// files).
+const rmScript = `chmod -R u+rwX -- "$@" 2>/dev/null; rm -rf -- "$@"`
+
 // removePaths removes paths from b with the sandbox's rm, in passes as its
 // user, root and its user again: with no capabilities, each may remove
 // only in folders it owns (root's install, the user's files).
@@ -163,7 +168,7 @@ func (e *Engine) removePaths(ctx context.Context, b *box, paths []string) error 
 		last := i == len(users)-1
 		for batch := range slices.Chunk(paths, rmBatch) {
 			var errOut strings.Builder
-			code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"rm", "-rf", "--"}, batch...),
+			code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"/bin/sh", "-c", rmScript, "sh"}, batch...),
 				Stdout: io.Discard, Stderr: &errOut})
 			if err != nil {
 				return e.gone(b, err)

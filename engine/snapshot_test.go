@@ -70,7 +70,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 		t.Errorf("snapshot = %+v", s)
 	}
 
-	te.command(t, info.ID, "echo two > b.txt && rm a.txt && echo changed > sub/k.txt")
+	te.command(t, info.ID, "echo two > b.txt && rm a.txt && echo changed > sub/k.txt && mkdir -p ro/in && touch ro/in/f && chmod -R a-w ro")
 	// a package installed with dpkg: files under /usr, dpkg's database changed
 	te.command(t, info.ID, fakePackage+" && dpkg -s sandtray-fake >/dev/null")
 
@@ -81,7 +81,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	if !res.KernelsRestarted || res.SandboxID != info.ID || res.Name != "snap" {
 		t.Errorf("restore = %+v; want kernels_restarted, the same id and name", res)
 	}
-	if got := te.out(t, info.ID, "cat a.txt sub/k.txt; ls b.txt /usr/share/sandtray-fake 2>&1 | grep -c 'No such'; dpkg -s sandtray-fake 2>&1 | grep -c 'not installed'"); got != "one\nkeep\n2\n1" {
+	if got := te.out(t, info.ID, "cat a.txt sub/k.txt; ls b.txt ro /usr/share/sandtray-fake 2>&1 | grep -c 'No such'; dpkg -s sandtray-fake 2>&1 | grep -c 'not installed'"); got != "one\nkeep\n3\n1" {
 		t.Errorf("after restore: %q; want a.txt back, sub/k.txt as it was, b.txt and the package gone", got)
 	}
 	r, err := te.ExecCode(ctx, te.owner, info.ID, sandbox.CodeRequest{Language: "python", Code: "print('x' in globals())"})
