@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -113,15 +114,12 @@ func readRecord(dir string) (snapshotRecord, error) {
 // rmBatch bounds the paths one rm takes.
 const rmBatch = 500
 
-// restoreRoot removes the plan's paths from b and copies each back from a
-// container made from image, where it has it. It returns how many paths it
+// restoreRoot puts the plan's paths back in b as a container made from
+// image has them, and removes those it lacks. It returns how many paths it
 // copied back.
 func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []string) (int, error) {
 	if len(plan) == 0 {
 		return 0, nil
-	}
-	if err := e.removePaths(ctx, b, plan); err != nil {
-		return 0, err
 	}
 	helper, err := e.docker.Create(ctx, docker.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
 		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg.labels)})
@@ -135,29 +133,56 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 			e.log.Warn("remove a restore's helper container", "id", sandbox.ShortID(helper), "err", err)
 		}
 	}()
-	n := 0
+	// A file the snapshot has replaces the sandbox's in place (Docker's
+	// copy does), and goes first: the sandbox's own rm, chmod and
+	// libraries, which the removal runs with, are then the snapshot's.
+	// Only a path the snapshot lacks, and a folder on either side (whose
+	// other files must go, and which a copy never swaps with a file), is
+	// removed, then the folders are copied back.
+	var files, dirs, remove []string
 	for _, p := range plan {
-		rc, _, err := e.docker.CopyFrom(ctx, helper, p)
-		if errors.Is(err, sandbox.ErrNotFound) {
-			continue // added after the snapshot: removed above
+		st, err := e.docker.StatPath(ctx, helper, p)
+		switch {
+		case errors.Is(err, sandbox.ErrNotFound):
+			remove = append(remove, p)
+			continue
+		case err != nil:
+			return 0, err
 		}
-		if err != nil {
-			return n, err
+		now, err := e.docker.StatPath(ctx, b.id, p)
+		if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			return 0, e.gone(b, err)
 		}
-		err = e.docker.CopyTo(ctx, b.id, path.Dir(p), rc)
-		rc.Close()
-		if err != nil {
-			return n, fmt.Errorf("put back %s: %w", p, err)
+		if fs.FileMode(st.Mode).IsDir() || (err == nil && fs.FileMode(now.Mode).IsDir()) {
+			remove, dirs = append(remove, p), append(dirs, p)
+		} else {
+			files = append(files, p)
 		}
-		n++
 	}
-	return n, nil
+	n := 0
+	copyBack := func(paths []string) error {
+		for _, p := range paths {
+			rc, _, err := e.docker.CopyFrom(ctx, helper, p)
+			if err != nil {
+				return err
+			}
+			err = e.docker.CopyTo(ctx, b.id, path.Dir(p), rc)
+			rc.Close()
+			if err != nil {
+				return fmt.Errorf("put back %s: %w", p, err)
+			}
+			n++
+		}
+		return nil
+	}
+	if err := copyBack(files); err != nil {
+		return n, err
+	}
+	if err := e.removePaths(ctx, b, remove); err != nil {
+		return n, err
+	}
+	return n, copyBack(dirs)
 }
-
-// rmScript removes its arguments, after making the folders among them
-// that their user owns writable (a folder made read-only would keep its
-// files).
-const rmScript = `chmod -R u+rwX -- "$@" 2>/dev/null; rm -rf -- "$@"`
 
 // removePaths removes paths from b with the sandbox's rm, in passes as its
 // user, root and its user again: with no capabilities, each may remove
@@ -168,7 +193,13 @@ func (e *Engine) removePaths(ctx context.Context, b *box, paths []string) error 
 		last := i == len(users)-1
 		for batch := range slices.Chunk(paths, rmBatch) {
 			var errOut strings.Builder
-			code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"/bin/sh", "-c", rmScript, "sh"}, batch...),
+			// chmod first: a folder its owner made read-only would keep
+			// its files. No shell: only rm and chmod must work.
+			if _, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"chmod", "-R", "u+rwX", "--"}, batch...),
+				Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+				return e.gone(b, err)
+			}
+			code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"rm", "-rf", "--"}, batch...),
 				Stdout: io.Discard, Stderr: &errOut})
 			if err != nil {
 				return e.gone(b, err)

@@ -73,6 +73,8 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	te.command(t, info.ID, "echo two > b.txt && rm a.txt && echo changed > sub/k.txt && mkdir -p ro/in && touch ro/in/f && chmod -R a-w ro")
 	// a package installed with dpkg: files under /usr, dpkg's database changed
 	te.command(t, info.ID, fakePackage+" && dpkg -s sandtray-fake >/dev/null")
+	// and rm that removes nothing: restore must not rely on the sandbox's binaries as they are now
+	te.command(t, info.ID, "cp /bin/true \"$(command -v rm)\"")
 
 	res, err := te.Restore(ctx, te.owner, info.ID, s.ID)
 	if err != nil {
