@@ -76,9 +76,16 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	// and rm that removes nothing: restore must not rely on the sandbox's binaries as they are now
 	te.command(t, info.ID, "cp /bin/true \"$(command -v rm)\"")
 
+	fwd, err := te.ExposePort(ctx, te.owner, info.ID, 8000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := te.Restore(ctx, te.owner, info.ID, s.ID)
 	if err != nil {
 		t.Fatalf("restore: %v", err)
+	}
+	if list, _ := te.List(ctx); len(list) != 1 || list[0].ID != info.ID || len(list[0].Ports) != 1 || list[0].Ports[0].HostPort != fwd.HostPort {
+		t.Errorf("after restore: %+v; want the same sandbox with its port forward", list)
 	}
 	if !res.KernelsRestarted || res.SandboxID != info.ID || res.Name != "snap" {
 		t.Errorf("restore = %+v; want kernels_restarted, the same id and name", res)
@@ -97,6 +104,9 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	}
 	if len(forks) != 2 || forks[0].Name != "branch-1" || forks[1].Name != "branch-2" {
 		t.Fatalf("forks = %+v", forks)
+	}
+	if list, _ := te.List(ctx); len(list) != 3 || len(list[1].Ports)+len(list[2].Ports) != 0 {
+		t.Errorf("sandboxes after the fork: %+v; want two forks without the original's port forward", list)
 	}
 	for _, f := range forks {
 		if got := te.out(t, f.SandboxID, "cat a.txt sub/k.txt"); got != "one\nkeep" {
