@@ -19,6 +19,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -233,11 +234,20 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	if max := e.cfg.Limits.MaxForks; count < 1 || count > max {
 		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)
 	}
+	e.mu.Lock()
+	paused := e.paused
+	e.mu.Unlock()
+	if paused {
+		return nil, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu, forks too; ask them to resume: %w", sandbox.ErrPaused)
+	}
 	b, err := e.ready(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
 	defer e.release(b)
+	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, b.spec); err != nil {
+		return nil, err
+	}
 	names := make([]string, count)
 	for i := range names {
 		switch {
