@@ -227,6 +227,10 @@ func TestSnapshotLimits(t *testing.T) {
 	}
 	_, err = te.Fork(ctx, te.owner, info.ID, sandbox.ForkRequest{Count: 2})
 	wantKind(t, err, sandbox.ErrInvalid)
+	te.SetPaused(true) // the tray's "pause new sandboxes"
+	_, err = te.Fork(ctx, te.owner, info.ID, sandbox.ForkRequest{})
+	wantKind(t, err, sandbox.ErrPaused)
+	te.SetPaused(false)
 	if list, _ := te.List(ctx); len(list) != 1 {
 		t.Errorf("%d sandboxes after a refused fork", len(list))
 	}
