@@ -57,7 +57,10 @@ const (
 // maxSnapshotLabel bounds a snapshot's label, in characters.
 const maxSnapshotLabel = 200
 
-var validSnapshotID = regexp.MustCompile(`^[0-9a-f]{12}$`)
+var (
+	validSnapshotID = regexp.MustCompile(`^[0-9a-f]{12}$`)
+	validID         = regexp.MustCompile(`^[0-9a-f]{64}$`) // a container id, as a folder name
+)
 
 // errNoLive is the answer to live: true. Sandtray takes no live snapshots
 // yet: CRIU checkpoint/restore is not wired in, and on the daemons it was
@@ -106,12 +109,17 @@ func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.Snapshot
 		if t, err := time.Parse(time.RFC3339Nano, img.Labels[labelSnapCreated]); err == nil {
 			s.Created = t
 		}
-		if rec, err := readRecord(e.cfg.snapshotDir(id, s.ID)); err == nil {
-			s.SizeBytes = rec.Size
+		if !validSnapshotID.MatchString(s.ID) {
+			continue
 		}
-		if validSnapshotID.MatchString(s.ID) {
-			out = append(out, s)
+		// Only what this engine took: its state dir holds the record. An
+		// image someone else labelled so is not listed (nor restored).
+		rec, err := readRecord(e.cfg.snapshotDir(id, s.ID))
+		if err != nil {
+			continue
 		}
+		s.SizeBytes = rec.Size
+		out = append(out, s)
 	}
 	slices.SortFunc(out, func(a, b sandbox.SnapshotInfo) int { return a.Created.Compare(b.Created) })
 	return out, nil
@@ -127,7 +135,7 @@ func (e *Engine) snapshotBytes(ctx context.Context) (int64, error) {
 	var n int64
 	for _, img := range imgs {
 		id, snap := img.Labels[labelSnapSandbox], img.Labels[labelSnapID]
-		if id == "" || !validSnapshotID.MatchString(snap) {
+		if !validID.MatchString(id) || !validSnapshotID.MatchString(snap) {
 			continue // a fork's image
 		}
 		if rec, err := readRecord(e.cfg.snapshotDir(id, snap)); err == nil {
@@ -523,10 +531,12 @@ func (e *Engine) sweepSnapshots(ctx context.Context) {
 		for _, tag := range img.RepoTags {
 			id := img.Labels[labelSnapSandbox]
 			switch {
-			case strings.HasPrefix(tag, snapshotRepo) && !live[id]:
+			case strings.HasPrefix(tag, snapshotRepo+e.cfg.engine[:nameTagLen]+"-") && !live[id]:
 				e.removeImage(tag)
-				os.RemoveAll(filepath.Join(e.cfg.StateDir, "snapshots", id))
-			case strings.HasPrefix(tag, forkRepo) && !live[tag]:
+				if validID.MatchString(id) {
+					os.RemoveAll(filepath.Join(e.cfg.StateDir, "snapshots", id))
+				}
+			case strings.HasPrefix(tag, forkRepo+e.cfg.engine[:nameTagLen]+":") && !live[tag]:
 				e.removeImage(tag)
 			}
 		}

@@ -290,3 +290,24 @@ func TestSnapshotsAfterRestart(t *testing.T) {
 		return !slices.ContainsFunc(images(), func(img docker.LabeledImage) bool { return img.Labels[labelSnapSandbox] == drop.ID })
 	})
 }
+
+// An image someone else labels as one of the sandbox's snapshots is
+// neither listed nor restored: only what the engine took (its state dir
+// holds the record) is.
+func TestSnapshotForgedLabelsIgnored(t *testing.T) {
+	t.Parallel()
+	te := newTestEngine(t)
+	snapshotImages(t, te)
+	ctx := context.Background()
+	info := te.create(t, sandbox.CreateRequest{Name: "forged"})
+	forged := snapshotRepo + te.Engine.cfg.engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
+	if _, err := te.docker.Commit(ctx, info.ID, forged, docker.ImageConfig{Labels: map[string]string{
+		labelSnapEngine: te.Engine.cfg.engine, labelSnapSandbox: info.ID, labelSnapID: "0123456789ab"}}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := te.ListSnapshots(ctx, info.ID); err != nil || len(list) != 0 {
+		t.Errorf("list = %+v, %v; want none", list, err)
+	}
+	_, err := te.Restore(ctx, te.owner, info.ID, "0123456789ab")
+	wantKind(t, err, sandbox.ErrNotFound)
+}
