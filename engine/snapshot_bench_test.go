@@ -48,7 +48,7 @@ func benchSandbox(b *testing.B) (*Engine, sandbox.Owner, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { e.Delete(context.Background(), owner, info.ID) }) // its snapshots and forks' images go with it
+	b.Cleanup(func() { removeSnapshotImages(e) })
 	if out, err := e.ExecCommand(ctx, owner, info.ID, sandbox.CommandRequest{Command: changed100MB}); err != nil || out.Result.ExitCode != 0 {
 		b.Fatalf("write 100 MB: %+v %v", out.Result, err)
 	}

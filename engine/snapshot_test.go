@@ -23,14 +23,7 @@ func snapshotImages(t *testing.T, te *testEngine) func() []docker.LabeledImage {
 		}
 		return imgs
 	}
-	t.Cleanup(func() {
-		for _, img := range list() {
-			for _, tag := range img.RepoTags {
-				te.docker.RemoveImage(context.Background(), tag)
-			}
-			te.docker.RemoveUntagged(context.Background(), img.ID)
-		}
-	})
+	t.Cleanup(func() { removeSnapshotImages(te.Engine) })
 	return list
 }
 
@@ -38,6 +31,21 @@ func snapshotImages(t *testing.T, te *testEngine) func() []docker.LabeledImage {
 const fakePackage = `cd /tmp && mkdir -p pkg/DEBIAN pkg/usr/share/sandtray-fake && echo hi > pkg/usr/share/sandtray-fake/f && ` +
 	`printf 'Package: sandtray-fake\nVersion: 1.0\nArchitecture: all\nMaintainer: x <x@y>\nDescription: x\n' > pkg/DEBIAN/control && ` +
 	`dpkg-deb -b pkg fake.deb >/dev/null && dpkg -i fake.deb >/dev/null && rm -r pkg fake.deb && cd - >/dev/null`
+
+// removeSnapshotImages deletes e's sandboxes (which removes their
+// snapshots) and then every image left with its label (one whose removal
+// Docker deferred, see dropImage, outlives the test's process otherwise).
+func removeSnapshotImages(e *Engine) {
+	ctx := context.Background()
+	list, _ := e.List(ctx)
+	for _, info := range list {
+		e.Delete(ctx, sandbox.Owner{}, info.ID)
+	}
+	imgs, _ := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine})
+	for _, img := range imgs {
+		e.docker.RemoveImage(ctx, img.ID)
+	}
+}
 
 func (te *testEngine) out(t *testing.T, id, cmd string) string {
 	t.Helper()
