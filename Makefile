@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
 .PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
-.PHONY: cross deps-platforms test-podman
+.PHONY: cross deps-platforms test-podman vet-here test-go
 
 # apt_install installs those of the Debian packages $(1) that are missing,
 # running $(2) first when some are.
@@ -31,15 +31,23 @@ run: deps docker image build
 
 ## test: vet and race-test everything against the real Docker daemon: unit,
 ## integration and GUI tests, the attack, file and CIS suite (engine/securitytest),
-## then, alone, the faults that restart and freeze the daemon; then the
-## end-to-end tests against Podman (make test-podman). Cross builds first.
-test: deps docker test-image
-	$(MAKE) --no-print-directory -j3 cross
+## and beside them the end-to-end tests against Podman (make test-podman); then,
+## alone, the faults that restart and freeze the daemon. The sandbox image builds
+## (mostly downloads) while the cross builds and vet compile.
+test: deps docker
+	$(MAKE) --no-print-directory -j4 test-image cross vet-here
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-podman
+	$(MAKE) --no-print-directory test-fault
+
+# vet-here: go vet for this platform, the fault tests' build tag too.
+vet-here:
 	$(GO) vet ./...
 	$(GO) vet -tags fault ./engine/securitytest/
-	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -timeout 30m ./...
-	$(MAKE) --no-print-directory test-fault
-	$(MAKE) --no-print-directory test-podman
+
+# test-go: every package's tests, packages three at a time (most of their
+# time is spent waiting on Docker).
+test-go: docker test-image
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -p 3 -timeout 30m ./...
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
 test-fault: docker test-image

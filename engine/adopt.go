@@ -25,11 +25,11 @@ func (e *Engine) adopt(ctx context.Context) error {
 	e.logLegacy(legacy)
 	var leftovers []string
 	for _, c := range list {
-		if pool.IsLeftover(c, e.cfg.scope()) {
+		if pool.IsLeftover(c, e.cfg().scope()) {
 			leftovers = append(leftovers, c.ID) // a crash left it in this engine's warm pool: never a sandbox
 			continue
 		}
-		b := e.cfg.boxFromContainer(c)
+		b := e.cfg().boxFromContainer(c)
 		if st, ok, err := e.store.load(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
@@ -92,7 +92,7 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 	if err := e.docker.Start(ctx, b.id); err != nil {
 		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.name, err))
 	}
-	if b.spec.Network == sandbox.NetworkBridge && !e.cfg.Sandbox.AllowNetwork {
+	if b.spec.Network == sandbox.NetworkBridge && !e.cfg().Sandbox.AllowNetwork {
 		// Docker reconnects a bridged sandbox at every start; the user's
 		// config now forbids the network.
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())

@@ -20,7 +20,7 @@ type Bench struct {
 }
 
 // Bench returns the engine's baselines.
-func (e *Engine) Bench() Bench { return Bench{docker: e.docker, cfg: &e.cfg, reg: &e.registry} }
+func (e *Engine) Bench() Bench { return Bench{docker: e.docker, cfg: e.cfg(), reg: &e.registry} }
 
 // BareCreateStart times what Docker alone takes to create and start a
 // container of image with the hardening and limits of a default sandbox (no

@@ -34,6 +34,7 @@ func (t boxTarget) captureTarget() capture.Target {
 		Gone:       t.Gone,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		Execs:      func() int { return e.execEnv.execsIn(b.id) },
+		Starting:   func() int { return e.execEnv.startingIn(b.id) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		Gate:       e.installGate(b),
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
@@ -55,7 +56,7 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 	work := r.e.guarded(r.b, func(ctx context.Context, o *run.Output) (run.Result, error) {
 		return r.e.runner.Run(ctx, boxTarget{r.e, r.b}, run.Process{Cmd: x.Cmd, Env: x.Env, User: x.User, Workdir: x.Workdir, Timeout: x.Timeout, Stream: x.Stream, Out: o})
 	})
-	out, err := work(ctx, run.NewOutput(r.e.cfg.Limits.LogOutputBytes, nil, nil))
+	out, err := work(ctx, run.NewOutput(r.e.cfg().Limits.LogOutputBytes, nil, nil))
 	out.Render()
 	return capture.Ran{Result: out.Result, LogOut: out.LogOut, LogErr: out.LogErr}, err
 }
@@ -74,7 +75,7 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 	if err := capture.CheckInstall(req); err != nil {
 		return sandbox.InstallResult{}, err
 	}
-	timeout, err := e.cfg.timeoutFor(req.Timeout, true)
+	timeout, err := e.cfg().timeoutFor(req.Timeout, true)
 	if err != nil {
 		return sandbox.InstallResult{}, err
 	}
@@ -118,7 +119,7 @@ func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, e
 // make its containers look managed by Sandtray. Docker pauses the sandbox
 // while it copies the filesystem; progress hears before and after.
 func (e *Engine) Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error) {
-	tag, err := capture.Tag(req.Image, e.cfg.Commit.Namespace)
+	tag, err := capture.Tag(req.Image, e.cfg().Commit.Namespace)
 	if err != nil {
 		return sandbox.CommitResult{}, err
 	}
@@ -143,7 +144,7 @@ func (e *Engine) ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref,
 	dir := ""
 	if hostPath != "" {
 		var err error
-		if dir, err = e.cfg.hostPath(hostPath, false); err != nil {
+		if dir, err = e.cfg().hostPath(hostPath, false); err != nil {
 			return sandbox.Export{}, err
 		}
 	}

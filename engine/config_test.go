@@ -5,4 +5,4 @@ import "github.com/sandtray/sandtray/engine/config"
 // The [pool] defaults and bounds that pool_test.go checks validation with.
 const maxPoolSize, maxPoolTotal = config.MaxPoolSize, config.MaxPoolTotal
 
-func defaultPoolConfig() PoolConfig { return config.Default().Pool }
+func defaultPoolConfig() config.Pool { return config.Default().Pool }

@@ -30,7 +30,7 @@ func (s *settings) hostPath(p string, mustExist bool) (string, error) {
 // by its own name; any other dest is the new name. Host symlinks are copied
 // as links, never followed, so nothing outside the roots is read.
 func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, dest string) (sandbox.CopyResult, error) {
-	src, err := e.cfg.hostPath(hostPath, true)
+	src, err := e.cfg().hostPath(hostPath, true)
 	if err != nil {
 		return sandbox.CopyResult{}, err
 	}
@@ -49,7 +49,7 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 // reported; files are created through an os.Root, which refuses to follow any
 // symlink out of the destination, even one swapped in during the copy.
 func (e *Engine) CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, p, hostPath string) (sandbox.CopyResult, error) {
-	dst, err := e.cfg.hostPath(hostPath, false)
+	dst, err := e.cfg().hostPath(hostPath, false)
 	if err != nil {
 		return sandbox.CopyResult{}, err
 	}

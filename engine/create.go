@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -22,11 +24,11 @@ import (
 // is paid for it; its later kernels are execs, as every other sandbox's.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
-	labels, err := e.cfg.sandboxLabels(spec, now)
+	labels, err := e.cfg().sandboxLabels(spec, now)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	opts := e.cfg.createOptions(e.cfg.containerName(spec.Name), spec.Name, spec, labels)
+	opts := e.cfg().createOptions(e.cfg().containerName(spec.Name), spec.Name, spec, labels)
 	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
 	// from the sandbox's code is checked there (kernel_attached_test.go),
 	// not under gVisor.
@@ -123,13 +125,31 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
 func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return c.Harden(docker.CreateOptions{
+	return c.harden(docker.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: dockerNetwork(spec.Network),
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),
 	})
+}
+
+// harden adds the profile's container settings to o (the engine calls
+// it for every container it makes): in the strict profile a
+// read-only root, with tmpfs for the workdir and /tmp, each at most
+// sandbox.tmpfs_mb and the sandbox's memory (tmpfs pages count in it), and
+// HOME in the workdir, the one place the user can write.
+func (c *settings) harden(o docker.CreateOptions) docker.CreateOptions {
+	if c.Sandbox.Profile != config.ProfileStrict {
+		return o
+	}
+	size := min(c.Sandbox.TmpfsMB, o.MemoryMB)
+	o.ReadOnlyRoot = true
+	o.Tmpfs = map[string]int64{o.Workdir: size, "/tmp": size}
+	if !slices.ContainsFunc(o.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
+		o.Env = append(slices.Clip(o.Env), "HOME="+o.Workdir)
+	}
+	return o
 }
 
 // containerEnv is spec's env, with the proxy's for an egress sandbox (its
@@ -146,7 +166,7 @@ func containerEnv(spec sandbox.Spec) []string {
 			env = append(env, kv)
 		}
 	}
-	return env
+	return append(env, secretEnv(spec)...)
 }
 
 // dockerNetwork is the container's network for a sandbox's: an egress

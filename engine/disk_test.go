@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -30,7 +32,7 @@ func TestDiskLimitStopsTheWriter(t *testing.T) {
 		{"docker's size", func(d dockerAPI) dockerAPI { return noUpperDir{d} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			te := newTestEngineOn(t, c.wrap, func(cfg *Config) { cfg.Limits.DiskMB = 64 })
+			te := newTestEngineOn(t, c.wrap, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })
 			id := te.create(t, sandbox.CreateRequest{}).ID
 			// No one file outgrows the limit, however fast it is written.
 			big := te.command(t, id, "head -c 80000000 /dev/zero > /workspace/big; echo rc=$?; stat -c %s /workspace/big; rm /workspace/big")

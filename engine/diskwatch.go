@@ -32,7 +32,7 @@ func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 		e.record(t.ID(), sandbox.Activity{Tool: "disk_watchdog", Stderr: "[sandtray: " + note + "]"})
 		e.notify(t.ID(), "Sandbox over its disk limit", fmt.Sprintf("%s: %s.", t.Name(), note))
 	}
-	w := e.runner.Watchdog(e.cfg.Limits.DiskMB<<20, running, report)
+	w := e.runner.Watchdog(e.cfg().Limits.DiskMB<<20, running, report)
 	w.CgroupRoot, w.Stats = e.cgroupRoot, e.docker
 	w.Run(ctx, tick)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -18,7 +20,7 @@ import (
 // call; the sandbox is then stopped, its log says why, and it starts again
 // on next use with its files. Close then waits for the watch's goroutine.
 func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
-	te := newTestEngine(t, func(cfg *Config) { cfg.Limits.DiskMB = 64 })
+	te := newTestEngine(t, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -9,9 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/keychain"
 )
 
 // The egress gate (engine/internal/egress) carries the connections of
@@ -40,11 +43,26 @@ type egressSet struct {
 	mu    sync.Mutex
 	chans map[string]*egress.Channel // by sandbox id
 	log   func(msg string, args ...any)
+	// secrets are the configured secrets with their values, read at start
+	// (secrets.go); ca is the gate's CA for their hosts, nil without any.
+	secrets []secretState
+	ca      *egress.CA
 }
 
 // newGate makes the gate of cfg's [egress] rules, recording in the state dir.
-func (e *Engine) newGate(cfg Config) error {
+func (e *Engine) newGate(cfg config.Config) error {
+	secrets := loadSecrets(cfg, keychain.New(secretsConfigDir(cfg)))
+	for _, s := range secrets {
+		if s.why != "" {
+			e.log.Warn("a secret has no value; egress sandboxes do not get it", "secret", s.name, "why", s.why)
+		}
+	}
+	values, ca, roots, err := gateSecrets(cfg, secrets)
+	if err != nil {
+		return err
+	}
 	g, err := egress.New(egress.Options{
+		Secrets: values, CA: ca, UpstreamRoots: roots,
 		Allow: cfg.Egress.Allow, Deny: cfg.Egress.Deny, Ask: cfg.Egress.Ask, AskTimeout: cfg.Egress.AskTimeout.Duration,
 		HostPorts:  cfg.Egress.HostPorts,
 		RecordFile: filepath.Join(cfg.StateDir, "egress.jsonl"), GlobalFile: filepath.Join(cfg.StateDir, "egress-approved.json"),
@@ -53,7 +71,7 @@ func (e *Engine) newGate(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	e.egress = &egressSet{gate: g, chans: map[string]*egress.Channel{}, log: e.log.Warn}
+	e.egress = &egressSet{gate: g, chans: map[string]*egress.Channel{}, log: e.log.Warn, secrets: secrets, ca: ca}
 	return nil
 }
 
@@ -76,7 +94,14 @@ func (e *Engine) egressUp(ctx context.Context, b *box) error {
 	e.mu.Lock()
 	rules, client := b.state.Egress, b.state.Owner.Client
 	e.mu.Unlock()
-	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules,
+	if err := e.trustCA(ctx, b); err != nil {
+		// Not fatal: the sandbox works, but HTTPS to its secrets' hosts
+		// fails its certificate check (a read-only root, the strict
+		// profile, has no trust store to add to). Its log says so.
+		e.log.Warn("egress sandbox without the gate's CA", "sandbox", b.name, "err", err)
+		e.record(b.id, sandbox.Activity{Tool: "network", Error: err.Error() + "; HTTPS requests to its secrets' hosts will fail the certificate check"})
+	}
+	if err := e.egress.gate.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Rules: rules, Placeholders: b.spec.Secrets,
 		Save: func(r sandbox.EgressRules) {
 			e.changeState(b, "egress rules", func(st *boxState) { st.Egress = r })
 			e.publish()
@@ -174,6 +199,9 @@ func (e *Engine) closeEgress() {
 func (e *Engine) egressActivity(r egress.Record) {
 	a := sandbox.Activity{Time: r.Time, Tool: "network", Client: r.Client, Duration: r.DurationMS,
 		Input: fmt.Sprintf("%s %s: %s by %s", r.Method, egress.HostPort(r.Host, r.Port), r.Decision, r.Rule)}
+	if len(r.Secrets) > 0 {
+		a.Input += " (secrets " + strings.Join(r.Secrets, ", ") + " put in)"
+	}
 	if r.Decision == egress.DecisionAllow && r.Error == "" {
 		a.Stdout = fmt.Sprintf("%d bytes up, %d bytes down", r.BytesUp, r.BytesDown)
 	} else {

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -92,4 +94,65 @@ func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressN
 		return n, nil
 	}
 	return sandbox.EgressNetwork{Rules: rules}, nil
+}
+
+// RemoveEgressRule takes pattern ("host", "*.domain", "host:port") off
+// sandbox ref's own egress rules, allow or deny, running or not: the host
+// is asked about (or refused) again from the next connection. A pattern
+// the sandbox has no rule for is sandbox.ErrNotFound. Only the user may
+// call it, as AnswerEgress.
+func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) error {
+	rule, err := egress.ParseRule(pattern, egress.SourceSandbox)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	b, err := e.lookup(ref)
+	e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	want := rule.String()
+	removed := false
+	// The state first: a start that reads it now registers without the rule.
+	e.changeState(b, "egress rules", func(st *boxState) {
+		keep := func(list []string) []string {
+			return slices.DeleteFunc(slices.Clone(list), func(p string) bool {
+				r, err := egress.ParseRule(p, egress.SourceSandbox)
+				if err == nil && r.String() == want {
+					removed = true
+					return true
+				}
+				return false
+			})
+		}
+		st.Egress.Allow, st.Egress.Deny = keep(st.Egress.Allow), keep(st.Egress.Deny)
+	})
+	if e.egress.gate.Registered(b.id) {
+		ok, err := e.egress.gate.RemoveRule(b.id, want)
+		if err != nil && !errors.Is(err, sandbox.ErrNotFound) { // it stopped meanwhile: the state is what counts
+			return err
+		}
+		removed = removed || ok
+	}
+	if !removed {
+		return fmt.Errorf("sandbox %s has no egress rule %q; `sandtray egress rules %s` lists its rules: %w", b.name, want, b.name, sandbox.ErrNotFound)
+	}
+	e.publish()
+	return nil
+}
+
+// RemoveEgressApproval takes pattern off the approvals for every sandbox
+// (what "allow for all sandboxes" added; the config's rules stay the
+// config's). One that is not there is sandbox.ErrNotFound. Only the user
+// may call it, as AnswerEgress.
+func (e *Engine) RemoveEgressApproval(ctx context.Context, pattern string) error {
+	ok, err := e.egress.gate.RemoveGlobal(pattern)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("no approval %q for every sandbox: %w", pattern, sandbox.ErrNotFound)
+	}
+	return nil
 }

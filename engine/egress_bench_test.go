@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -68,7 +70,7 @@ func BenchmarkEgressGate(b *testing.B) {
 	b.Cleanup(func() { srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
 
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(b)
 	cfg.StateDir = b.TempDir()
 	cfg.Pool.Size = 0

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
@@ -60,8 +62,8 @@ func fetchAt(t *testing.T, te *testEngine, id, url string) (status, body string,
 	return status, body, time.Duration(secs * float64(time.Second)), started
 }
 
-func egressEngine(t *testing.T, configure ...func(*Config)) *testEngine {
-	return newTestEngine(t, append([]func(*Config){func(c *Config) {
+func egressEngine(t *testing.T, configure ...func(*config.Config)) *testEngine {
+	return newTestEngine(t, append([]func(*config.Config){func(c *config.Config) {
 		c.Egress.Deny = []string{"example.com"}
 	}}, configure...)...)
 }
@@ -180,9 +182,9 @@ func TestEgressAptAndInstallWithoutANetwork(t *testing.T) {
 }
 
 func TestEgressAsk(t *testing.T) {
-	te := egressEngine(t, func(c *Config) {
+	te := egressEngine(t, func(c *config.Config) {
 		c.Egress.Ask = true
-		c.Egress.AskTimeout = Duration{Duration: 3 * time.Second}
+		c.Egress.AskTimeout = config.Duration{Duration: 3 * time.Second}
 		c.Egress.Allow = []string{} // nothing allowed: the mirror is asked about
 	})
 	info := te.create(t, sandbox.CreateRequest{Network: sandbox.NetworkEgress})

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -27,7 +30,9 @@ const activityKept = 500
 // Engine manages sandboxes. It is safe for concurrent use. Create it with New
 // and release it with Close.
 type Engine struct {
-	cfg    settings
+	// conf is the configuration in force: replaced whole by Reconfigure
+	// (reconfigure.go), never changed in place; read it with cfg.
+	conf   atomic.Pointer[settings]
 	docker dockerAPI
 	log    *slog.Logger
 	store  *stateStore
@@ -41,7 +46,7 @@ type Engine struct {
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a python sandbox created on demand gets its first kernel
-	// on its attachment (create.go, SECURITY.md F31); off on a daemon that
+	// on its attachment (create.go, docs/security.md F31); off on a daemon that
 	// says it is not Docker's own engine (Podman), where it is not checked.
 	attachFirst bool
 
@@ -64,12 +69,19 @@ type Engine struct {
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
-	saves       *lastUse         // coalesced saves of last-use times
-	loops       sync.WaitGroup   // the loops alone, for stopLoops in tests
-	pool        *pool.Pool       // the warm pool; nil when disabled
-	capture     *capture.Capture // installs, commits, diffs, exports
-	runner      *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files       *files.Files     // write_file, read_file, make_directory, list_files
+	saves       *lastUse       // coalesced saves of last-use times
+	loops       sync.WaitGroup // the loops alone, for stopLoops in tests
+	// warm is the warm pool (nil when disabled), replaced whole by
+	// Reconfigure; read it with pool. poolStop stops its Run, poolCtx and
+	// tick are what a new one runs with; reconf serialises Reconfigure.
+	warm     atomic.Pointer[pool.Pool]
+	poolStop func()
+	poolCtx  context.Context
+	tick     time.Duration
+	reconf   sync.Mutex
+	capture  *capture.Capture // installs, commits, diffs, exports
+	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	files    *files.Files     // write_file, read_file, make_directory, list_files
 
 	execEnv *execEnv       // wraps docker: env of sandboxes taken from the pool (execenv.go)
 	stats   *stats.Sampler // what is sampled, for whom (stats.go)
@@ -92,7 +104,7 @@ type Options struct {
 // New connects to Docker, adopts its own containers (identity.go), removing
 // expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
-func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
+func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,7 +127,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Engine, error) {
+func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options) (*Engine, error) {
 	store, err := newStateStore(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -130,9 +142,10 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	x := withExecEnv(d)
 	e := &Engine{
-		cfg: settings{Config: cfg, labels: opts.Labels, engine: id}, docker: x, execEnv: x, log: log, store: store, start: time.Now(),
+		docker: x, execEnv: x, log: log, store: store, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
+	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
@@ -152,8 +165,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 	}
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	e.capture = capture.New(x, e.cfg.captureConfig(), log)
-	e.files = files.New(x, files.Config{Limits: e.cfg.copyLimits(), Log: log})
+	e.capture = capture.New(x, e.cfg().captureConfig(), log)
+	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, statsSink{e}, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
@@ -175,10 +188,8 @@ func newEngine(ctx context.Context, cfg Config, d dockerAPI, opts Options) (*Eng
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.pool = pool.New(pool.ConfigFrom(e.cfg.Pool, e.cfg.DefaultImage, e.cfg.containerName, e.cfg.scope()), e.docker, poolHost{e}, e.log)
-	if e.pool != nil { // nil when disabled
-		loops = append(loops, func() { e.pool.Run(loopCtx, tick) })
-	}
+	e.tick, e.poolCtx = tick, loopCtx
+	e.startPool(loopCtx)
 	for _, loop := range loops {
 		e.wg.Add(1)
 		e.loops.Add(1)
@@ -209,7 +220,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()
-	e.pool.Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
+	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	if c, ok := e.docker.(interface{ Close() error }); ok {
 		return c.Close()
 	}
@@ -244,7 +255,7 @@ func (e *Engine) StopEphemeral(ctx context.Context) error {
 }
 
 // Config returns the configuration the engine runs with.
-func (e *Engine) Config() Config { return e.cfg.Config }
+func (e *Engine) Config() config.Config { return e.cfg().Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {

@@ -10,7 +10,7 @@ import (
 )
 
 // hostSide are the env names a caller may not give a sandbox or a command
-// (SECURITY.md F35), by prefix, and why. Where NVIDIA's runtime is the
+// (docs/security.md F35), by prefix, and why. Where NVIDIA's runtime is the
 // daemon's default, NVIDIA_VISIBLE_DEVICES alone hands a container GPUs,
 // whatever gpu.allow says; the toolkit's hooks run on the host side of a
 // container's start and read LD_* as they load (CVE-2025-23266). Names

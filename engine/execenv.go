@@ -26,11 +26,14 @@ type execEnv struct {
 	running map[string]int           // guarded by mu: container id → execs in flight (see execsIn)
 	held    map[string]chan struct{} // guarded by mu: container id → closed when an install lets processes in again (execgate.go)
 	waiting map[string]int           // guarded by mu: container id → processes waiting at its gate
+	// starting counts, by container id, the streams (relays) whose
+	// process Docker has not started yet (see startingIn); guarded by mu.
+	starting map[string]int
 }
 
 func withExecEnv(d dockerAPI) *execEnv {
 	return &execEnv{dockerAPI: d, env: map[string][]string{}, running: map[string]int{},
-		held: map[string]chan struct{}{}, waiting: map[string]int{}}
+		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{}}
 }
 
 // execsIn counts the execs in flight in container id, started or about to
@@ -40,6 +43,15 @@ func (x *execEnv) execsIn(id string) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.running[id]
+}
+
+// startingIn counts the streams in container id whose process has not
+// started yet: an install's freeze waits until none is left, for a process
+// not there yet is one no pass can stop.
+func (x *execEnv) startingIn(id string) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.starting[id]
 }
 
 // set makes env part of every exec in container id from now on.

@@ -122,13 +122,24 @@ func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string)
 	if err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	x.starting[id]++
+	x.mu.Unlock()
+	started := func() {
+		x.mu.Lock()
+		if x.starting[id]--; x.starting[id] <= 0 {
+			delete(x.starting, id)
+		}
+		x.mu.Unlock()
+		leave()
+	}
 	c, err := x.dockerAPI.ExecStream(ctx, id, user, cmd)
 	if err != nil {
-		leave()
+		started()
 		return nil, err
 	}
 	go func() {
-		defer leave()
+		defer started()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startWait)
 		defer cancel()
 		_ = c.Started(sctx) // a process that never starts reads nothing: its stream ends

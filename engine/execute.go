@@ -18,7 +18,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if strings.TrimSpace(req.Command) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("command is empty; give a shell command such as \"ls -la\": %w", sandbox.ErrInvalid)
 	}
-	o, err := e.cfg.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := e.cfg().callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -62,7 +62,7 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	if strings.TrimSpace(req.Code) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.Name, sandbox.ErrInvalid)
 	}
-	o, err := e.cfg.callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := e.cfg().callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -129,7 +129,7 @@ type execution struct {
 // for background, it continues as a job and the caller gets the output so
 // far and the job's id. Until then, the caller's ctx cancels it.
 func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o callOpts, work runFunc) (sandbox.ExecOutcome, error) {
-	keep := e.cfg.Limits.LogOutputBytes
+	keep := e.cfg().Limits.LogOutputBytes
 	work = e.guarded(b, work)
 	if o.wait > o.timeout+2*kernel.Grace {
 		out := run.NewOutput(keep, nil, o.progress)

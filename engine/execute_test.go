@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -120,7 +122,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 // TestOutputFlood: a command that prints forever returns capped output and
 // keeps more in the activity log, within its timeout.
 func TestOutputFlood(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Limits.OutputBytes = 1000; c.Limits.LogOutputBytes = 5000 })
+	te := newTestEngine(t, func(c *config.Config) { c.Limits.OutputBytes = 1000; c.Limits.LogOutputBytes = 5000 })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "yes", Timeout: 2 * time.Second})

@@ -66,7 +66,7 @@ func (e *Engine) MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, p 
 // ReadFile reads up to limit bytes of a file from offset (limit <= 0 means
 // the configured maximum). A symlink is followed inside the sandbox.
 func (e *Engine) ReadFile(ctx context.Context, owner sandbox.Owner, ref, p string, offset, limit int64) (sandbox.FileContent, error) {
-	limit, err := files.CheckRead(offset, limit, e.cfg.Limits.ReadFileBytes)
+	limit, err := files.CheckRead(offset, limit, e.cfg().Limits.ReadFileBytes)
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}

@@ -13,7 +13,7 @@ import (
 // TestEnvForTheGPUToolkitIsRefused: env names that steer the NVIDIA
 // Container Toolkit (NVIDIA_*, LD_*, in any case) are refused from
 // create_sandbox and execute_command with ErrForbidden and a sentence
-// pointing at gpus, before anything is made or run (SECURITY.md F35).
+// pointing at gpus, before anything is made or run (docs/security.md F35).
 func TestEnvForTheGPUToolkitIsRefused(t *testing.T) {
 	te := newTestEngine(t)
 	ctx := context.Background()
@@ -41,7 +41,7 @@ func TestEnvForTheGPUToolkitIsRefused(t *testing.T) {
 // TestSandboxesWithoutGPUsSayVoid: every sandbox without GPUs has
 // NVIDIA_VISIBLE_DEVICES=void in its container's env (docker inspect) and
 // in what runs in it, however it was made: cold with its first kernel on
-// the attachment, cold without, and from the warm pool (SECURITY.md F35).
+// the attachment, cold without, and from the warm pool (docs/security.md F35).
 func TestSandboxesWithoutGPUsSayVoid(t *testing.T) {
 	warm := newPoolEngine(t, 1)
 	pooled := warm.create(t, sandbox.CreateRequest{}).ID

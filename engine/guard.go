@@ -235,7 +235,7 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 			leave()
 		}()
 		var watched chan struct{}
-		if limit := e.cfg.Limits.DiskMB << 20; limit > 0 {
+		if limit := e.cfg().Limits.DiskMB << 20; limit > 0 {
 			watched = make(chan struct{})
 			go func() {
 				defer close(watched)
@@ -246,7 +246,7 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		var stop *run.Stopped
 		if err != nil && errors.As(context.Cause(ctx), &stop) {
 			res = out.Result(sandbox.ExecResult{ExitCode: stop.Code, Duration: time.Since(started), Outcome: stop.Outcome},
-				e.cfg.Limits.OutputBytes, e.cfg.Limits.LogOutputBytes)
+				e.cfg().Limits.OutputBytes, e.cfg().Limits.LogOutputBytes)
 			err = nil
 		}
 		cancel(nil)

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -18,21 +20,21 @@ type testEngine struct {
 	*Engine
 	docker *docker.Client
 	owner  sandbox.Owner
-	cfg    Config            // what the engine was made with
+	cfg    config.Config     // what the engine was made with
 	labels map[string]string // the test's labels, on every container it makes
 }
 
-func newTestEngine(t *testing.T, configure ...func(*Config)) *testEngine {
+func newTestEngine(t *testing.T, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	return newTestEngineOn(t, nil, configure...)
 }
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...func(*Config)) *testEngine {
+func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Host.AllowedRoots = []string{t.TempDir()}

@@ -20,7 +20,7 @@ import (
 // An engine is its OS user and its state dir: two engines on one Docker
 // daemon (the tray app and a `sandtray serve --stdio` with a state dir of
 // its own, or two users) never see, reap or remove each other's sandboxes
-// or spares (SECURITY.md F37). Every container an engine makes carries its
+// or spares (docs/security.md F37). Every container an engine makes carries its
 // identity in sandbox.LabelEngine, and its name carries the identity's tag,
 // so sandbox names are per engine too.
 
@@ -95,15 +95,15 @@ func (c *settings) scope() map[string]string {
 // without a test label leaves test containers alone too: a user's engine
 // must never adopt or reap them.
 func (e *Engine) listOwned(ctx context.Context) (own, legacy []docker.Container, err error) {
-	list, err := e.docker.List(ctx, e.cfg.managed(), true)
+	list, err := e.docker.List(ctx, e.cfg().managed(), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	_, testing := e.cfg.labels[sandbox.LabelTest]
+	_, testing := e.cfg().labels[sandbox.LabelTest]
 	for _, c := range list {
 		switch mark := c.Labels[sandbox.LabelEngine]; {
 		case !testing && c.Labels[sandbox.LabelTest] != "":
-		case mark == e.cfg.engine:
+		case mark == e.cfg().engine:
 			own = append(own, c)
 		case mark != "":
 			// another engine's: not even named in the log

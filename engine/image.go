@@ -41,7 +41,7 @@ type ImageState struct {
 
 // BuildImage builds the sandbox image on the Docker that cfg leads to (see
 // imagebuild.Build); the caller's options say which tag and source.
-func BuildImage(ctx context.Context, cfg Config, o ImageBuildOptions) (ImageBuildResult, error) {
+func BuildImage(ctx context.Context, cfg config.Config, o ImageBuildOptions) (ImageBuildResult, error) {
 	cli, err := docker.Connect(ctx, cfg.Docker.Host)
 	if err != nil {
 		return ImageBuildResult{}, err
@@ -53,7 +53,7 @@ func BuildImage(ctx context.Context, cfg Config, o ImageBuildOptions) (ImageBuil
 
 // InspectImageState reports what the Docker that cfg leads to has of ref
 // ("" for cfg's default image).
-func InspectImageState(ctx context.Context, cfg Config, ref string) (ImageState, error) {
+func InspectImageState(ctx context.Context, cfg config.Config, ref string) (ImageState, error) {
 	if ref == "" {
 		ref = cfg.DefaultImage
 	}
@@ -114,10 +114,10 @@ func (e *Engine) DefaultImageState(ctx context.Context) (ImageState, *ImageBuild
 	if d, ok := e.execEnv.dockerAPI.(interface {
 		ImageDetails(ctx context.Context, ref string) (docker.ImageDetails, error)
 	}); ok {
-		st, err = imageState(ctx, d, e.cfg.DefaultImage)
+		st, err = imageState(ctx, d, e.cfg().DefaultImage)
 	} else {
-		st.Ref, st.Builtin = e.cfg.DefaultImage, e.cfg.DefaultImage == BuiltinImage
-		st.Present, err = e.docker.ImageExists(ctx, e.cfg.DefaultImage)
+		st.Ref, st.Builtin = e.cfg().DefaultImage, e.cfg().DefaultImage == BuiltinImage
+		st.Present, err = e.docker.ImageExists(ctx, e.cfg().DefaultImage)
 	}
 	bs := e.imageBuilds()
 	bs.mu.Lock()
@@ -135,7 +135,7 @@ func (e *Engine) DefaultImageState(ctx context.Context) (ImageState, *ImageBuild
 // again. Only BuiltinImage can be built; a build of it that no registry
 // allows goes to Debian's mirror.
 func (e *Engine) BuildDefaultImage(ctx context.Context, progress func(ImageBuildProgress)) error {
-	ref := e.cfg.DefaultImage
+	ref := e.cfg().DefaultImage
 	if ref != BuiltinImage {
 		return fmt.Errorf("the default image is %s, which Sandtray cannot build (it builds %s): pull or build it yourself, or set default_image back: %w", ref, BuiltinImage, sandbox.ErrInvalid)
 	}
@@ -191,7 +191,7 @@ func (e *Engine) startBuild(d imagebuild.Docker) (*imageBuild, error) {
 	}
 	b := &imageBuild{done: make(chan struct{}), subs: map[*int]func(ImageBuildProgress){}}
 	bs.cur = b
-	o := ImageBuildOptions{Tag: BuiltinImage, Labels: e.cfg.labels, Source: e.buildSource()}
+	o := ImageBuildOptions{Tag: BuiltinImage, Labels: e.cfg().labels, Source: e.buildSource()}
 	o.Progress = func(p ImageBuildProgress) {
 		bs.mu.Lock()
 		b.at = p
@@ -227,7 +227,7 @@ func (e *Engine) startBuild(d imagebuild.Docker) (*imageBuild, error) {
 // only when the config lets Docker pull the Dockerfile's base from it, else
 // Debian's mirror alone.
 func (e *Engine) buildSource() ImageSource {
-	if e.cfg.CheckPull(images.Base()) != nil {
+	if e.cfg().CheckPull(images.Base()) != nil {
 		return imagebuild.SourceMirror
 	}
 	return imagebuild.SourceAuto
@@ -240,7 +240,7 @@ func (e *Engine) autoBuild(ref string) error {
 	if ref != BuiltinImage {
 		return errNotBuiltin
 	}
-	if e.cfg.Pull.Policy == config.PullNever || !e.cfg.Sandbox.AllowNetwork {
+	if e.cfg().Pull.Policy == config.PullNever || !e.cfg().Sandbox.AllowNetwork {
 		return fmt.Errorf("image %s is not on this machine, and the user's config forbids fetching images (pull.policy or sandbox.allow_network); ask the user to run `sandtray image build`: %w", ref, sandbox.ErrForbidden)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -19,18 +21,18 @@ func TestOnlyTheBuiltinImageIsBuilt(t *testing.T) {
 	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "sandtray image build") {
 		t.Errorf("the built-in image with the default config (allow_network = false): %v; want ErrForbidden naming `sandtray image build`", err)
 	}
-	te.Engine.cfg.Sandbox.AllowNetwork = true
+	te.Engine.cfg().Sandbox.AllowNetwork = true
 	if err := te.autoBuild(BuiltinImage); err != nil {
 		t.Errorf("the built-in image with allow_network = true: %v; want it built", err)
 	}
 	if err := te.autoBuild("python:3.12"); !errors.Is(err, errNotBuiltin) {
 		t.Errorf("another image: %v; want it pulled, not built", err)
 	}
-	te.Engine.cfg.Pull.Policy = PullNever
+	te.Engine.cfg().Pull.Policy = config.PullNever
 	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
 		t.Errorf("pull.policy = never: %v; want ErrForbidden", err)
 	}
-	te.Engine.cfg.Pull.Policy, te.Engine.cfg.Sandbox.AllowNetwork = "registries", false
+	te.Engine.cfg().Pull.Policy, te.Engine.cfg().Sandbox.AllowNetwork = "registries", false
 	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
 		t.Errorf("allow_network = false: %v; want ErrForbidden", err)
 	}
@@ -42,11 +44,11 @@ func TestOnlyTheBuiltinImageIsBuilt(t *testing.T) {
 	if _, build, _ := te.DefaultImageState(context.Background()); build != nil {
 		t.Errorf("a build started for an image Docker has: %+v", build)
 	}
-	te.Engine.cfg.DefaultImage = "sandtray-test/not-builtin:latest"
+	te.Engine.cfg().DefaultImage = "sandtray-test/not-builtin:latest"
 	if err := te.BuildDefaultImage(context.Background(), nil); !errors.Is(err, sandbox.ErrInvalid) {
 		t.Errorf("building a default image Sandtray does not make: %v; want ErrInvalid", err)
 	}
-	te.Engine.cfg.DefaultImage = te.cfg.DefaultImage
+	te.Engine.cfg().DefaultImage = te.cfg.DefaultImage
 	st, build, err := te.DefaultImageState(context.Background())
 	if err != nil || !st.Present || st.Ref != te.cfg.DefaultImage || build != nil || st.ID == "" {
 		t.Errorf("DefaultImageState = %+v, %v, %v; want the test image, present, no build", st, build, err)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -143,29 +141,8 @@ func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 	if _, err := te.WriteFile(ctx, te.owner, id, sandbox.WriteRequest{Path: "/usr/local/sbin/apt-get", Data: []byte(heldApt), Mode: 0o755}); err != nil {
 		t.Fatal(err)
 	}
-	raw := func(cmd string) string { // the test's own look into the sandbox, past the engine
-		var out bytes.Buffer
-		if _, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
-			t.Fatal(err)
-		}
-		return out.String()
-	}
-	opened := make(chan struct{})
-	installed := make(chan error, 1)
-	go func() {
-		_, err := te.InstallPackages(ctx, te.owner, id, sandbox.InstallRequest{Packages: []string{"jq"}, Manager: "apt"}, func(_, _ float64, msg string) {
-			if strings.Contains(msg, "through Sandtray's egress gate for the install") {
-				close(opened)
-			}
-		})
-		installed <- err
-	}()
-	select {
-	case <-opened:
-	case err := <-installed:
-		t.Fatalf("the install ended before its window opened: %v", err)
-	}
-	eventually(t, 30*time.Second, "the held apt-get to start", func() bool { return raw("ls /tmp/window 2>/dev/null") != "" })
+	raw := te.raw(t, id)
+	installed := te.holdInstall(t, id, raw)
 
 	type ended struct {
 		tool       string

@@ -4,17 +4,19 @@ import (
 	"context"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // newJobs is an engine's jobs table and the budget of their output
-// (SECURITY.md F32): limits.job_output_memory_bytes in memory, then
+// (docs/security.md F32): limits.job_output_memory_bytes in memory, then
 // limits.job_output_disk_bytes spilled to the engine's own folder in the
 // state dir. Finished jobs keep at most half of both together, so running
 // ones always have room.
-func newJobs(cfg Config) (*jobs.Table, *run.Budget) {
+func newJobs(cfg config.Config) (*jobs.Table, *run.Budget) {
 	l := cfg.Limits
 	budget := run.NewBudget(run.BudgetConfig{Memory: l.JobOutputMemoryBytes, Disk: l.JobOutputDiskBytes,
 		StreamFree: l.OutputBytes, Dir: run.SpillDir(cfg.StateDir, randomHex(4))})
@@ -44,7 +46,7 @@ func (e *Engine) addJob(b *box, x *execution) (*jobs.Job, error) {
 func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution, j *jobs.Job) sandbox.ExecOutcome {
 	e.noteJob(j.ID(), b, act)
 	x.out.StopProgress()
-	sofar, offset := x.out.Snapshot(e.cfg.Limits.OutputBytes)
+	sofar, offset := x.out.Snapshot(e.cfg().Limits.OutputBytes)
 	sofar.Duration = time.Since(x.started)
 	started := act
 	started.Stdout = "continues in the background as " + j.ID() + "; its result follows when it ends"
@@ -66,10 +68,10 @@ func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution, j *jobs.Jo
 
 // JobStatus reports a job's state and its output from offset since.
 func (e *Engine) JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error) {
-	return e.jobs.Status(jobID, since, e.cfg.Limits.OutputBytes)
+	return e.jobs.Status(jobID, since, e.cfg().Limits.OutputBytes)
 }
 
 // JobStop kills a running job's process group and waits for it to end.
 func (e *Engine) JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, error) {
-	return e.jobs.Stop(ctx, jobID, e.cfg.Limits.OutputBytes)
+	return e.jobs.Stop(ctx, jobID, e.cfg().Limits.OutputBytes)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -52,7 +54,7 @@ func benchExecuteCode(b *testing.B, kernels bool) {
 
 func newKernelBenchEngine(b *testing.B) *Engine {
 	b.Helper()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(b)
 	cfg.StateDir = b.TempDir()
 	cfg.Pool.Size = 0

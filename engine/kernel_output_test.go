@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -159,7 +161,7 @@ func TestExecProgressStreams(t *testing.T) {
 // TestKernelImages: images the code writes to outputs/ come back, up to
 // limits.max_image_bytes each.
 func TestKernelImages(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Limits.MaxImageBytes = 2048 })
+	te := newTestEngine(t, func(c *config.Config) { c.Limits.MaxImageBytes = 2048 })
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	png := "\x89PNG\r\n\x1a\n" + strings.Repeat("p", 100)
 	r := te.code(t, id, sandbox.CodeRequest{Code: `import os

@@ -39,11 +39,14 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if paused {
 		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
 	}
-	spec, err := e.cfg.specFor(req)
+	spec, err := e.cfg().specFor(req)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	done, err := e.reserve(e.cfg.Limits.MaxSandboxes)
+	if spec.Network == sandbox.NetworkEgress {
+		spec.Secrets = e.placeholders()
+	}
+	done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
@@ -51,7 +54,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err := e.nameFree(spec.Name); err != nil {
 		return sandbox.Info{}, err
 	}
-	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, spec); err != nil {
+	if err := probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, spec); err != nil {
 		return sandbox.Info{}, err
 	}
 	// The pool's spares are made without the proxy's environment: an
@@ -59,7 +62,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if spec.Network != sandbox.NetworkEgress {
 		if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 			if err == nil {
-				e.pool.NoteUse(spec)
+				e.pool().NoteUse(spec)
 			}
 			return info, err
 		}
@@ -74,7 +77,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		info, err = e.createContainer(ctx, owner, spec)
 	}
 	if err == nil {
-		e.pool.NoteUse(spec)
+		e.pool().NoteUse(spec)
 	}
 	return info, err
 }
@@ -157,7 +160,7 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 		}
 		return e.ensureBuiltin(ctx, progress) // Sandtray's own image: built here, not pulled
 	}
-	if err := e.cfg.CheckPull(ref); err != nil {
+	if err := e.cfg().CheckPull(ref); err != nil {
 		return err
 	}
 	err = e.docker.PullImage(ctx, ref, func(p docker.PullProgress) {

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // TestSecurityDefaults inspects a fresh sandbox's container and checks every
-// default DESIGN.md promises.
+// default docs/security.md promises.
 func TestSecurityDefaults(t *testing.T) {
 	te := newTestEngine(t)
 	info := te.create(t, sandbox.CreateRequest{})
@@ -68,7 +70,7 @@ func TestSecurityDefaults(t *testing.T) {
 }
 
 func TestCreateValidatesAndNames(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true }) // a pull is tried for the absent image
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.AllowNetwork = true }) // a pull is tried for the absent image
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "proj-1", Persistent: true, MemoryMB: 256, Env: map[string]string{"GREETING": "hi"}})
 	if info.Name != "proj-1" || !info.Persistent || info.Status != sandbox.StatusRunning || info.Owner != te.owner {
@@ -163,7 +165,7 @@ func TestRemovedBehindOurBack(t *testing.T) {
 // TestRestartAdoptsAndReaps: after a crash, a new engine keeps the persistent
 // sandbox (with its activity log) and removes the expired ephemeral one.
 func TestRestartAdoptsAndReaps(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 0} })
 	ctx := context.Background()
 	keep := te.create(t, sandbox.CreateRequest{Name: "keep", Persistent: true})
 	drop := te.create(t, sandbox.CreateRequest{Name: "drop"})
@@ -193,7 +195,7 @@ func TestRestartAdoptsAndReaps(t *testing.T) {
 }
 
 func TestSessionEndReapsEphemeral(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 300 * time.Millisecond} })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 300 * time.Millisecond} })
 	ctx := context.Background()
 	eph := te.create(t, sandbox.CreateRequest{})
 	per := te.create(t, sandbox.CreateRequest{Persistent: true})
@@ -272,7 +274,7 @@ func TestSnapshotStatusAndNotices(t *testing.T) {
 func TestEnginesKeepToTheirOwn(t *testing.T) {
 	te := newTestEngine(t)
 	mine := te.create(t, sandbox.CreateRequest{})
-	other := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
+	other := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 0} })
 	if _, err := other.Get(context.Background(), mine.ID); err == nil {
 		t.Error("a second test engine adopted the first one's sandbox")
 	}

@@ -17,7 +17,7 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
 	for ctx.Err() == nil {
 		// Every managed container's (an adopted one of an older Sandtray
 		// has no identity); onEvent acts only on its own.
-		events, errs := e.docker.Events(ctx, e.cfg.managed())
+		events, errs := e.docker.Events(ctx, e.cfg().managed())
 		for ev := range events {
 			e.onEvent(ctx, ev.ContainerID, ev.Action)
 		}
@@ -40,7 +40,7 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	e.mu.Unlock()
 	if !ok {
 		if action == "die" || action == "destroy" {
-			e.pool.Gone(ctx, id) // a spare died or was removed outside Sandtray
+			e.pool().Gone(ctx, id) // a spare died or was removed outside Sandtray
 		}
 		return
 	}
@@ -136,7 +136,7 @@ func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 // engine never saw (one from before a restart) counts as ended at start-up.
 func (e *Engine) reapOnce(ctx context.Context) {
 	now := time.Now()
-	grace, ttl := e.cfg.Sandbox.SessionGrace.Duration, e.cfg.Sandbox.IdleTTL.Duration
+	grace, ttl := e.cfg().Sandbox.SessionGrace.Duration, e.cfg().Sandbox.IdleTTL.Duration
 	expired := e.expired(now, e.start, grace, ttl)
 	for _, b := range expired {
 		err := e.docker.Remove(ctx, b.id)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -13,7 +15,7 @@ import (
 // sandbox created with the bridge network offline when it adopts it, and
 // again each time it starts it.
 func TestForbiddenNetworkTakesBridgedSandboxesOffline(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.AllowNetwork = true })
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "online", Persistent: true, Network: sandbox.NetworkBridge})
 	if got := te.networksOf(t, info.ID); len(got) != 1 || got[0] == "none" {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -16,7 +18,7 @@ import (
 // the engine writes for it, while install_packages still runs as root. Its
 // subtests share one sandbox, in order.
 func TestNonRootSandbox(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.User = "1000:1000" })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.User = "1000:1000" })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 
@@ -106,7 +108,7 @@ func TestNonRootSandbox(t *testing.T) {
 // for the container, its workdir and the files the engine writes, on the
 // warm pool's path as on the cold one.
 func TestNonRootSandboxByName(t *testing.T) {
-	te := newPoolEngine(t, 1, func(c *Config) { c.Sandbox.User = "nobody" })
+	te := newPoolEngine(t, 1, func(c *config.Config) { c.Sandbox.User = "nobody" })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	if !te.fromPool(t, id) {
@@ -121,7 +123,7 @@ func TestNonRootSandboxByName(t *testing.T) {
 	}
 
 	// A user the image lacks fails the create with a sentence naming it.
-	te2 := newTestEngine(t, func(c *Config) { c.Sandbox.User = "no-such-user" })
+	te2 := newTestEngine(t, func(c *config.Config) { c.Sandbox.User = "no-such-user" })
 	_, err := te2.Create(ctx, te2.owner, sandbox.CreateRequest{}, nil)
 	wantKind(t, err, sandbox.ErrInvalid)
 	if !strings.Contains(err.Error(), "sandbox.user") || !strings.Contains(err.Error(), `"no-such-user"`) {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -31,26 +33,27 @@ func (te *testEngine) restartWithImpostor(t *testing.T, id, impostor string) {
 	t.Logf("PID 1: %.80s", last.Result.Stdout)
 }
 
-// beats is an impostor PID 1 that notes, 50 times a second, the network
-// interfaces the sandbox has.
+// beats is an impostor PID 1 that notes, 50 times a second, whether the
+// install's way out is open (/tmp/window, see slowApt).
 const beats = `import os, time
 while True:
     with open("/tmp/pid1-beats", "a") as f:
-        f.write(" ".join(sorted(os.listdir("/sys/class/net"))) + "\n")
+        f.write(("window" if os.path.exists("/tmp/window") else "-") + "\n")
     time.sleep(0.02)
 `
 
-// slowApt is an apt-get of the sandbox's own: its update stays online for
-// about a second and a half, noting the interfaces it sees.
+// slowApt is an apt-get of the sandbox's own: its update holds the
+// install's way out through the egress gate open (/tmp/window) for about a
+// second and a half, noting each beat of its own.
 const slowApt = `#!/usr/bin/dash
-case " $* " in *" update "*) n=0; while [ $n -lt 30 ]; do n=$((n+1)); ls /sys/class/net | tr '\n' ' ' >> /tmp/apt-saw; echo >> /tmp/apt-saw; /usr/bin/sleep.real 0.05; done;; esac
+case " $* " in *" update "*) : > /tmp/window; n=0; while [ $n -lt 30 ]; do n=$((n+1)); echo update >> /tmp/apt-saw; /usr/bin/sleep.real 0.05; done; rm -f /tmp/window;; esac
 exit 0
 `
 
 // TestInstallWindowStopsAnImpostorInit: a sandbox started again runs its
 // init from its own files, so its PID 1 may be any program of the model's.
-// While an install has the offline sandbox online, that PID 1 runs
-// nothing; it runs again once the sandbox is offline.
+// While an install has the offline sandbox's way out open, that PID 1
+// runs nothing; it runs again once the window has closed.
 func TestInstallWindowStopsAnImpostorInit(t *testing.T) {
 	te := newTestEngine(t)
 	te.attachFirst = true
@@ -68,12 +71,12 @@ func TestInstallWindowStopsAnImpostorInit(t *testing.T) {
 		t.Fatalf("install: %v", err)
 	}
 	te.wantOffline(t, id)
-	if saw := te.command(t, id, "cat /tmp/apt-saw").Stdout; !strings.Contains(saw, "eth0") {
-		t.Fatalf("the install was not online: its apt-get saw %q", saw)
+	if saw := te.command(t, id, "cat /tmp/apt-saw").Stdout; strings.Count(saw, "update") < 30 {
+		t.Fatalf("the install's apt-get update did not run its window: %q", saw)
 	}
 	lines := te.command(t, id, "cat /tmp/pid1-beats").Stdout
-	if online := strings.Count(lines, "eth0"); online > 0 {
-		t.Errorf("the sandbox's PID 1 ran %d times while the install had the sandbox online", online)
+	if online := strings.Count(lines, "window"); online > 0 {
+		t.Errorf("the sandbox's PID 1 ran %d times while the install had its way out open", online)
 	}
 	after := count()
 	eventually(t, 10*time.Second, "the impostor PID 1 to run again after the install", func() bool { return count() > after })
@@ -93,7 +96,7 @@ for i in range(200):
 // of Sandtray's. A sandbox started again whose PID 1 is the model's writer
 // is stopped the first time the watch acts, and its log says why.
 func TestDiskWatchdogDoesNotSpareAnImpostorInit(t *testing.T) {
-	te := newTestEngine(t, func(cfg *Config) { cfg.Limits.DiskMB = 64 })
+	te := newTestEngine(t, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })
 	te.attachFirst = true
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{Persistent: true}).ID

@@ -13,10 +13,10 @@ import (
 
 // PoolReady reports how many warm containers are ready, and how many the
 // pool means to hold now (0 when the pool is disabled).
-func (e *Engine) PoolReady() (ready, size int) { return e.pool.Ready() }
+func (e *Engine) PoolReady() (ready, size int) { return e.pool().Ready() }
 
 // PoolStatus reports what the warm pool holds and wants, image by image.
-func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool.Status() }
+func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool().Status() }
 
 // createFromPool makes a sandbox of spec from a pooled container when one
 // can serve it; see pool.Take for ok and err. Limits are changed in place
@@ -24,7 +24,7 @@ func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool.Status() }
 // passed to every process the engine starts in it (see execenv.go), and
 // the spare's kernel, started without it, is restarted with it.
 func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, named bool) (sandbox.Info, bool, error) {
-	id, name, ok, err := e.pool.Take(ctx, spec, named)
+	id, name, ok, err := e.pool().Take(ctx, spec, named)
 	if !ok || err != nil {
 		return sandbox.Info{}, ok, err
 	}
@@ -44,17 +44,17 @@ func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec s
 type poolHost struct{ e *Engine }
 
 func (h poolHost) Spec(image string) (sandbox.Spec, error) {
-	spec, err := h.e.cfg.specFor(sandbox.CreateRequest{Image: image})
+	spec, err := h.e.cfg().specFor(sandbox.CreateRequest{Image: image})
 	spec.Name = ""
 	return spec, err
 }
 
 func (h poolHost) Labels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
-	return h.e.cfg.sandboxLabels(spec, created)
+	return h.e.cfg().sandboxLabels(spec, created)
 }
 
 func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return h.e.cfg.createOptions(containerName, hostname, spec, labels)
+	return h.e.cfg().createOptions(containerName, hostname, spec, labels)
 }
 
 func (h poolHost) StartOrRemove(ctx context.Context, id, image string) error {
@@ -87,3 +87,7 @@ func (b *box) adoptPooled(x *execEnv) {
 		x.set(b.id, a.Env)
 	}
 }
+
+// pool is the warm pool in force (nil when disabled: its methods then do
+// nothing).
+func (e *Engine) pool() *pool.Pool { return e.warm.Load() }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -54,7 +56,7 @@ func benchCreateToFirstResult(b *testing.B, poolSize int) {
 func newBenchEngine(b *testing.B, poolSize int) *Engine {
 	b.Helper()
 	cli := dockertest.Client(b)
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(b)
 	cfg.StateDir = b.TempDir()
 	cfg.Pool.Size = poolSize

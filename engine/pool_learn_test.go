@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -83,7 +85,7 @@ func TestPoolLearnsImageAndDropsItWhenDeleted(t *testing.T) {
 // once the image has been idle for pool.idle, a learned image has no spare
 // left and the configured one is back to pool.size.
 func TestPoolShrinksWhenIdle(t *testing.T) {
-	te := newPoolEngine(t, 1, func(c *Config) { c.Pool.Idle = Duration{Duration: 6 * time.Second} })
+	te := newPoolEngine(t, 1, func(c *config.Config) { c.Pool.Idle = config.Duration{Duration: 6 * time.Second} })
 	other := te.otherImage(t)
 	for range 3 {
 		te.create(t, sandbox.CreateRequest{})
@@ -181,13 +183,13 @@ func TestPoolEnvThroughExec(t *testing.T) {
 // has none, a missing image still gets the sentence naming it, and leaves
 // no container behind.
 func TestCreateMissingImageSaysSo(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.AllowNetwork = true }) // pulls need it
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.AllowNetwork = true }) // pulls need it
 	_, err := te.Create(context.Background(), te.owner, sandbox.CreateRequest{Image: "sandtray-test/absent:" + randomHex(4)}, nil)
 	wantKind(t, err, sandbox.ErrNotFound)
 	if !strings.Contains(err.Error(), "is not on this machine") {
 		t.Errorf("error %q does not say the image is missing", err)
 	}
-	if list, _ := te.docker.List(context.Background(), te.Engine.cfg.scope(), true); len(list) != 0 {
+	if list, _ := te.docker.List(context.Background(), te.Engine.cfg().scope(), true); len(list) != 0 {
 		t.Errorf("containers left: %+v", list)
 	}
 }

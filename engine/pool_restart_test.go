@@ -14,7 +14,7 @@ import (
 // poolLeft lists the containers still named as in a pool under the test's labels.
 func (te *testEngine) poolLeft(t *testing.T) []string {
 	t.Helper()
-	labels := te.Engine.cfg.scope()
+	labels := te.Engine.cfg().scope()
 	labels[sandbox.LabelPool] = ""
 	list, err := te.docker.List(context.Background(), labels, true)
 	if err != nil {

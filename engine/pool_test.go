@@ -8,14 +8,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // newPoolEngine is a test engine with a warm pool of size, already full.
-func newPoolEngine(t *testing.T, size int, configure ...func(*Config)) *testEngine {
+func newPoolEngine(t *testing.T, size int, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
-	te := newTestEngine(t, append(configure, func(c *Config) { c.Pool.Size = size })...)
+	te := newTestEngine(t, append(configure, func(c *config.Config) { c.Pool.Size = size })...)
 	te.waitPoolFull(t)
 	return te
 }
@@ -31,7 +33,7 @@ func (te *testEngine) waitPoolFull(t *testing.T) {
 // readyIDs are the containers in the pool now.
 func (te *testEngine) readyIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, id := range te.pool.IDs() {
+	for _, id := range te.pool().IDs() {
 		ids[id] = true
 	}
 	return ids
@@ -78,7 +80,7 @@ func TestPoolNeverHandsOutTwice(t *testing.T) {
 		if te.fromPool(t, info.ID) {
 			pooled++
 			c, _ := te.docker.Inspect(context.Background(), info.ID)
-			if want := te.Engine.cfg.containerName(info.Name); c.Name != want {
+			if want := te.Engine.cfg().containerName(info.Name); c.Name != want {
 				t.Errorf("pooled sandbox %s is named %q, want %q", info.Name, c.Name, want)
 			}
 		}
@@ -178,21 +180,21 @@ func TestPoolMatchesAndConfig(t *testing.T) {
 		}
 	}
 	ok := defaultPoolConfig()
-	for _, change := range []func(*PoolConfig){
-		func(p *PoolConfig) { p.Size = -1 }, func(p *PoolConfig) { p.Size = maxPoolSize + 1 },
-		func(p *PoolConfig) { p.Images = []string{""} }, func(p *PoolConfig) { p.MaxTotal = -1 },
-		func(p *PoolConfig) { p.MaxTotal = maxPoolTotal + 1 }, func(p *PoolConfig) { p.MemoryMB = 8 },
-		func(p *PoolConfig) { p.Idle = Duration{} },
+	for _, change := range []func(*config.Pool){
+		func(p *config.Pool) { p.Size = -1 }, func(p *config.Pool) { p.Size = maxPoolSize + 1 },
+		func(p *config.Pool) { p.Images = []string{""} }, func(p *config.Pool) { p.MaxTotal = -1 },
+		func(p *config.Pool) { p.MaxTotal = maxPoolTotal + 1 }, func(p *config.Pool) { p.MemoryMB = 8 },
+		func(p *config.Pool) { p.Idle = config.Duration{} },
 	} {
 		bad := ok
 		change(&bad)
-		cfg := DefaultConfig()
+		cfg := config.Default()
 		cfg.Pool = bad
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "pool.") {
 			t.Errorf("pool %+v: error %v, want one naming pool.", bad, err)
 		}
 	}
-	if cfg := DefaultConfig(); cfg.Pool.Size != 2 || cfg.Validate() != nil {
+	if cfg := config.Default(); cfg.Pool.Size != 2 || cfg.Validate() != nil {
 		t.Errorf("default pool %+v: want 2 of the default image, valid", cfg.Pool)
 	}
 }

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -20,18 +22,18 @@ type DockerTried = docker.Tried
 type GPUToolkit = probe.Toolkit
 
 // MinGPUToolkit is the oldest NVIDIA Container Toolkit `sandtray doctor`
-// accepts (CVE-2025-23266 is fixed from it on; SECURITY.md F35).
+// accepts (CVE-2025-23266 is fixed from it on; docs/security.md F35).
 const MinGPUToolkit = probe.MinToolkit
 
 // ProbeDocker finds Docker as the engine would with cfg and asks it what it
 // is. It never creates anything.
-func ProbeDocker(ctx context.Context, cfg Config) DockerProbe { return probe.Docker(ctx, cfg) }
+func ProbeDocker(ctx context.Context, cfg config.Config) DockerProbe { return probe.Docker(ctx, cfg) }
 
 // ProbePool reports the warm pool's spares running now, by image, as
 // Docker lists them (`sandtray doctor` runs outside the engine): the spares
 // of every running Sandtray of this user's Docker, test engines' excepted.
 // Want is left 0: only the engine knows its shares.
-func ProbePool(ctx context.Context, cfg Config) ([]sandbox.PoolImage, error) {
+func ProbePool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, error) {
 	return probe.Pool(ctx, cfg)
 }
 

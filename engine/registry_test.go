@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -138,8 +140,8 @@ func TestFirstCallsOfTwoSessionsDoNotWait(t *testing.T) {
 // when removing its sandboxes is slow; the reaper removes them after.
 func TestSessionEndedDoesNotReapInline(t *testing.T) {
 	g := newGate()
-	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return slowRemove{d, g} }, func(c *Config) {
-		c.Sandbox.SessionGrace = Duration{Duration: 0}
+	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return slowRemove{d, g} }, func(c *config.Config) {
+		c.Sandbox.SessionGrace = config.Duration{Duration: 0}
 	})
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	ended := make(chan struct{})
@@ -163,7 +165,7 @@ func TestSessionEndedDoesNotReapInline(t *testing.T) {
 // TestEndedSessionsArePruned: a session that ended, past its grace, and owns
 // no sandbox is forgotten.
 func TestEndedSessionsArePruned(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 0} })
 	for i := range 50 {
 		s := sandbox.Owner{Session: "gone-" + randomHex(4), Client: "c"}
 		te.SessionStarted(s)

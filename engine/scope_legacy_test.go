@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/pool"
@@ -77,12 +79,12 @@ func (o olderSandtray) start(t *testing.T, name string, spare bool) string {
 // engine's exit, and the log names them once.
 func TestOlderSandtrayContainers(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Host.AllowedRoots = []string{t.TempDir()}
 	cfg.Pool.Size = 0
-	cfg.Sandbox.SessionGrace = Duration{} // an ephemeral sandbox it took would be reaped at once
+	cfg.Sandbox.SessionGrace = config.Duration{} // an ephemeral sandbox it took would be reaped at once
 	labels := dockertest.Labels(t)
 	older := olderSandtray{settings{Config: cfg, labels: labels}, dockertest.Client(t)}
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -15,7 +17,7 @@ import (
 // te it is what a `sandtray serve --stdio` with its own state dir, or
 // another user's engine, is to the tray app. It has a Docker client of its
 // own, as Close closes the engine's.
-func newPeerEngine(t *testing.T, te *testEngine, configure ...func(*Config)) *testEngine {
+func newPeerEngine(t *testing.T, te *testEngine, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cfg := te.cfg
 	cfg.StateDir = t.TempDir()
@@ -27,7 +29,7 @@ func newPeerEngine(t *testing.T, te *testEngine, configure ...func(*Config)) *te
 
 // startEngine starts an engine of cfg on its own client, with labels, as
 // newTestEngine does.
-func startEngine(t *testing.T, cfg Config, labels map[string]string) *testEngine {
+func startEngine(t *testing.T, cfg config.Config, labels map[string]string) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	e, err := newEngine(context.Background(), cfg, cli, Options{Labels: labels, Tick: 200 * time.Millisecond})
@@ -102,7 +104,7 @@ func TestSecondEngineKeepsItsHandsOff(t *testing.T) {
 	})
 
 	// B reaps at once what it takes for an ended session's ephemeral sandbox.
-	b := newPeerEngine(t, a, func(c *Config) { c.Sandbox.SessionGrace = Duration{} })
+	b := newPeerEngine(t, a, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{} })
 	if got := b.ids(t); len(got) != 0 {
 		t.Errorf("engine B lists %d sandboxes of engine A", len(got))
 	}
@@ -162,7 +164,7 @@ func TestPoolSparesSurviveAnotherEngine(t *testing.T) {
 	ctx := context.Background()
 	a := newPoolEngine(t, 2)
 	spares := a.readyIDs()
-	b := newPeerEngine(t, a, func(c *Config) { c.Pool.Size = 1 })
+	b := newPeerEngine(t, a, func(c *config.Config) { c.Pool.Size = 1 })
 	b.waitPoolFull(t)
 	bSpares := b.readyIDs()
 	b.exit(t)
@@ -179,7 +181,7 @@ func TestPoolSparesSurviveAnotherEngine(t *testing.T) {
 		t.Errorf("engine A's create after B did not take one of its spares")
 	}
 
-	other := newPeerEngine(t, a, func(c *Config) { c.Pool.Size = 1 })
+	other := newPeerEngine(t, a, func(c *config.Config) { c.Pool.Size = 1 })
 	other.waitPoolFull(t)
 	cSpares := other.readyIDs()
 	a.exit(t)

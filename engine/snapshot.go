@@ -99,7 +99,7 @@ func checkLabel(label string) (string, error) {
 
 // snapshotsOf lists container id's snapshots, oldest first.
 func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.SnapshotInfo, error) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine, labelSnapSandbox: id})
+	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine, labelSnapSandbox: id})
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.Snapshot
 		}
 		// Only what this engine took: its state dir holds the record. An
 		// image someone else labelled so is not listed (nor restored).
-		rec, err := readRecord(e.cfg.snapshotDir(id, s.ID))
+		rec, err := readRecord(e.cfg().snapshotDir(id, s.ID))
 		if err != nil {
 			continue
 		}
@@ -128,7 +128,7 @@ func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.Snapshot
 // snapshotBytes is the disk all of the engine's snapshots take, as each
 // one's record says.
 func (e *Engine) snapshotBytes(ctx context.Context) (int64, error) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine})
+	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +138,7 @@ func (e *Engine) snapshotBytes(ctx context.Context) (int64, error) {
 		if !validID.MatchString(id) || !validSnapshotID.MatchString(snap) {
 			continue // a fork's image
 		}
-		if rec, err := readRecord(e.cfg.snapshotDir(id, snap)); err == nil {
+		if rec, err := readRecord(e.cfg().snapshotDir(id, snap)); err == nil {
 			n += rec.Size
 		}
 	}
@@ -197,7 +197,7 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 	if err != nil {
 		return sandbox.SnapshotInfo{}, err
 	}
-	if e.cfg.Limits.MaxSnapshots == 0 {
+	if e.cfg().Limits.MaxSnapshots == 0 {
 		return sandbox.SnapshotInfo{}, fmt.Errorf("snapshots are turned off by the user's config (limits.max_snapshots = 0): %w", sandbox.ErrForbidden)
 	}
 	b, err := e.ready(ctx, ref)
@@ -214,15 +214,15 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 		return sandbox.SnapshotInfo{}, err
 	}
 	switch {
-	case len(have) >= e.cfg.Limits.MaxSnapshots:
+	case len(have) >= e.cfg().Limits.MaxSnapshots:
 		return sandbox.SnapshotInfo{}, fmt.Errorf("sandbox %s already has %d snapshots, the most limits.max_snapshots allows; delete one with delete_snapshot (list_snapshots shows them) and try again: %w",
 			b.name, len(have), sandbox.ErrConflict)
-	case used >= e.cfg.Limits.SnapshotMB<<20:
+	case used >= e.cfg().Limits.SnapshotMB<<20:
 		return sandbox.SnapshotInfo{}, fmt.Errorf("the snapshots of Sandtray's sandboxes take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot (list_snapshots shows each sandbox's) and try again: %w",
 			used>>20, sandbox.ErrConflict)
 	}
 	snap := sandbox.RandomHex(6)
-	s, err := e.takeSnapshot(ctx, b, e.cfg.snapshotRef(b.id, snap), e.cfg.snapshotDir(b.id, snap),
+	s, err := e.takeSnapshot(ctx, b, e.cfg().snapshotRef(b.id, snap), e.cfg().snapshotDir(b.id, snap),
 		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label})
 	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, snap)
 	return s, err
@@ -263,7 +263,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 			diffed <- err
 		}()
 		l := maps.Clone(labels)
-		l[labelSnapEngine], l[labelSnapCreated] = e.cfg.engine, now.Format(time.RFC3339Nano)
+		l[labelSnapEngine], l[labelSnapCreated] = e.cfg().engine, now.Format(time.RFC3339Nano)
 		var err error
 		imageID, err = e.docker.Commit(ctx, b.id, ref, docker.ImageConfig{Labels: l, Cmd: []string{"sleep", "infinity"}, Workdir: b.spec.Workdir})
 		return errors.Join(err, <-diffed)
@@ -416,14 +416,14 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 	if err != nil {
 		return err
 	}
-	name := e.cfg.snapshotRef(b.id, s.ID)
+	name := e.cfg().snapshotRef(b.id, s.ID)
 	img, ierr := e.docker.InspectImage(ctx, name)
 	err = e.docker.RemoveImage(ctx, name)
 	if ierr == nil && err == nil {
 		go e.removeUntaggedSoon(img.ID) // see dropImage
 	}
 	if err == nil {
-		err = os.RemoveAll(e.cfg.snapshotDir(b.id, s.ID))
+		err = os.RemoveAll(e.cfg().snapshotDir(b.id, s.ID))
 	}
 	boxTarget{e, b}.log("delete_snapshot", owner)(s.ID, err, "")
 	return err
@@ -490,7 +490,7 @@ func (e *Engine) removeUntaggedSoon(id string) {
 // forks: its snapshots' images and folder, and the image it was forked
 // from (its own tag of it: the image goes with the last fork).
 func (e *Engine) dropSnapshots(id, image string) {
-	if strings.HasPrefix(image, forkRepo+e.cfg.engine[:nameTagLen]+":") {
+	if strings.HasPrefix(image, forkRepo+e.cfg().engine[:nameTagLen]+":") {
 		e.dropImage(image) // the image goes with the last fork's tag
 	}
 	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
@@ -500,10 +500,10 @@ func (e *Engine) dropSnapshots(id, image string) {
 		e.log.Warn("list the snapshots of a removed sandbox", "id", sandbox.ShortID(id), "err", err)
 	}
 	for _, s := range list {
-		e.dropImage(e.cfg.snapshotRef(id, s.ID))
+		e.dropImage(e.cfg().snapshotRef(id, s.ID))
 	}
-	if e.cfg.StateDir != "" {
-		os.RemoveAll(filepath.Join(e.cfg.StateDir, "snapshots", id))
+	if e.cfg().StateDir != "" {
+		os.RemoveAll(filepath.Join(e.cfg().StateDir, "snapshots", id))
 	}
 }
 
@@ -511,7 +511,7 @@ func (e *Engine) dropSnapshots(id, image string) {
 // this engine whose sandbox is gone (removed while the engine was not
 // running, or by a crash between the container and its snapshots).
 func (e *Engine) sweepSnapshots(ctx context.Context) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine})
+	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
 	if err != nil {
 		e.log.Warn("list snapshots", "err", err)
 		return
@@ -531,12 +531,12 @@ func (e *Engine) sweepSnapshots(ctx context.Context) {
 		for _, tag := range img.RepoTags {
 			id := img.Labels[labelSnapSandbox]
 			switch {
-			case strings.HasPrefix(tag, snapshotRepo+e.cfg.engine[:nameTagLen]+"-") && !live[id]:
+			case strings.HasPrefix(tag, snapshotRepo+e.cfg().engine[:nameTagLen]+"-") && !live[id]:
 				e.removeImage(tag)
 				if validID.MatchString(id) {
-					os.RemoveAll(filepath.Join(e.cfg.StateDir, "snapshots", id))
+					os.RemoveAll(filepath.Join(e.cfg().StateDir, "snapshots", id))
 				}
-			case strings.HasPrefix(tag, forkRepo+e.cfg.engine[:nameTagLen]+":") && !live[tag]:
+			case strings.HasPrefix(tag, forkRepo+e.cfg().engine[:nameTagLen]+":") && !live[tag]:
 				e.removeImage(tag)
 			}
 		}

@@ -45,7 +45,7 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 	if err != nil {
 		return sandbox.RestoreResult{}, err
 	}
-	dir := e.cfg.snapshotDir(b.id, s.ID)
+	dir := e.cfg().snapshotDir(b.id, s.ID)
 	rec, err := readRecord(dir)
 	if err != nil {
 		return sandbox.RestoreResult{}, fmt.Errorf("snapshot %s of sandbox %s lacks its record in Sandtray's state dir (%v); it cannot be restored: delete it with delete_snapshot: %w",
@@ -70,7 +70,7 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 			return res, e.gone(b, err)
 		}
 		plan := restorePlan(rec.Changes, cur)
-		if res.PathsRestored, err = e.restoreRoot(hctx, b, e.cfg.snapshotRef(b.id, s.ID), plan); err != nil {
+		if res.PathsRestored, err = e.restoreRoot(hctx, b, e.cfg().snapshotRef(b.id, s.ID), plan); err != nil {
 			return res, partly(b, s.ID, err)
 		}
 	}
@@ -123,7 +123,7 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 		return 0, nil
 	}
 	helper, err := e.docker.Create(ctx, docker.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
-		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg.labels)})
+		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
 	if err != nil {
 		return 0, fmt.Errorf("open the snapshot's image: %w", err)
 	}
@@ -227,11 +227,11 @@ func cut(s string, n int) string {
 // its own tag of one image committed under forkRepo, removed with the last
 // fork. A fork that cannot be made removes those made before it.
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
-	if e.cfg.Limits.MaxForks == 0 {
+	if e.cfg().Limits.MaxForks == 0 {
 		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
 	}
 	count := cmp.Or(req.Count, 1)
-	if max := e.cfg.Limits.MaxForks; count < 1 || count > max {
+	if max := e.cfg().Limits.MaxForks; count < 1 || count > max {
 		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)
 	}
 	e.mu.Lock()
@@ -245,7 +245,7 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		return nil, err
 	}
 	defer e.release(b)
-	if err := probe.CheckGPUs(ctx, e.cfg.GPU, e.docker, b.spec); err != nil {
+	if err := probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, b.spec); err != nil {
 		return nil, err
 	}
 	names := make([]string, count)
@@ -266,15 +266,15 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		}
 	}
 	for range count {
-		done, err := e.reserve(e.cfg.Limits.MaxSandboxes)
+		done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
 		if err != nil {
 			return nil, err
 		}
 		defer done()
 	}
 	hex := sandbox.RandomHex(6)
-	base := forkRepo + e.cfg.engine[:nameTagLen] + ":" + hex
-	dir := e.cfg.snapshotDir(b.id, "fork-"+hex)
+	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
+	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
 	if _, err := e.takeSnapshot(ctx, b, base, dir, map[string]string{}); err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 // removed behind the engine's back, which then cannot).
 func snapshotImages(t *testing.T, te *testEngine) func() []docker.LabeledImage {
 	list := func() []docker.LabeledImage {
-		imgs, err := te.docker.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: te.Engine.cfg.engine})
+		imgs, err := te.docker.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: te.Engine.cfg().engine})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func removeSnapshotImages(e *Engine) {
 	for _, info := range list {
 		e.Delete(ctx, sandbox.Owner{}, info.ID)
 	}
-	imgs, _ := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg.engine})
+	imgs, _ := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
 	for _, img := range imgs {
 		e.docker.RemoveImage(ctx, img.ID)
 	}
@@ -173,7 +173,7 @@ func TestSnapshotNamesStayOurs(t *testing.T) {
 	}
 	for _, img := range images() {
 		for _, tag := range img.RepoTags {
-			if !strings.HasPrefix(tag, snapshotRepo+te.Engine.cfg.engine[:nameTagLen]+"-") {
+			if !strings.HasPrefix(tag, snapshotRepo+te.Engine.cfg().engine[:nameTagLen]+"-") {
 				t.Errorf("a snapshot is tagged %s, outside %s", tag, snapshotRepo)
 			}
 		}
@@ -197,7 +197,7 @@ func TestSnapshotNamesStayOurs(t *testing.T) {
 // see: snapshot and restore carry it themselves.
 func TestSnapshotStrictWorkdir(t *testing.T) {
 	t.Parallel()
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.Profile = config.ProfileStrict })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.Profile = config.ProfileStrict })
 	snapshotImages(t, te)
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "strict"})
@@ -225,7 +225,7 @@ func TestSnapshotStrictWorkdir(t *testing.T) {
 // limits.max_snapshots and limits.max_forks bound what a model can pile up.
 func TestSnapshotLimits(t *testing.T) {
 	t.Parallel()
-	te := newTestEngine(t, func(c *Config) { c.Limits.MaxSnapshots, c.Limits.MaxForks = 1, 1 })
+	te := newTestEngine(t, func(c *config.Config) { c.Limits.MaxSnapshots, c.Limits.MaxForks = 1, 1 })
 	snapshotImages(t, te)
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "limits"})
@@ -248,7 +248,7 @@ func TestSnapshotLimits(t *testing.T) {
 	}
 
 	// limits.max_snapshot_mb counts every sandbox's snapshots.
-	tb := newTestEngine(t, func(c *Config) { c.Limits.SnapshotMB = 1 })
+	tb := newTestEngine(t, func(c *config.Config) { c.Limits.SnapshotMB = 1 })
 	snapshotImages(t, tb)
 	one := tb.create(t, sandbox.CreateRequest{Name: "one"})
 	two := tb.create(t, sandbox.CreateRequest{Name: "two"})
@@ -266,7 +266,7 @@ func TestSnapshotLimits(t *testing.T) {
 // After a restart, a persistent sandbox's snapshots are there to restore;
 // those of the ephemeral sandbox reaped at the start-up are gone.
 func TestSnapshotsAfterRestart(t *testing.T) {
-	te := newTestEngine(t, func(c *Config) { c.Sandbox.SessionGrace = Duration{Duration: 0} })
+	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 0} })
 	images := snapshotImages(t, te)
 	ctx := context.Background()
 	keep := te.create(t, sandbox.CreateRequest{Name: "keep", Persistent: true})
@@ -312,9 +312,9 @@ func TestSnapshotForgedLabelsIgnored(t *testing.T) {
 	snapshotImages(t, te)
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "forged"})
-	forged := snapshotRepo + te.Engine.cfg.engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
+	forged := snapshotRepo + te.Engine.cfg().engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
 	if _, err := te.docker.Commit(ctx, info.ID, forged, docker.ImageConfig{Labels: map[string]string{
-		labelSnapEngine: te.Engine.cfg.engine, labelSnapSandbox: info.ID, labelSnapID: "0123456789ab"}}); err != nil {
+		labelSnapEngine: te.Engine.cfg().engine, labelSnapSandbox: info.ID, labelSnapID: "0123456789ab"}}); err != nil {
 		t.Fatal(err)
 	}
 	if list, err := te.ListSnapshots(ctx, info.ID); err != nil || len(list) != 0 {

@@ -53,7 +53,7 @@ type SettingField struct {
 	List    []string // SettingFolders
 	Choices []string // SettingChoice
 	Help    string
-	Restart bool // takes effect for the whole app at restart, not per new sandbox
+	Restart bool // takes effect when Sandtray restarts; the others apply at once
 }
 
 // SettingsSaved says what a save changed.
@@ -61,6 +61,22 @@ type SettingsSaved struct {
 	Changed   []string // keys
 	Rewritten bool     // written whole: comments are only in Backup
 	Backup    string
+	// Applied says the running engine took the change: every changed key
+	// applies now but those in Restart. Without it, every change waits
+	// for a restart.
+	Applied bool
+	Restart []string // changed keys that wait for a restart (with Applied)
+	// NotApplied says why a saved change could not be applied now (it
+	// then waits for a restart).
+	NotApplied string
+}
+
+// waiting are the changed keys that wait for a restart.
+func (s SettingsSaved) waiting() []string {
+	if s.Applied {
+		return s.Restart
+	}
+	return s.Changed
 }
 
 // Settings reads and writes config.toml, validating with the config

@@ -11,8 +11,8 @@ import (
 )
 
 // detailPane shows the selected sandbox: a header with its actions, a line
-// for the outcome of the last action, and the Activity, Resources, Files and
-// Details tabs.
+// for the outcome of the last action, and the Activity, Resources, Files,
+// Jobs, Network and Details tabs.
 type detailPane struct {
 	u         *UI
 	title     *widget.Label
@@ -24,6 +24,7 @@ type detailPane struct {
 	resources *resourcesTab
 	files     *filesTab
 	jobs      *jobsView
+	network   *networkTab
 	info      *infoTab
 	snaps     *snapshotsTab // nil when the Backend has no snapshots (snapshots.go)
 	names     *fyne.Container
@@ -48,11 +49,13 @@ func newDetailPane(u *UI) *detailPane {
 	d.files = newFilesTab(u)
 	d.jobs = newJobsView(u, false)
 	d.info = newInfoTab(u)
+	d.network = newNetworkTab(u)
 	d.tabs = container.NewAppTabs(
 		container.NewTabItem("Activity", d.activity.object()),
 		container.NewTabItem("Resources", d.resources.object()),
 		container.NewTabItem("Files", d.files.object()),
 		container.NewTabItem("Jobs", d.jobs.object()),
+		container.NewTabItem("Network", d.network.object()),
 		container.NewTabItem("Details", d.info.object()),
 	)
 	if sb, ok := u.b.(SnapshotBackend); ok {
@@ -79,6 +82,7 @@ func (d *detailPane) selectionChanged() {
 	d.clearMessage()
 	d.activity.reset()
 	d.files.reset()
+	d.network.reset()
 	d.jobs.setSandbox(d.u.m.selected)
 	d.refresh()
 }
@@ -113,6 +117,8 @@ func (d *detailPane) refresh() {
 		d.files.refresh(info)
 	case "Jobs":
 		d.jobs.refresh()
+	case "Network":
+		d.network.refresh(info)
 	case "Snapshots":
 		d.snaps.refresh(info)
 	}

@@ -184,6 +184,15 @@ func (u *UI) showExportDialog(info sandbox.Info, exp sandbox.Export) {
 // confirmQuit asks whether to stop ephemeral sandboxes, then quits.
 func (u *UI) confirmQuit() {
 	u.ShowWindow()
+	if u.opts.Attached {
+		const msg = "The Sandtray engine your assistants started keeps running, and so do its sandboxes."
+		dialog.NewConfirm("Quit the Sandtray app?", msg, func(ok bool) {
+			if ok && u.opts.Quit != nil {
+				u.opts.Quit(false)
+			}
+		}, u.win).Show()
+		return
+	}
 	stop := widget.NewCheck("Stop ephemeral sandboxes (persistent ones stay)", nil)
 	stop.SetChecked(true)
 	msg := widget.NewLabel("Assistants lose their sandboxes until Sandtray runs again.")

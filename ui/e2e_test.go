@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
@@ -62,11 +64,14 @@ func TestEndToEndWithRealEngine(t *testing.T) {
 	})
 }
 
-func realEngine(t *testing.T) *engine.Engine {
+func realEngine(t *testing.T, configure ...func(*config.Config)) *engine.Engine {
 	t.Helper()
 	image, labels := dockertest.Image(t), dockertest.Labels(t)
-	cfg := engine.DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage, cfg.StateDir, cfg.Host.AllowedRoots = image, t.TempDir(), []string{t.TempDir()}
+	for _, c := range configure {
+		c(&cfg)
+	}
 	eng, err := engine.New(context.Background(), cfg, engine.Options{Labels: labels, Tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -231,6 +231,8 @@ func NetworkText(mode string) string {
 		return "none (no network)"
 	case sandbox.NetworkBridge:
 		return "bridge (internet access)"
+	case sandbox.NetworkEgress:
+		return "egress (through Sandtray's gate: each host is allowed, asked about or refused; see the Network tab)"
 	}
 	return mode
 }

@@ -36,7 +36,8 @@ type fakeBackend struct {
 	progress []float64
 	export   sandbox.Export
 	jobs     []sandbox.JobInfo
-	jobOut   map[string][]string // job id -> output chunks, one per JobStatus call
+	jobOut   map[string][]string   // job id -> output chunks, one per JobStatus call
+	network  sandbox.EgressNetwork // what EgressNetwork answers
 }
 
 func newFakeBackend() *fakeBackend {
@@ -176,6 +177,28 @@ func (f *fakeBackend) JobStop(_ context.Context, id string) (sandbox.JobStatus, 
 		}
 	}
 	return sandbox.JobStatus{}, f.err
+}
+
+func (f *fakeBackend) AnswerEgress(_ context.Context, id string, a sandbox.EgressAnswer) error {
+	f.record("AnswerEgress(%s, %s)", id, a)
+	return f.err
+}
+
+// EgressNetwork is a read, like Logs: it is not recorded.
+func (f *fakeBackend) EgressNetwork(context.Context, string) (sandbox.EgressNetwork, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.network, f.err
+}
+
+func (f *fakeBackend) RemoveEgressRule(_ context.Context, ref, pattern string) error {
+	f.record("RemoveEgressRule(%s, %s)", ref, pattern)
+	return f.err
+}
+
+func (f *fakeBackend) RemoveEgressApproval(_ context.Context, pattern string) error {
+	f.record("RemoveEgressApproval(%s)", pattern)
+	return f.err
 }
 
 func (f *fakeBackend) StopEphemeral(context.Context) error {

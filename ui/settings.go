@@ -28,7 +28,8 @@ type settingsWindow struct {
 	body    *fyne.Container
 	message *widget.Label
 	save    *widget.Button
-	restart *widget.Button // Restart now, once a save changed something (with Options.Restart)
+	restart *widget.Button  // Restart now, once a save changed something (with Options.Restart)
+	secrets *secretsSection // when Settings has them (settings_secrets.go)
 }
 
 // settingInput reads one setting back from its widget.
@@ -106,15 +107,16 @@ func (s *settingsWindow) load() {
 		item.HintText = f.Help + " " + appliesText(f)
 		form.AppendItem(item)
 	}
+	s.addSecretsSection()
 	s.body.Refresh()
 }
 
 // appliesText says when a change to f takes effect.
 func appliesText(f SettingField) string {
 	if f.Restart {
-		return "(The whole app, after a restart.)"
+		return "(After a restart.)"
 	}
-	return "(Sandboxes created after a restart.)"
+	return "(At once; running sandboxes keep theirs.)"
 }
 
 // input builds the widget for one setting.
@@ -249,14 +251,22 @@ func (s *settingsWindow) doSave() {
 		}
 		s.fields = fields
 		text := SettingsSavedText(saved, fields, filepath.Base(s.u.opts.Settings.Path()))
-		if len(saved.Changed) > 0 && s.u.opts.Restart != nil {
+		waiting := len(saved.waiting()) > 0
+		if waiting && s.u.opts.Restart != nil && s.u.opts.Attached {
+			text += " Restart now applies them: the engine your assistants started stops, keeping its sandboxes, and starts again in this app; assistants' open sessions end and reconnect when they next start Sandtray."
+			s.restart.Enable()
+			s.restart.Show()
+		} else if waiting && s.u.opts.Restart != nil {
 			text += " Restart now applies them: Sandtray starts again at once, and sandboxes and assistants' sessions carry on."
 			s.restart.Enable()
 			s.restart.Show()
-		} else if len(saved.Changed) > 0 {
+		} else if waiting {
 			text += " Quit Sandtray (Quit Sandtray… in the Sandtray menu) and start it again to apply them."
 		}
-		s.showMessage(text, false)
+		if !waiting {
+			s.restart.Hide()
+		}
+		s.showMessage(text, saved.NotApplied != "")
 	})
 }
 
@@ -265,25 +275,34 @@ func SettingsSavedText(saved SettingsSaved, fields []SettingField, file string) 
 	if len(saved.Changed) == 0 {
 		return "Nothing changed."
 	}
-	var perSandbox, restart []string
-	for _, key := range saved.Changed {
-		i := slices.IndexFunc(fields, func(f SettingField) bool { return f.Key == key })
-		if i >= 0 && fields[i].Restart {
-			restart = append(restart, fields[i].Label)
-		} else if i >= 0 {
-			perSandbox = append(perSandbox, fields[i].Label)
+	label := func(key string) string {
+		if i := slices.IndexFunc(fields, func(f SettingField) bool { return f.Key == key }); i >= 0 {
+			return fields[i].Label
 		}
+		return key
+	}
+	waiting := saved.waiting()
+	var now, later []string
+	for _, key := range saved.Changed {
+		if !slices.Contains(waiting, key) {
+			now = append(now, label(key))
+		}
+	}
+	for _, key := range waiting { // with those saved before and not yet applied
+		later = append(later, label(key))
 	}
 	msg := "Saved to " + file + "."
 	if saved.Rewritten {
 		msg += " It could not be edited line by line, so it was written whole; your previous file, with its comments, is " + saved.Backup + "."
 	}
-	msg += " They apply when Sandtray restarts."
-	if len(perSandbox) > 0 {
-		msg += " " + strings.Join(perSandbox, ", ") + ": for sandboxes created after the restart; running ones keep theirs."
+	if saved.NotApplied != "" {
+		msg += " Sandtray could not apply it now (" + saved.NotApplied + ")."
 	}
-	if len(restart) > 0 {
-		msg += " " + strings.Join(restart, ", ") + ": for the whole app after the restart."
+	if len(now) > 0 {
+		msg += " Applied now: " + strings.Join(now, ", ") + " (sandboxes created from now on; running ones keep theirs)."
+	}
+	if len(later) > 0 {
+		msg += " When Sandtray restarts: " + strings.Join(later, ", ") + "."
 	}
 	return msg
 }

@@ -17,6 +17,8 @@ type fakeSettings struct {
 	fields []SettingField
 	saves  [][]SettingField
 	refuse func([]SettingField) error
+	// live: the engine applies a save at once, but for its Restart fields.
+	live bool
 }
 
 func newFakeSettings() *fakeSettings {
@@ -49,7 +51,13 @@ func (f *fakeSettings) Save(fields []SettingField) (SettingsSaved, error) {
 		}
 	}
 	f.fields = fields
-	return SettingsSaved{Changed: changed}, nil
+	saved := SettingsSaved{Changed: changed, Applied: f.live}
+	for i, key := range changed {
+		if f.live && fields[slices.IndexFunc(fields, func(f SettingField) bool { return f.Key == key })].Restart {
+			saved.Restart = append(saved.Restart, changed[i])
+		}
+	}
+	return saved, nil
 }
 
 func settingsHarness(t *testing.T) (*harness, *fakeSettings) {
@@ -93,9 +101,8 @@ func TestSettingsSaveChangedValues(t *testing.T) {
 		t.Errorf("saved (-want +got):\n%s", diff)
 	}
 	msg := h.u.settings.message
-	for _, part := range []string{"Saved to config.toml", "apply when Sandtray restarts", "Quit Sandtray… in the Sandtray menu",
-		"Memory (MB), Network, Assistants may ask for a network: for sandboxes created after the restart",
-		"Host folders, Warm sandboxes per image: for the whole app"} {
+	for _, part := range []string{"Saved to config.toml", "Quit Sandtray… in the Sandtray menu",
+		"When Sandtray restarts: Memory (MB), Network, Assistants may ask for a network, Host folders, Warm sandboxes per image."} {
 		if !strings.Contains(msg.Text, part) {
 			t.Errorf("message %q lacks %q", msg.Text, part)
 		}
@@ -198,5 +205,36 @@ func TestSettingsOfferRestartNow(t *testing.T) {
 	test.Tap(button(t, content, "Restart now"))
 	if restarts != 1 {
 		t.Errorf("Restart now restarted %d times", restarts)
+	}
+}
+
+// TestSettingsApplyLive: with an engine that applies settings as they are
+// saved, a changed limit says it applies now and offers no restart; a
+// change that waits for one names itself and offers Restart now.
+func TestSettingsApplyLive(t *testing.T) {
+	store := newFakeSettings()
+	store.live = true
+	h := newHarness(t, func(o *Options) { o.Settings, o.Restart = store, func() {} })
+	h.u.showSettings()
+	content := h.u.settings.win.Content()
+	entryFor(t, h, "1024").SetText("2048")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	msg := h.u.settings.message.Text
+	if !strings.Contains(msg, "Applied now: Memory (MB)") || strings.Contains(msg, "restart") {
+		t.Errorf("message %q", msg)
+	}
+	if h.u.settings.restart.Visible() {
+		t.Error("Restart now offered for a change that applied")
+	}
+	entryFor(t, h, "2").SetText("4")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	msg = h.u.settings.message.Text
+	if !strings.Contains(msg, "When Sandtray restarts: Warm sandboxes per image.") || strings.Contains(msg, "Applied now") {
+		t.Errorf("message %q", msg)
+	}
+	if !h.u.settings.restart.Visible() {
+		t.Error("no Restart now for a change that waits for one")
 	}
 }

@@ -73,6 +73,11 @@ type Options struct {
 	// Iconify minimises a window by its X11 handle (nil where it cannot).
 	Iconify func(x11Window uintptr) bool
 
+	// Attached says the window shows an engine another process runs (one
+	// an assistant started): quitting closes the app alone, and the engine
+	// and its sandboxes carry on.
+	Attached bool
+
 	// ParkHidden lets Fyne's event loop sleep while the window is hidden
 	// instead of waking 60 times a second (idle.go). Only for a desktop
 	// whose tray does not need Fyne's goroutine (not macOS).
@@ -109,6 +114,7 @@ type UI struct {
 	detail *detailPane
 	status *statusBar
 	tray   *trayMenu
+	egress *egressAsk // the egress gate's approval dialog (egress.go)
 
 	clients       *clientsWindow    // created on first use
 	settings      *settingsWindow   // created on first use
@@ -148,6 +154,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	u.list = newSandboxList(u)
 	u.detail = newDetailPane(u)
 	u.status = newStatusBar(u)
+	u.egress = newEgressAsk(u)
 	split := container.NewVSplit(u.list.object(), u.detail.object())
 	split.Offset = 0.38
 	top := u.list.filterBar()
@@ -230,6 +237,7 @@ func (u *UI) apply(s sandbox.Snapshot) {
 		u.jobsWin.view.refresh()
 	}
 	u.wantStats()
+	u.egress.refresh()
 	for _, n := range fresh {
 		u.notify(n.Title, n.Body)
 	}

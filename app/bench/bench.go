@@ -22,7 +22,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // Options say what to measure.
@@ -33,7 +33,7 @@ type Options struct {
 	// Image is the sandbox image; "" means the config's default image.
 	Image string
 	// Config is the engine configuration to measure; nil means the defaults.
-	Config *engine.Config
+	Config *config.Config
 	// Progress receives a line per step and engine warnings; nil discards them.
 	Progress io.Writer
 	// Idle is how long idle CPU is measured, with the window closed and
@@ -91,11 +91,11 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 
 // prepare fills the defaults: the bench image serves every language, and the
 // pooled engine has a pool of at least 2 of it.
-func prepare(opts *Options) (engine.Config, io.Writer) {
+func prepare(opts *Options) (config.Config, io.Writer) {
 	if opts.N <= 0 {
 		opts.N = 100
 	}
-	cfg := engine.DefaultConfig()
+	cfg := config.Default()
 	if opts.Config != nil {
 		cfg = *opts.Config
 	}

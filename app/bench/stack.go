@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -33,7 +35,7 @@ type stack struct {
 
 // startStack starts an engine with cfg (its state under dir) and serves it on
 // dir/mcp.sock.
-func startStack(ctx context.Context, cfg engine.Config, dir, label string, log *slog.Logger) (*stack, error) {
+func startStack(ctx context.Context, cfg config.Config, dir, label string, log *slog.Logger) (*stack, error) {
 	cfg.StateDir = filepath.Join(dir, "state")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -28,7 +30,7 @@ func TestGPUCheck(t *testing.T) {
 		{"turned off", yes, false, "", nil, []Level{Info}, "gpu.allow = false"},
 	}
 	for _, tc := range tests {
-		e := &Env{Config: engine.DefaultConfig(), Docker: engine.DockerProbe{Version: "20.10", GPU: tc.gpu, GPUHolders: tc.holders}}
+		e := &Env{Config: config.Default(), Docker: engine.DockerProbe{Version: "20.10", GPU: tc.gpu, GPUHolders: tc.holders}}
 		e.Config.GPU.Allow, e.Config.GPU.Default = tc.allow, tc.def
 		lines := checkGPU(context.Background(), e)
 		var got []Level
@@ -67,7 +69,7 @@ func TestGPUToolkitCheck(t *testing.T) {
 			[]string{"did not say its version", "nvidia-ctk --version"}},
 	}
 	for _, tc := range tests {
-		e := &Env{Config: engine.DefaultConfig(), Docker: engine.DockerProbe{Version: tc.docker,
+		e := &Env{Config: config.Default(), Docker: engine.DockerProbe{Version: tc.docker,
 			GPU: sandbox.GPUStatus{Detail: "the Docker host has no GPU runtime"}, Toolkit: tc.tk}}
 		lines := checkGPU(context.Background(), e)
 		var got []Level

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 func TestHTTPCheck(t *testing.T) {
@@ -38,7 +38,7 @@ func TestHTTPCheck(t *testing.T) {
 		if tc.name == "token others can read" && runtime.GOOS == "windows" {
 			continue // file modes say nothing there
 		}
-		e := &Env{Config: engine.DefaultConfig(), TokenPath: tc.token}
+		e := &Env{Config: config.Default(), TokenPath: tc.token}
 		e.Config.HTTP.Listen, e.Config.HTTP.TLSCert = tc.listen, tc.cert
 		got := checkHTTP(context.Background(), e)[0]
 		if got.Level != tc.want || !strings.Contains(got.Detail, tc.says) {

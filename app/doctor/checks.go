@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/socket"
@@ -26,6 +28,7 @@ var checks = []check{
 	checkPool,
 	checkClients,
 	checkRoots,
+	checkSecrets,
 }
 
 func checkConfig(_ context.Context, e *Env) []Line {
@@ -156,7 +159,7 @@ func checkRoots(_ context.Context, e *Env) []Line {
 			missing = append(missing, p)
 		}
 	}
-	if len(missing) > 0 && slices.Equal(e.Config.Host.AllowedRoots, engine.DefaultConfig().Host.AllowedRoots) {
+	if len(missing) > 0 && slices.Equal(e.Config.Host.AllowedRoots, config.Default().Host.AllowedRoots) {
 		return []Line{{Info, "roots", strings.Join(missing, ", ") + ": made when Sandtray starts", ""}}
 	}
 	if len(missing) > 0 {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 )
@@ -42,7 +44,7 @@ type Line struct {
 // Env is what the checks look at, gathered once: the config and Docker.
 type Env struct {
 	ConfigPath string
-	Config     engine.Config // the defaults where the file is missing or invalid
+	Config     config.Config // the defaults where the file is missing or invalid
 	ConfigErr  error
 	Docker     engine.DockerProbe
 	SocketPath string

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 )
@@ -39,7 +41,7 @@ func TestGVisorCheck(t *testing.T) {
 		{"runsc", []string{"runc"}, Fail}, // configured but missing: every create would fail
 	}
 	for _, tc := range tests {
-		e := &Env{Config: engine.DefaultConfig(), Docker: engine.DockerProbe{Version: "20.10", Runtimes: tc.runtimes}}
+		e := &Env{Config: config.Default(), Docker: engine.DockerProbe{Version: "20.10", Runtimes: tc.runtimes}}
 		e.Config.Sandbox.Runtime = tc.runtime
 		if got := checkGVisor(context.Background(), e)[0]; got.Level != tc.want {
 			t.Errorf("runtime %q with %v: %+v, want level %d", tc.runtime, tc.runtimes, got, tc.want)

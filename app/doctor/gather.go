@@ -2,6 +2,9 @@ package doctor
 
 import (
 	"context"
+	"path/filepath"
+
+	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/socket"
@@ -11,11 +14,12 @@ import (
 // still run) and probes Docker the way the engine would find it.
 func gather(ctx context.Context, opts Options) *Env {
 	e := &Env{ConfigPath: opts.ConfigPath, SocketPath: opts.SocketPath}
-	cfg, err := engine.LoadConfig(opts.ConfigPath)
+	cfg, err := config.Load(opts.ConfigPath)
 	if err != nil {
 		e.ConfigErr = err
-		cfg = engine.DefaultConfig()
+		cfg = config.Default()
 	}
+	cfg.ConfigDir = filepath.Dir(opts.ConfigPath)
 	e.Config = cfg
 	if e.SocketPath == "" {
 		e.SocketPath, e.SocketErr = socket.Path()

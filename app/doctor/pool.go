@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -23,7 +25,7 @@ func checkPool(ctx context.Context, e *Env) []Line {
 }
 
 // poolLine is the report's line for the pool: its spares now, its budget.
-func poolLine(c engine.PoolConfig, spares []sandbox.PoolImage) Line {
+func poolLine(c config.Pool, spares []sandbox.PoolImage) Line {
 	if c.Size == 0 || c.MaxTotal == 0 {
 		return Line{Info, "pool", "off (pool.size or pool.max_total is 0): every new sandbox starts cold", ""}
 	}

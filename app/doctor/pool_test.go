@@ -4,16 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 func TestPoolLine(t *testing.T) {
-	on := engine.DefaultConfig().Pool
+	on := config.Default().Pool
 	off := on
 	off.Size = 0
 	for _, c := range []struct {
-		cfg    engine.PoolConfig
+		cfg    config.Pool
 		spares []sandbox.PoolImage
 		level  Level
 		want   []string

@@ -16,7 +16,7 @@ const AppLogName = "app.log"
 // terminal, or nowhere when started from a menu), and returns its path; ""
 // when it cannot be written, and the log stays on stderr.
 func teeLog(opts *Options) (path string, closeLog func()) {
-	path = filepath.Join(StateDir(), AppLogName)
+	path = filepath.Join(cmpOr(opts.StateDir, StateDir()), AppLogName)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", func() {}
 	}

@@ -3,6 +3,9 @@
 package host
 
 import (
+	"context"
+	"time"
+
 	"github.com/sandtray/sandtray/app/autostart"
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/app/settings"
@@ -13,9 +16,11 @@ import (
 // withDesktop adds the desktop features to the UI's options: the Clients
 // window (app/install), Settings (app/settings on configPath), Start at
 // login (app/autostart) and the Terminal button (app/terminal).
-func withDesktop(o ui.Options, configPath string) ui.Options {
+// apply applies a saved change to the running engine (nil: it waits for
+// a restart).
+func withDesktop(o ui.Options, configPath string, apply func(context.Context) ([]string, error)) ui.Options {
 	o.Clients = uiClients{}
-	o.Settings = uiSettings{settings.New(configPath)}
+	o.Settings = uiSettings{s: settings.New(configPath), apply: apply}
 	if a, err := autostart.New(); err == nil {
 		o.Autostart = uiAutostart{a}
 	}
@@ -52,8 +57,16 @@ func (c uiClients) Disconnect(name string) (string, error) {
 	return res.String(), err
 }
 
-// uiSettings adapts app/settings to the Settings window.
-type uiSettings struct{ s *settings.Store }
+// uiSettings adapts app/settings to the Settings window, and has the
+// running engine apply what was saved.
+type uiSettings struct {
+	s     *settings.Store
+	apply func(context.Context) (restart []string, err error)
+}
+
+// applyTimeout bounds applying saved settings (the pool's old spares are
+// removed in the background).
+const applyTimeout = 30 * time.Second
 
 func (u uiSettings) Path() string { return u.s.Path() }
 
@@ -73,7 +86,19 @@ func (u uiSettings) Save(fields []ui.SettingField) (ui.SettingsSaved, error) {
 		edited[i] = settings.Field{Key: f.Key, Value: f.Value, List: f.List}
 	}
 	saved, err := u.s.Save(edited)
-	return ui.SettingsSaved{Changed: saved.Changed, Rewritten: saved.Rewritten, Backup: saved.Backup}, err
+	out := ui.SettingsSaved{Changed: saved.Changed, Rewritten: saved.Rewritten, Backup: saved.Backup}
+	if err != nil || len(saved.Changed) == 0 || u.apply == nil {
+		return out, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), applyTimeout)
+	defer cancel()
+	restart, aerr := u.apply(ctx)
+	if aerr != nil {
+		out.NotApplied = aerr.Error()
+		return out, nil
+	}
+	out.Applied, out.Restart = true, restart
+	return out, nil
 }
 
 // uiAutostart adapts app/autostart to the tray's Start at login.
@@ -95,3 +120,21 @@ func (u uiAutostart) SetEnabled(on bool) error {
 	}
 	return err
 }
+
+// The Secrets section of the Settings window (ui.SecretSettings).
+
+func (u uiSettings) Secrets() ([]ui.SecretEntry, error) {
+	list, err := u.s.Secrets()
+	out := make([]ui.SecretEntry, len(list))
+	for i, s := range list {
+		out[i] = ui.SecretEntry{Name: s.Name, Hosts: s.Hosts, Source: s.Source, HasValue: s.HasValue}
+	}
+	return out, err
+}
+
+func (u uiSettings) AddSecret(name, value string, hosts []string) error {
+	return u.s.AddSecret(name, value, hosts)
+}
+func (u uiSettings) BindSecret(name string, hosts []string) error { return u.s.BindSecret(name, hosts) }
+func (u uiSettings) RemoveSecret(name string) error               { return u.s.RemoveSecret(name) }
+func (u uiSettings) SecretsWhere() string                         { return u.s.SecretsWhere() }

@@ -3,14 +3,16 @@
 package host
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/app/settings"
-	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/ui"
 )
 
@@ -19,7 +21,11 @@ import (
 func TestSettingsAdapterRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.toml")
 	os.WriteFile(path, []byte("# mine\n[limits]\nmemory_mb = 1024 # default\n"), 0o600)
-	s := uiSettings{settings.New(path)}
+	applied := 0
+	s := uiSettings{s: settings.New(path), apply: func(context.Context) ([]string, error) {
+		applied++
+		return []string{"http.listen"}, nil
+	}}
 	fields, err := s.Fields()
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +36,8 @@ func TestSettingsAdapterRoundTrip(t *testing.T) {
 		if f.Key == "limits.memory_mb" {
 			fields[i].Value = "3072"
 		}
-		if f.Key == "pool.size" && !f.Restart {
-			t.Error("pool.size is not marked as needing a restart")
+		if f.Key == "pool.size" && f.Restart || f.Key == "http.listen" && !f.Restart {
+			t.Errorf("%s: restart %v", f.Key, f.Restart)
 		}
 	}
 	if kinds["host.allowed_roots"] != ui.SettingFolders || kinds["sandbox.allow_network"] != ui.SettingBool ||
@@ -39,10 +45,10 @@ func TestSettingsAdapterRoundTrip(t *testing.T) {
 		t.Errorf("kinds do not line up between app/settings and ui: %v", kinds)
 	}
 	saved, err := s.Save(fields)
-	if err != nil || len(saved.Changed) != 1 {
-		t.Fatalf("Save = %+v, %v", saved, err)
+	if err != nil || len(saved.Changed) != 1 || applied != 1 || !saved.Applied || len(saved.Restart) != 1 {
+		t.Fatalf("Save = %+v, %v; applied %d times", saved, err, applied)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 3072 {
 		t.Errorf("LoadConfig = %v, %v", cfg.Limits.MemoryMB, err)
 	}

@@ -33,11 +33,19 @@ const parkHidden = runtime.GOOS != "darwin" && runtime.GOOS != "windows"
 // be called on the main goroutine (Fyne's rule) and returns when the person
 // quits or ctx is done. Quitting from the tray asks whether to stop the
 // ephemeral sandboxes; stopping for any other reason removes them.
+//
+// When another engine of this user runs already, RunApp (app.go) is what
+// opens a window on it; RunGUI fails with socket.ErrAlreadyRunning.
 func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 	ln, err := listen(opts.Stderr)
 	if err != nil {
 		return err
 	}
+	return runGUI(ctx, a, opts, ln)
+}
+
+// runGUI is RunGUI on the bound socket ln, which it closes.
+func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 	defer ln.Close()
 	logPath, closeLog := teeLog(&opts) // Help → Open log… shows it
 	defer closeLog()
@@ -62,7 +70,9 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 		cancel()
 	}, About: opts.About, LogPath: logPath, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
 		Images: uiImages{c.eng}},
-		cmpOr(opts.ConfigPath, ConfigPath())))
+		cmpOr(opts.ConfigPath, ConfigPath()), c.apply))
+	// A second start of the app brings this window to the front (app.go).
+	c.ctl.SetWindow(func() { fyne.Do(u.ShowWindow) })
 
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	var wg sync.WaitGroup
@@ -82,6 +92,7 @@ func RunGUI(ctx context.Context, a fyne.App, opts Options) error {
 
 	u.ShowWindow() // a desktop without a tray host still gets a way in
 	a.Run()
+	c.ctl.SetWindow(nil) // the engine may take a while to stop: no window to focus now
 	cancel()
 	wg.Wait()
 	if herr := waitHTTP(); herr != nil && (serveErr == nil || errors.Is(serveErr, context.Canceled)) {

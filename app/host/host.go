@@ -6,6 +6,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,11 +14,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/adrg/xdg"
 
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -29,6 +34,7 @@ type Options struct {
 	Stdio      bool   // serve MCP on Stdin/Stdout instead of the socket
 	HTTPListen string // serve MCP over HTTP on this host:port too (overrides http.listen)
 	TokenPath  string // the HTTP token file; "" means httptoken.Path()
+	StateDir   string // "" means StateDir()
 	About      string // the app's version and commit, for Help → About
 	Stdin      io.Reader
 	Stdout     io.Writer
@@ -52,20 +58,22 @@ type core struct {
 	http   *httpEndpoint // nil unless MCP over HTTP is on
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the change announcer has exited
-	// stopControl ends the control endpoint (`sandtray egress …`).
+	// ctl is the control endpoint (`sandtray egress …`, an attached app);
+	// stopControl ends it.
+	ctl         *control.Server
 	stopControl func()
+	// reload reads the config file as the engine was started with it.
+	reload func() (config.Config, error)
 }
 
 // start reads the config and starts the engine and the MCP server.
 func start(ctx context.Context, opts Options) (*core, error) {
 	log := slog.New(slog.NewTextHandler(opts.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	cfgPath := cmpOr(opts.ConfigPath, ConfigPath())
-	cfg, err := engine.LoadConfig(cfgPath)
+	cfg, err := loadConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	cfg.StateDir = StateDir()
-	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
 	var web *httpEndpoint
 	if cfg.HTTP.Listen != "" {
 		if web, err = listenHTTP(cfg.HTTP, opts.TokenPath, log); err != nil {
@@ -86,13 +94,44 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	})
 	watchCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &core{log: log, eng: eng, srv: srv, http: web, cancel: cancel, done: make(chan struct{}),
-		stopControl: serveControl(eng, log)}
+		reload: func() (config.Config, error) {
+			cfg, err := loadConfig(opts)
+			if err == nil {
+				ensureDefaultRoot(cfg, log)
+			}
+			return cfg, err
+		}}
+	c.ctl, c.stopControl = serveControl(eng, log, cfgPath, opts.Stdio, c.reload)
 	go func() {
 		defer close(c.done)
 		announceChanges(watchCtx, eng, srv)
 	}()
 	log.Info("sandtray engine ready", "version", opts.Version, "config", cfgPath, "state", cfg.StateDir)
 	return c, nil
+}
+
+// loadConfig reads the config file as the engine runs with it: the state
+// dir and a --http flag set over the file's values.
+func loadConfig(opts Options) (config.Config, error) {
+	cfg, err := config.Load(cmpOr(opts.ConfigPath, ConfigPath()))
+	if err != nil {
+		return config.Config{}, err
+	}
+	cfg.StateDir = cmpOr(opts.StateDir, StateDir())
+	cfg.ConfigDir = filepath.Dir(cmpOr(opts.ConfigPath, ConfigPath()))
+	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
+	return cfg, nil
+}
+
+// apply reads the config file again and applies what a running engine
+// can (Settings' Save); it returns the changed keys that wait for a
+// restart.
+func (c *core) apply(ctx context.Context) ([]string, error) {
+	cfg, err := c.reload()
+	if err != nil {
+		return nil, err
+	}
+	return c.eng.Reconfigure(ctx, cfg)
 }
 
 // stop removes the ephemeral sandboxes (unless keepEphemeral: a person chose
@@ -130,9 +169,18 @@ func Serve(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	defer c.stop(ctx, false)
+	var keep atomic.Bool // an attached app asked to restart the engine in it (control.MethodEngineStop)
+	defer func() { c.stop(ctx, keep.Load()) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if !opts.Stdio {
+		c.ctl.Handle(control.MethodEngineStop, func(context.Context, json.RawMessage, func(any) error) (any, error) {
+			c.log.Info("stopping, as the app asked: it starts the engine again itself; sandboxes stay")
+			keep.Store(true)
+			time.AfterFunc(100*time.Millisecond, cancel) // after the answer has gone out
+			return struct{}{}, nil
+		})
+	}
 	waitHTTP := c.serveHTTP(ctx, cancel)
 	if opts.Stdio {
 		err = c.srv.ServeStdio(ctx, opts.Stdin, opts.Stdout)
@@ -151,8 +199,8 @@ func Serve(ctx context.Context, opts Options) error {
 
 // ensureDefaultRoot creates ~/Sandtray when it is the configured host root,
 // so copies to and from the host work out of the box.
-func ensureDefaultRoot(cfg engine.Config, log *slog.Logger) {
-	def := engine.DefaultConfig().Host.AllowedRoots
+func ensureDefaultRoot(cfg config.Config, log *slog.Logger) {
+	def := config.Default().Host.AllowedRoots
 	if !slices.Equal(cfg.Host.AllowedRoots, def) {
 		return
 	}

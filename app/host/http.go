@@ -9,8 +9,9 @@ import (
 	"net"
 	"sync"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/httptoken"
-	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/internal/loopback"
 )
@@ -19,7 +20,7 @@ import (
 // http.listen in config.toml), bound before the engine starts so that a
 // refused or busy address stops Sandtray at once, with a sentence saying why.
 type httpEndpoint struct {
-	cfg    engine.HTTPConfig
+	cfg    config.HTTP
 	ln     net.Listener // TCP, of this user's processes only (loopback.OwnUser)
 	tls    *tls.Config  // nil: plain HTTP
 	tokens *httptoken.File
@@ -32,7 +33,7 @@ type httpEndpoint struct {
 // take the half a client's "localhost" may mean (and a port whose other half
 // is taken stops Sandtray, saying so); connections from other users' sockets
 // are refused where the system says whose a socket is (Linux).
-func listenHTTP(cfg engine.HTTPConfig, tokenPath string, log *slog.Logger) (*httpEndpoint, error) {
+func listenHTTP(cfg config.HTTP, tokenPath string, log *slog.Logger) (*httpEndpoint, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, fmt.Errorf("MCP over HTTP: %w", err)
 	}

@@ -20,7 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/mcpserver"
 )
 
@@ -58,11 +59,11 @@ func selfSigned(t *testing.T) (cert, key string, pool *x509.CertPool) {
 // one it is refused before anything is bound.
 func TestHTTPWithTLSServesHTTPSOnEveryInterface(t *testing.T) {
 	tokenPath := filepath.Join(t.TempDir(), "http-token")
-	if _, err := listenHTTP(engine.HTTPConfig{Listen: "0.0.0.0:0"}, tokenPath, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+	if _, err := listenHTTP(config.HTTP{Listen: "0.0.0.0:0"}, tokenPath, slog.New(slog.DiscardHandler)); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
 		t.Errorf("0.0.0.0 without TLS: %v", err)
 	}
 	cert, key, pool := selfSigned(t)
-	web, err := listenHTTP(engine.HTTPConfig{Listen: "0.0.0.0:0", TLSCert: cert, TLSKey: key}, tokenPath, slog.New(slog.DiscardHandler))
+	web, err := listenHTTP(config.HTTP{Listen: "0.0.0.0:0", TLSCert: cert, TLSKey: key}, tokenPath, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/internal/loopback/loopbacktest"
 )
@@ -48,7 +49,7 @@ func TestHTTPOnLoopbackIsOursAlone(t *testing.T) {
 		ln.Close()
 	}
 	tokenPath := filepath.Join(t.TempDir(), "http-token")
-	web, err := listenHTTP(engine.HTTPConfig{Listen: "localhost:0"}, tokenPath, slog.New(slog.DiscardHandler))
+	web, err := listenHTTP(config.HTTP{Listen: "localhost:0"}, tokenPath, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestHTTPOnLoopbackIsOursAlone(t *testing.T) {
 	defer squatter.Close()
 	taken := strconv.Itoa(squatter.Addr().(*net.TCPAddr).Port)
 	for _, host := range []string{"localhost", "127.0.0.1"} {
-		if web, err := listenHTTP(engine.HTTPConfig{Listen: host + ":" + taken}, tokenPath, slog.New(slog.DiscardHandler)); err == nil {
+		if web, err := listenHTTP(config.HTTP{Listen: host + ":" + taken}, tokenPath, slog.New(slog.DiscardHandler)); err == nil {
 			web.ln.Close()
 			t.Errorf("%s:%s was served while another program held [::1]:%s", host, taken, taken)
 		} else if !strings.Contains(err.Error(), "[::1]:"+taken) || !strings.Contains(err.Error(), "choose another port") {

@@ -47,10 +47,11 @@ func isStd(path string) bool {
 
 func under(path, prefix string) bool { return path == prefix || strings.HasPrefix(path, prefix+"/") }
 
-// TestImportDirection keeps DESIGN.md's layout on what each package reaches,
-// not only what it imports: one package owns each outside SDK, the UI never
-// sees the engine's insides, Docker or MCP, the engine never sees Fyne, and
-// the engine's internal packages never see the engine.
+// TestImportDirection keeps the import rules of docs/architecture.md on what
+// each package reaches, not only what it imports: one package owns each
+// outside SDK, the UI never sees the engine's insides, Docker or MCP, the
+// engine never sees Fyne, and the engine's internal packages never see the
+// engine.
 func TestImportDirection(t *testing.T) {
 	reach := []struct {
 		pkgs      string
@@ -63,6 +64,9 @@ func TestImportDirection(t *testing.T) {
 		{"./engine/...", []string{"fyne.io/fyne"}, true},
 		{"./engine/internal/...", []string{module + "/engine", module + "/engine/mcpserver", module + "/app"}, true},
 		{"./engine/sandbox", []string{module + "/engine/internal", "github.com/"}, true},
+		// The config, image names and the settings editor need no runtime:
+		// they never reach the Docker SDK (nor, through it, a daemon).
+		{"./engine/config ./engine/imageref ./app/settings", []string{"github.com/moby/moby", "github.com/docker/", module + "/engine/internal/docker"}, true},
 		// The shim itself imports only engine/socket and the stdlib (socket
 		// finds its folder with xdg: the shim may reach that, not use it).
 		{"./app/shim", []string{module + "/engine/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},
@@ -76,7 +80,7 @@ func TestImportDirection(t *testing.T) {
 				for _, bad := range r.forbidden {
 					// module+"/engine" forbids the engine package itself, not its children.
 					if d == bad || (bad != module+"/engine" && under(d, bad)) {
-						t.Errorf("%s reaches %s (DESIGN.md: %s must not)", p.path, d, r.pkgs)
+						t.Errorf("%s reaches %s (docs/architecture.md, import rules: %s must not)", p.path, d, r.pkgs)
 					}
 				}
 			}

@@ -1,6 +1,6 @@
 // Package settings reads and writes the settings a person changes from the
 // tray app's Settings window. It validates a change with the engine's own
-// config loader (engine.LoadConfig on the edited file, before it replaces
+// config loader (config.Load on the edited file, before it replaces
 // config.toml) and edits config.toml line by line, so comments, key order
 // and every key the window does not show stay as the user wrote them.
 package settings
@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // Kind is how a setting is typed and written.
@@ -31,10 +31,12 @@ const (
 // Applies says when a change takes effect.
 type Applies int
 
-// When changes take effect. The engine reads config.toml when it starts.
+// When changes take effect: the running engine applies what it can when
+// Settings saves (engine.Engine.Reconfigure; config.AppliesLive says
+// which keys), the rest when Sandtray restarts.
 const (
-	NewSandboxes Applies = iota // sandboxes created after Sandtray restarts; running ones keep theirs
-	Restart                     // the whole app, when Sandtray restarts
+	NewSandboxes Applies = iota // at once, for sandboxes created from now on; running ones keep theirs
+	Restart                     // when Sandtray restarts
 )
 
 // Field is one setting as the window shows it.
@@ -53,7 +55,7 @@ type Field struct {
 // field describes one setting: how to read it from a Config.
 type field struct {
 	Field
-	get func(c engine.Config) any // string, int64, int, float64, bool, engine.Duration or []string
+	get func(c config.Config) any // string, int64, int, float64, bool, config.Duration or []string
 }
 
 // table is every setting the window edits, in the order it shows them.
@@ -61,44 +63,50 @@ type field struct {
 var table = []field{
 	{Field{Key: "default_image", Label: "Default image", Group: "Sandboxes", Kind: Text,
 		Help: "The image a sandbox uses when the assistant names none."},
-		func(c engine.Config) any { return c.DefaultImage }},
+		func(c config.Config) any { return c.DefaultImage }},
 	{Field{Key: "limits.memory_mb", Label: "Memory (MB)", Group: "Sandboxes", Kind: Int,
 		Help: "Memory of a new sandbox unless the assistant asks for more."},
-		func(c engine.Config) any { return c.Limits.MemoryMB }},
+		func(c config.Config) any { return c.Limits.MemoryMB }},
 	{Field{Key: "limits.max_memory_mb", Label: "Most memory (MB)", Group: "Sandboxes", Kind: Int,
 		Help: "The most memory an assistant may ask for."},
-		func(c engine.Config) any { return c.Limits.MaxMemoryMB }},
+		func(c config.Config) any { return c.Limits.MaxMemoryMB }},
 	{Field{Key: "limits.cpus", Label: "CPUs", Group: "Sandboxes", Kind: Number,
 		Help: "CPU cores of a new sandbox, e.g. 1 or 0.5."},
-		func(c engine.Config) any { return c.Limits.CPUs }},
+		func(c config.Config) any { return c.Limits.CPUs }},
 	{Field{Key: "limits.max_cpus", Label: "Most CPUs", Group: "Sandboxes", Kind: Number,
 		Help: "The most cores an assistant may ask for."},
-		func(c engine.Config) any { return c.Limits.MaxCPUs }},
+		func(c config.Config) any { return c.Limits.MaxCPUs }},
 	{Field{Key: "limits.exec_timeout", Label: "Command timeout", Group: "Sandboxes", Kind: Duration,
 		Help: `A command's time limit unless the assistant asks for longer, e.g. "30s", "2m".`},
-		func(c engine.Config) any { return c.Limits.ExecTimeout }},
+		func(c config.Config) any { return c.Limits.ExecTimeout }},
 	{Field{Key: "limits.disk_mb", Label: "Disk (MB)", Group: "Sandboxes", Kind: Int,
 		Help: "Files a sandbox may add to its image; 0 means no limit."},
-		func(c engine.Config) any { return c.Limits.DiskMB }},
+		func(c config.Config) any { return c.Limits.DiskMB }},
 	{Field{Key: "sandbox.profile", Label: "Security profile", Group: "Sandboxes", Kind: Choice,
-		Choices: []string{engine.ProfileStandard, engine.ProfileStrict},
+		Choices: []string{config.ProfileStandard, config.ProfileStrict},
 		Help:    `"strict": read-only root, size-limited workdir and /tmp, a non-root user.`},
-		func(c engine.Config) any { return c.Sandbox.Profile }},
+		func(c config.Config) any { return c.Sandbox.Profile }},
 	{Field{Key: "sandbox.network", Label: "Network", Group: "Network", Kind: Choice, Choices: []string{"none", "egress", "bridge"},
 		Help: `"none": off unless a sandbox asks; "egress": through the egress gate ([egress] rules); "bridge": the whole network.`},
-		func(c engine.Config) any { return c.Sandbox.Network }},
+		func(c config.Config) any { return c.Sandbox.Network }},
 	{Field{Key: "sandbox.allow_network", Label: "Assistants may ask for a network", Group: "Network", Kind: Bool,
 		Help: "When off (the default), a request for network \"bridge\" is refused; \"egress\" goes through the gate."},
-		func(c engine.Config) any { return c.Sandbox.AllowNetwork }},
-	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders, Applies: Restart,
+		func(c config.Config) any { return c.Sandbox.AllowNetwork }},
+	{Field{Key: "egress.ask", Label: "Ask me about other hosts", Group: "Network", Kind: Bool,
+		Help: "An egress sandbox's connection to a host no rule allows waits for your answer (a dialog); off: refused."},
+		func(c config.Config) any { return c.Egress.Ask }},
+	{Field{Key: "egress.ask_timeout", Label: "Refuse unanswered after", Group: "Network", Kind: Duration,
+		Help: "How long such a connection waits for your answer, e.g. 60s."},
+		func(c config.Config) any { return c.Egress.AskTimeout }},
+	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders,
 		Help: "Assistants may copy files to and from these folders only."},
-		func(c engine.Config) any { return c.Host.AllowedRoots }},
-	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int, Applies: Restart,
+		func(c config.Config) any { return c.Host.AllowedRoots }},
+	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int,
 		Help: "Sandboxes kept started so a new one answers at once; 0: no pool."},
-		func(c engine.Config) any { return c.Pool.Size }},
-	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text, Applies: Restart,
+		func(c config.Config) any { return c.Pool.Size }},
+	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text,
 		Help: "MCP over HTTP at host:port, e.g. 127.0.0.1:8765 (token: sandtray token); empty: off."},
-		func(c engine.Config) any { return c.HTTP.Listen }},
+		func(c config.Config) any { return c.HTTP.Listen }},
 }
 
 // text renders a value as the window shows it.
@@ -114,7 +122,7 @@ func text(v any) string {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	case bool:
 		return strconv.FormatBool(v)
-	case engine.Duration:
+	case config.Duration:
 		return v.String()
 	}
 	panic(fmt.Sprintf("settings: no text for %T", v))

@@ -11,14 +11,19 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/BurntSushi/toml"
 
-	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/internal/atomicfile"
+	"github.com/sandtray/sandtray/internal/keychain"
 )
 
 // Store reads and writes the settings in one config.toml.
-type Store struct{ path string }
+type Store struct {
+	path string
+	kc   *keychain.Store // the secrets' values; nil: the OS keychain of the config's dir (secrets.go)
+}
 
 // New returns the Store of the config file at path (which need not exist).
 func New(path string) *Store { return &Store{path: path} }
@@ -29,17 +34,20 @@ func (s *Store) Path() string { return s.path }
 // Fields returns every setting the window shows, with its current value:
 // the file's, or the default for keys it does not set.
 func (s *Store) Fields() ([]Field, error) {
-	cfg, err := engine.LoadConfig(s.path)
+	cfg, err := config.Load(s.path)
 	if err != nil {
 		return nil, err
 	}
 	return fieldsOf(cfg), nil
 }
 
-func fieldsOf(cfg engine.Config) []Field {
+func fieldsOf(cfg config.Config) []Field {
 	out := make([]Field, len(table))
 	for i, f := range table {
 		out[i] = f.Field
+		if !config.AppliesLive(f.Key) {
+			out[i].Applies = Restart
+		}
 		switch v := f.get(cfg).(type) {
 		case []string:
 			out[i].List = slices.Clone(v)
@@ -66,7 +74,7 @@ type Saved struct {
 // Fields not in table are ignored. Nothing is written when a value is
 // refused or nothing changed.
 func (s *Store) Save(edited []Field) (Saved, error) {
-	cfg, err := engine.LoadConfig(s.path)
+	cfg, err := config.Load(s.path)
 	if err != nil {
 		return Saved{}, fmt.Errorf("%w; fix the file by hand first", err)
 	}
@@ -105,7 +113,7 @@ type change struct{ key, lit string }
 
 // apply decodes the changes over cfg and validates the result with the
 // engine's Validate, the check LoadConfig makes.
-func apply(cfg engine.Config, changes []change) (engine.Config, error) {
+func apply(cfg config.Config, changes []change) (config.Config, error) {
 	var top, tables strings.Builder
 	byTable := map[string][]change{}
 	var order []string
@@ -128,16 +136,16 @@ func apply(cfg engine.Config, changes []change) (engine.Config, error) {
 	}
 	out := cloneConfig(cfg)
 	if _, err := toml.Decode(top.String()+tables.String(), &out); err != nil {
-		return engine.Config{}, err
+		return config.Config{}, err
 	}
 	if err := out.Validate(); err != nil {
-		return engine.Config{}, err
+		return config.Config{}, err
 	}
 	return out, nil
 }
 
 // cloneConfig copies cfg so decoding into the copy leaves cfg's slices alone.
-func cloneConfig(c engine.Config) engine.Config {
+func cloneConfig(c config.Config) config.Config {
 	c.Host.AllowedRoots = slices.Clone(c.Host.AllowedRoots)
 	c.Pool.Images = slices.Clone(c.Pool.Images)
 	c.Sandbox.CapAdd = slices.Clone(c.Sandbox.CapAdd)
@@ -147,7 +155,7 @@ func cloneConfig(c engine.Config) engine.Config {
 // write edits the file line by line and checks, with LoadConfig, that the
 // edited file reads back as want; when it does not, the whole config is
 // written instead, after a backup.
-func (s *Store) write(want engine.Config, changes []change, saved Saved) (Saved, error) {
+func (s *Store) write(want config.Config, changes []change, saved Saved) (Saved, error) {
 	old, mode, err := readFile(s.path)
 	if err != nil {
 		return saved, err
@@ -177,9 +185,9 @@ func (s *Store) write(want engine.Config, changes []change, saved Saved) (Saved,
 
 // replaceIfReadsAs writes data to a temporary file beside the config, reads
 // it with LoadConfig and, when it gives want, renames it over the config.
-func (s *Store) replaceIfReadsAs(data []byte, mode fs.FileMode, want engine.Config) (bool, error) {
+func (s *Store) replaceIfReadsAs(data []byte, mode fs.FileMode, want config.Config) (bool, error) {
 	return atomicfile.WriteIf(s.target(), data, mode, func(tmp string) bool {
-		got, err := engine.LoadConfig(tmp)
+		got, err := config.Load(tmp)
 		return err == nil && reflect.DeepEqual(fieldsOf(got), fieldsOf(want))
 	})
 }

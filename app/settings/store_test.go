@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -89,7 +91,7 @@ size = 0
 	if string(got) != wantDoc {
 		t.Errorf("config.toml =\n%s\nwant\n%s", got, wantDoc)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 4096 || cfg.Sandbox.Network != "egress" || cfg.Host.AllowedRoots[1] != `/home/me/My "odd" folder` {
 		t.Errorf("LoadConfig after Save = %+v, %v", cfg, err)
 	}
@@ -171,7 +173,7 @@ func TestSaveRewritesWhatItCannotEditInPlace(t *testing.T) {
 	if b, _ := os.ReadFile(saved.Backup); string(b) != inline {
 		t.Errorf("backup = %q", b)
 	}
-	cfg, err := engine.LoadConfig(path)
+	cfg, err := config.Load(path)
 	if err != nil || cfg.Limits.MemoryMB != 3000 || cfg.Limits.CPUs != 2 {
 		t.Errorf("LoadConfig after the rewrite = %+v, %v", cfg.Limits, err)
 	}
@@ -217,8 +219,30 @@ func TestSaveHTTPEndpoint(t *testing.T) {
 	if _, err := s.Save(edit(t, s, map[string]string{"http.listen": "127.0.0.1:8765"}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := engine.LoadConfig(path); err != nil || cfg.HTTP.Listen != "127.0.0.1:8765" {
+	if cfg, err := config.Load(path); err != nil || cfg.HTTP.Listen != "127.0.0.1:8765" {
 		t.Errorf("http.listen = %q, %v", cfg.HTTP.Listen, err)
+	}
+}
+
+// TestSaveEgressAsk: the dialog that asks about unknown hosts is turned on
+// from Settings, and applies to the running engine.
+func TestSaveEgressAsk(t *testing.T) {
+	s, path := newStore(t, "")
+	if _, err := s.Save(edit(t, s, map[string]string{"egress.ask": "true", "egress.ask_timeout": "2m"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil || !cfg.Egress.Ask || cfg.Egress.AskTimeout.Duration != 2*time.Minute {
+		t.Errorf("egress.ask = %v, ask_timeout = %v, %v; want true, 2m", cfg.Egress.Ask, cfg.Egress.AskTimeout, err)
+	}
+	fields, err := s.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if f.Key == "egress.ask" && f.Applies == Restart {
+			t.Errorf("egress.ask is said to wait for a restart; the engine applies it live")
+		}
 	}
 }
 
@@ -231,7 +255,27 @@ func TestSaveProfile(t *testing.T) {
 	if _, err := s.Save(edit(t, s, map[string]string{"sandbox.profile": "strict"}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err := engine.LoadConfig(path); err != nil || cfg.Sandbox.Profile != "strict" {
+	if cfg, err := config.Load(path); err != nil || cfg.Sandbox.Profile != "strict" {
 		t.Errorf("sandbox.profile = %q, %v", cfg.Sandbox.Profile, err)
+	}
+}
+
+// TestFieldsSayWhatAppliesNow: the window says a change applies at once
+// exactly where the running engine applies it (engine.AppliesLive).
+func TestFieldsSayWhatAppliesNow(t *testing.T) {
+	s, _ := newStore(t, "")
+	fields, err := s.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Applies{"limits.memory_mb": NewSandboxes, "default_image": NewSandboxes,
+		"host.allowed_roots": NewSandboxes, "pool.size": NewSandboxes, "http.listen": Restart}
+	for _, f := range fields {
+		if w, ok := want[f.Key]; ok && f.Applies != w {
+			t.Errorf("%s applies %v, want %v", f.Key, f.Applies, w)
+		}
+		if (f.Applies == Restart) == config.AppliesLive(f.Key) {
+			t.Errorf("%s: the window and the engine disagree on when it applies", f.Key)
+		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/imageref"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -25,8 +25,8 @@ const defaultCommitNamespace = "sandtray-local/"
 // machine's (lowercase path components ending in "/", no registry host).
 func (c Commit) check() error {
 	ns := c.Namespace
-	tag, err := docker.NormalizeTag(ns + "x:1")
-	reg, _ := docker.RegistryOf(ns + "x")
+	tag, err := imageref.Tag(ns + "x:1")
+	reg, _ := imageref.Registry(ns + "x")
 	// "library/x" is Docker Hub's official "x": the prefix must survive.
 	if !strings.HasSuffix(ns, "/") || err != nil || reg != "docker.io" || tag != ns+"x:1" {
 		return fmt.Errorf(`commit.namespace %q must be a repository prefix ending in "/" with no registry host, such as %q: %w`,

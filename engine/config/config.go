@@ -40,10 +40,15 @@ type Config struct {
 	Pull         Pull              `toml:"pull"`   // see security.go
 	Commit       Commit            `toml:"commit"` // see commit.go
 	Docker       Docker            `toml:"docker"`
-	Egress       Egress            `toml:"egress"` // see egress.go
+	Egress       Egress            `toml:"egress"`  // see egress.go
+	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
+	// ConfigDir holds what is the user's rather than the sandboxes': the
+	// egress gate's CA and, where no OS keychain answers, the secrets'
+	// file. Set by the host; "" means StateDir.
+	ConfigDir string `toml:"-"`
 }
 
 // Limits bound what one sandbox and one call may use.
@@ -157,7 +162,7 @@ func Load(path string) (Config, error) {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return Config{}, fmt.Errorf("config %s: unknown key %q; see the README's Configuration section for valid keys", path, undecoded[0].String())
+		return Config{}, fmt.Errorf("config %s: unknown key %q; docs/configuration.md lists every valid key", path, undecoded[0].String())
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
@@ -228,6 +233,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateEgress(); err != nil {
+		return err
+	}
+	if err := c.validateSecrets(); err != nil {
 		return err
 	}
 	if err := c.Docker.check(); err != nil {

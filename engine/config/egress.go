@@ -22,6 +22,10 @@ type Egress struct {
 	// HostPorts are the ports of the host's 127.0.0.1 a sandbox may reach
 	// as host.sandtray.internal:PORT.
 	HostPorts []int `toml:"host_ports"`
+	// TrustCA is a PEM file of CAs the gate trusts, besides the system's,
+	// for the hosts whose TLS it terminates (those a secret is bound to):
+	// a private CA.
+	TrustCA string `toml:"trust_ca"`
 }
 
 // defaultEgress is the section with no config file.

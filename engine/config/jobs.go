@@ -7,7 +7,7 @@ import (
 )
 
 // JobLimits are the [limits] keys that bound background jobs: how many run
-// at once, and the output the engine keeps for them (SECURITY.md F32).
+// at once, and the output the engine keeps for them (docs/security.md F32).
 type JobLimits struct {
 	MaxJobs      int `toml:"max_jobs"`       // running jobs per sandbox
 	MaxJobsTotal int `toml:"max_jobs_total"` // running jobs per engine

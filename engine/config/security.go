@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/imageref"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -32,7 +32,7 @@ const (
 )
 
 // packageManagerCaps are the capabilities sandbox.cap_add may add back: those a
-// root package manager needs (see DESIGN.md, "Security defaults").
+// root package manager needs (apt and dpkg running as root in the sandbox).
 var packageManagerCaps = []string{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID"}
 
 // Pull is the pull policy: which images create_sandbox may have the
@@ -133,24 +133,6 @@ func (c *Config) SecureSpec(spec *sandbox.Spec) error {
 	return nil
 }
 
-// Harden adds the profile's container settings to o (the engine calls
-// it for every container it makes): in the strict profile a
-// read-only root, with tmpfs for the workdir and /tmp, each at most
-// sandbox.tmpfs_mb and the sandbox's memory (tmpfs pages count in it), and
-// HOME in the workdir, the one place the user can write.
-func (c *Config) Harden(o docker.CreateOptions) docker.CreateOptions {
-	if c.Sandbox.Profile != ProfileStrict {
-		return o
-	}
-	size := min(c.Sandbox.TmpfsMB, o.MemoryMB)
-	o.ReadOnlyRoot = true
-	o.Tmpfs = map[string]int64{o.Workdir: size, "/tmp": size}
-	if !slices.ContainsFunc(o.Env, func(kv string) bool { return strings.HasPrefix(kv, "HOME=") }) {
-		o.Env = append(slices.Clip(o.Env), "HOME="+o.Workdir)
-	}
-	return o
-}
-
 // CheckPull says whether image ref, which is not on this machine, may be
 // pulled: never while the user's config forbids the network (a registry name
 // is a DNS query, a channel out), never under pull.policy = "never", and
@@ -160,7 +142,7 @@ func (c *Config) CheckPull(ref string) error {
 	if c.Pull.Policy == PullNever {
 		return fmt.Errorf("image %s is not on this machine, and the user's config says never to pull (pull.policy = \"never\"); %s: %w", ref, fix, sandbox.ErrForbidden)
 	}
-	registry, err := docker.RegistryOf(ref)
+	registry, err := imageref.Registry(ref)
 	if err != nil {
 		return err
 	}

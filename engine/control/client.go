@@ -57,32 +57,10 @@ func (c *Client) Call(ctx context.Context, method string, params, out any) error
 }
 
 // Stream sends a stream method and calls fn with each event until ctx is
-// done, the connection ends, or fn fails. The client is the stream's
+// done, the connection ends, fn fails, or the server ends the stream. The client is the stream's
 // alone afterwards: use one client per stream.
 func (c *Client) Stream(ctx context.Context, method string, params any, fn func(json.RawMessage) error) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
-	defer stop()
-	c.seq++
-	if err := c.send(c.seq, method, params); err != nil {
-		return err
-	}
-	for {
-		resp, err := c.read()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return err
-		}
-		if resp.Error != nil {
-			return resp.Error
-		}
-		if err := fn(resp.Event); err != nil {
-			return err
-		}
-	}
+	return c.CallStream(ctx, method, params, fn, nil)
 }
 
 func (c *Client) send(id uint64, method string, params any) error {
@@ -141,4 +119,41 @@ func (c *Client) Answer(ctx context.Context, id string, a sandbox.EgressAnswer) 
 func (c *Client) Network(ctx context.Context, sandboxRef string) (sandbox.EgressNetwork, error) {
 	var out sandbox.EgressNetwork
 	return out, c.Call(ctx, MethodNetwork, SandboxParams{Sandbox: sandboxRef}, &out)
+}
+
+// CallStream sends a method that reports progress: fn gets each event, and
+// the result, which ends it, is decoded into out (unless nil). Like Stream,
+// it uses the connection alone (the server watches it for the client's
+// leaving): use one client per call.
+func (c *Client) CallStream(ctx context.Context, method string, params any, fn func(json.RawMessage) error, out any) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.conn.Close() })
+	defer stop()
+	c.seq++
+	if err := c.send(c.seq, method, params); err != nil {
+		return err
+	}
+	for {
+		resp, err := c.read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		switch {
+		case resp.Error != nil:
+			return resp.Error
+		case resp.Event != nil:
+			if err := fn(resp.Event); err != nil {
+				return err
+			}
+		default:
+			if out != nil {
+				return json.Unmarshal(resp.Result, out)
+			}
+			return nil
+		}
+	}
 }

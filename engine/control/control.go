@@ -1,8 +1,10 @@
 // Package control is the engine's control endpoint: a private socket beside
 // the MCP socket (engine/socket's folder and owner-only checks; on Windows
 // a second pipe) on which the user's own tools talk to the running engine:
-// `sandtray egress …` answers the egress gate's pending requests, and the
-// tray app may later drive the engine through it as a remote GUI.
+// `sandtray egress …` answers the egress gate's pending requests, and an
+// app started while a headless engine runs becomes that engine's window
+// through it (app.go: one window per engine; the GUI's own methods are the
+// host's, added with Handle).
 //
 // It is never reachable through MCP, the HTTP endpoint or from inside a
 // sandbox: only a process of the user's own account can connect, so a

@@ -66,6 +66,13 @@ func (f *fakeEngine) Snapshots(context.Context) Snapshots { return chanSnaps(f.s
 // serve starts the endpoint on a private socket and returns a dialer.
 func serve(t *testing.T, f *fakeEngine) func() *Client {
 	t.Helper()
+	_, dial := serveWith(t, f)
+	return dial
+}
+
+// serveWith is serve, returning the server too.
+func serveWith(t *testing.T, f *fakeEngine) (*Server, func() *Client) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "run", "control.sock")
 	ln, err := socket.Listen(path)
 	if err != nil {
@@ -73,12 +80,13 @@ func serve(t *testing.T, f *fakeEngine) func() *Client {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	srv := NewServer(f, nil)
 	go func() {
 		defer close(done)
-		NewServer(f, nil).Serve(ctx, ln)
+		srv.Serve(ctx, ln)
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return func() *Client {
+	return srv, func() *Client {
 		c, err := socket.DialPrivate(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)

@@ -35,11 +35,13 @@ type Snapshots interface {
 type Handler func(ctx context.Context, params json.RawMessage, send func(any) error) (any, error)
 
 // Server serves the control protocol. Create it with NewServer; Handle adds
-// methods (the tray app's, later).
+// methods (the app's window's: app/host).
 type Server struct {
 	mu       sync.Mutex
 	handlers map[string]Handler
+	streams  map[string]bool // methods that stream until the client leaves
 	log      *slog.Logger
+	win      windows // the engine's window (app.go)
 }
 
 // NewServer returns a server with the egress methods on b.
@@ -47,7 +49,8 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{handlers: map[string]Handler{}, log: log}
+	s := &Server{handlers: map[string]Handler{}, streams: map[string]bool{}, log: log}
+	s.handleApp()
 	s.Handle(MethodPending, func(ctx context.Context, _ json.RawMessage, _ func(any) error) (any, error) {
 		return b.EgressPending(), nil
 	})
@@ -79,7 +82,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 		}
 		return b.EgressNetwork(ctx, p.Sandbox)
 	})
-	s.Handle(MethodWatch, func(ctx context.Context, _ json.RawMessage, send func(any) error) (any, error) {
+	s.HandleStream(MethodWatch, func(ctx context.Context, _ json.RawMessage, send func(any) error) (any, error) {
 		w := b.Snapshots(ctx)
 		last := b.EgressPending()
 		if err := send(last); err != nil {
@@ -109,6 +112,16 @@ func samePending(a, b []sandbox.EgressPending) bool {
 func (s *Server) Handle(method string, h Handler) {
 	s.mu.Lock()
 	s.handlers[method] = h
+	delete(s.streams, method)
+	s.mu.Unlock()
+}
+
+// HandleStream adds (or replaces) a stream method: one that sends events
+// until the client closes the connection (which cancels its ctx).
+func (s *Server) HandleStream(method string, h Handler) {
+	s.mu.Lock()
+	s.handlers[method] = h
+	s.streams[method] = true
 	s.mu.Unlock()
 }
 
@@ -158,7 +171,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 		s.mu.Lock()
-		h := s.handlers[req.Method]
+		h, stream := s.handlers[req.Method], s.streams[req.Method]
 		s.mu.Unlock()
 		if h == nil {
 			_ = write(Response{ID: req.ID, Error: &Error{Kind: "invalid", Message: fmt.Sprintf("unknown method %q", req.Method)}})
@@ -171,7 +184,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			}
 			return write(Response{ID: req.ID, Event: b})
 		}
-		if req.Method == MethodWatch {
+		if stream {
 			// A stream ends with the connection: watch for the client's EOF.
 			go func() {
 				var one [1]byte

@@ -138,8 +138,8 @@ type Server struct {
 	remoteChanged chan struct{}
 }
 
-// toolConstructors lists every tool the server offers, in the order of
-// DESIGN.md's table.
+// toolConstructors lists every tool the server offers, in the order of the
+// README's tool table.
 var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	createSandbox, listSandboxes,
 	executeCode, executeCommand,
@@ -149,6 +149,7 @@ var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
 	snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox, // snapshots.go
 	jobStatus, jobStop, sandboxLogs,
 	exposePort, unexposePort, requestNetwork,
+	listSecrets,
 	stopSandbox, deleteSandbox,
 }
 

@@ -53,6 +53,12 @@ type EgressRecord struct {
 	BytesDown  int64     `json:"bytes_down"`        // to the sandbox
 	DurationMS int64     `json:"duration_ms"`
 	Error      string    `json:"error,omitempty"` // a refusal's body, or why an allowed connection failed
+	// Secrets names the secrets whose placeholders the gate swapped for
+	// their values in this request (never the values).
+	Secrets []string `json:"secrets,omitempty"`
+	// Violation names the secret whose placeholder was sent to a host it
+	// is not bound to: the request was refused.
+	Violation string `json:"violation,omitempty"`
 }
 
 // EgressRules are the rules the user gave one sandbox.
@@ -97,4 +103,16 @@ type EgressRequestResult struct {
 	Allowed []string        `json:"allowed"`
 	Denied  []EgressRefusal `json:"denied"`
 	Pending []string        `json:"pending"`
+}
+
+// SecretInfo is one secret as list_secrets tells a model of it: never its
+// value.
+type SecretInfo struct {
+	Name  string   `json:"name"`  // the environment variable holding its placeholder
+	Hosts []string `json:"hosts"` // the hosts the gate puts its value in requests to
+	Body  bool     `json:"body"`  // also in request bodies (else headers and the URL's query)
+	// Available is false when Sandtray has no value for it (Why says
+	// why); sandboxes then do not get it.
+	Available bool   `json:"available"`
+	Why       string `json:"why,omitempty"`
 }

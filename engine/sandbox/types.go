@@ -38,6 +38,10 @@ type Spec struct {
 	User       string            `json:"user,omitempty"`    // what every exec runs as unless it says; "" is the image's user
 	GPUs       string            `json:"gpus,omitempty"`    // "" none, "all", or a count such as "2"
 	Profile    string            `json:"profile,omitempty"` // "standard" or "strict" (sandbox.profile when it was made); "" before profiles existed
+	// Secrets are an egress sandbox's placeholders, secret name →
+	// placeholder, as its environment holds them; the egress gate swaps
+	// each for the secret's value on the secret's hosts. Never a value.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // Owner is the MCP session that created a sandbox.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // cisCheck is one recommendation of the CIS Docker Benchmark v1.7.0
@@ -77,7 +77,7 @@ func cisChecks() []cisCheck {
 			return ""
 		}},
 		{"5.13", "Ensure that the container's root filesystem is mounted as read only", func(c cisDoc) string {
-			// A documented deviation (SECURITY.md): install_packages writes
+			// A documented deviation (docs/security.md): install_packages writes
 			// /usr, and commit_sandbox and persistence need the container's
 			// own writable layer. What CIS wants from it, that writes cannot
 			// reach the host, holds because that layer is the only writable
@@ -192,7 +192,7 @@ func TestCISContainerRuntime(t *testing.T) {
 		// sandbox.user set, the container's Config.User is that user, and
 		// its main process and every exec run as it. The default stays the
 		// image's user (root in the default image), whose tools may need it.
-		nonRoot := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "1000:1000" })
+		nonRoot := newEnv(t, func(c *config.Config) { c.Sandbox.User = "1000:1000" })
 		id := nonRoot.client.sandbox(t, nil)
 		if user := (cisDoc{nonRoot.inspect(t, id)}).str("Config.User"); isRootUser(user) {
 			t.Errorf(`CIS 4.1 "Ensure that a user for the container has been created": Config.User = %q, want a user that is not root`, user)

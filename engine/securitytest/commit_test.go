@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
@@ -62,7 +63,7 @@ func untagLater(t *testing.T, refs ...string) {
 // under sandtray-local/, a tag moves only from an image Sandtray committed,
 // and the default and pool images are never written.
 func TestCommitsStayInSandtraysNamespace(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Pool.Size = 0 })
 	c := e.client
 	id := c.sandbox(t, nil)
 	c.command(t, id, "echo model > /model.txt", 10)
@@ -124,7 +125,7 @@ func TestCommitsStayInSandtraysNamespace(t *testing.T) {
 	t.Run("the default and pool images are never written", func(t *testing.T) {
 		committed := "sandtray-local/" + users
 		pool := "sandtray-local/" + fresh
-		e2 := newEnv(t, func(c *engine.Config) {
+		e2 := newEnv(t, func(c *config.Config) {
 			c.DefaultImage = committed
 			c.Pool.Size, c.Pool.Images = 0, []string{pool}
 		})

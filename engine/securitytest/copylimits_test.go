@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // allocatedBytes is the space path takes on the host's disk.
@@ -26,7 +26,7 @@ func allocatedBytes(t *testing.T, path string) int64 {
 // limits.max_copy_bytes or limits.max_copy_files through copy_from_sandbox
 // or copy_to_sandbox, and a sparse file stays sparse on the host.
 func TestCopiesCannotFillTheHostDisk(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxCopyFiles = 200 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.MaxCopyFiles = 200 })
 	c := e.client
 	id := c.sandbox(t, nil)
 

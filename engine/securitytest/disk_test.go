@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // diskLimitConfig is the config a user would write to bound each sandbox's
@@ -27,12 +27,12 @@ func TestDiskFill(t *testing.T) {
 	if err := os.WriteFile(path, []byte(diskLimitConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	limited, err := engine.LoadConfig(path)
+	limited, err := config.Load(path)
 	if err != nil {
 		t.Fatalf("no disk bound: Sandtray has no per-sandbox disk limit (%v), so a sandbox can fill the host's disk: "+
-			"a 2 GiB write succeeds and the host loses 2 GiB (see SECURITY.md, \"Filling the disk\")", err)
+			"a 2 GiB write succeeds and the host loses 2 GiB (see docs/security.md, F4)", err)
 	}
-	e := newEnv(t, func(c *engine.Config) { c.Limits = limited.Limits })
+	e := newEnv(t, func(c *config.Config) { c.Limits = limited.Limits })
 	id := e.client.sandbox(t, nil)
 	before := freeBytes(t, "/var/lib/docker")
 	r := e.client.call(t, "execute_command", map[string]any{"sandbox_id": id, "timeout_s": 120,

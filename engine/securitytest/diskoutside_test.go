@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine"
 )
 
@@ -33,7 +35,7 @@ sleep 0.5; echo started`
 // must stop growing shortly after it passes limits.disk_mb, the writer must
 // be gone, and the sandbox's log must say why (issue 11, item 4).
 func TestDiskWatchdogOutsideCalls(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
 	// Detection takes a few of the watchdog's periods after the writer
 	// passes the limit; at this machine's write speed that is well under
 	// 400 MB. 1.5 GB at this machine's speed takes about 25 s: the writer
@@ -48,7 +50,7 @@ func TestDiskWatchdogOutsideCalls(t *testing.T) {
 // writer within three readings (and a measurement) of its start.
 func TestDiskWatchdogOutsideCallsWithoutCgroups(t *testing.T) {
 	e := newEnvWith(t, engine.Options{CgroupRoot: t.TempDir()},
-		func(c *engine.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
+		func(c *config.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
 	// At most 50 MB a second for the 15 s of three readings, and then some.
 	hiddenWriterStopped(t, e, slowHiddenWriter, 600)
 }

@@ -19,5 +19,5 @@
 // duration (`make test-soak`), and the job-output flood at issue 23's
 // scale (100 jobs of 8 MB) only when SANDTRAY_JOB_FLOOD is set.
 //
-// SECURITY.md at the repository root lists every case with its outcome.
+// docs/security.md lists every case with its outcome.
 package securitytest

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // benchEnv names docker-bench-security.sh (github.com/docker/docker-bench-security,
@@ -27,7 +27,7 @@ var (
 // TestDockerBench measures live sandboxes of both profiles with
 // docker-bench-security's sections 4 (container images) and 5 (container
 // runtime). It runs only when $SANDTRAY_DOCKER_BENCH names the script, and
-// checks that each profile warns on exactly the checks SECURITY.md explains.
+// checks that each profile warns on exactly the checks docs/security.md explains.
 func TestDockerBench(t *testing.T) {
 	script := os.Getenv(benchEnv)
 	if script == "" {
@@ -35,13 +35,13 @@ func TestDockerBench(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		profile string
-		want    []string // the checks it may warn on, sorted; see SECURITY.md
+		want    []string // the checks it may warn on, sorted; see docs/security.md
 	}{
-		{engine.ProfileStandard, []string{"4.1", "4.5", "4.6", "5.13", "5.2", "5.27"}},
-		{engine.ProfileStrict, []string{"4.5", "4.6", "5.2", "5.27"}},
+		{config.ProfileStandard, []string{"4.1", "4.5", "4.6", "5.13", "5.2", "5.27"}},
+		{config.ProfileStrict, []string{"4.5", "4.6", "5.2", "5.27"}},
 	} {
 		t.Run(tt.profile, func(t *testing.T) {
-			e := newEnv(t, func(c *engine.Config) { c.Sandbox.Profile = tt.profile; c.Pool.Size = 0 })
+			e := newEnv(t, func(c *config.Config) { c.Sandbox.Profile = tt.profile; c.Pool.Size = 0 })
 			name := "cis-" + tt.profile + "-" + randomName()
 			e.client.sandbox(t, map[string]any{"name": name})
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 )
@@ -51,7 +52,7 @@ func TestExportReplacesOnlyItsOwnExport(t *testing.T) {
 // TestExportLimits: export_dockerfile's rootfs.tar is bounded by
 // limits.max_copy_bytes and limits.max_copy_files like a copy.
 func TestExportLimits(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxCopyBytes, c.Limits.MaxCopyFiles = 64<<20, 200 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.MaxCopyBytes, c.Limits.MaxCopyFiles = 64<<20, 200 })
 	c := e.client
 	id := c.sandbox(t, nil)
 	c.command(t, id, "truncate -s 100M big.bin", 10)
@@ -72,7 +73,7 @@ func TestExportLimits(t *testing.T) {
 // cannot put a line of its own into the Dockerfile an export writes.
 func TestExportValidatesTheBaseUser(t *testing.T) {
 	repo, _ := dockertest.ImageRepo(t)
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "1000:1000"; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.User = "1000:1000"; c.Pool.Size = 0 })
 	c := e.client
 	donor := c.sandbox(t, nil)
 	// A commit of the 459 MB test image took over a minute on this shared

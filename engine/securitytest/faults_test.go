@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -76,7 +77,7 @@ func TestSandboxKilledBehindTheEngine(t *testing.T) {
 // has the call cancelled (its processes killed), its session ended, and its
 // ephemeral sandbox reaped after the grace period; other clients go on.
 func TestClientVanishesMidCall(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.SessionGrace = engine.Duration{Duration: time.Second} })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: time.Second} })
 	other := e.client
 	watcher := other.sandbox(t, map[string]any{"persistent": true})
 	gone := e.connect(t)

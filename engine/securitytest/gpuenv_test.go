@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestGPUPolicyHoldsAgainstEnv: with GPUs turned off (gpu.allow = false),
@@ -14,9 +14,9 @@ import (
 // honours when it is Docker's default), nor reach the toolkit's hooks with
 // LD_* (CVE-2025-23266), and neither can execute_command's env; a sandbox
 // without GPUs says NVIDIA_VISIBLE_DEVICES=void (issue 23, item 4;
-// SECURITY.md F35). Before the fix the env went to the container as given.
+// docs/security.md F35). Before the fix the env went to the container as given.
 func TestGPUPolicyHoldsAgainstEnv(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.GPU.Allow = false })
+	e := newEnv(t, func(c *config.Config) { c.GPU.Allow = false })
 	c := e.client
 	before := containersOf(t, e.labels)
 	for _, env := range []map[string]any{

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/dockertest"
 )
 
@@ -32,7 +33,7 @@ func requireRuntime(t *testing.T, runtime string) {
 func TestAttacksGVisor(t *testing.T) {
 	requireRuntime(t, gvisorRuntime)
 	t.Parallel()
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.Runtime = gvisorRuntime })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.Runtime = gvisorRuntime })
 	id := e.client.sandbox(t, nil)
 	if rt := e.inspect(t, id)["HostConfig"].(map[string]any)["Runtime"]; rt != gvisorRuntime {
 		t.Fatalf("a sandbox created with sandbox.runtime = %q runs under %v", gvisorRuntime, rt)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestLimitBounds (F8): a limit so small that Docker reads it as "no limit"
@@ -96,7 +96,7 @@ func TestImageRunsNothingOutsideCalls(t *testing.T) {
 // Sandtray's own bridge, where one cannot reach another: a server in one
 // sandbox is out of reach of the other, while each still reaches the outside.
 func TestBridgedSandboxesAreApart(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.AllowNetwork = true })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.AllowNetwork = true })
 	server := e.client.sandbox(t, map[string]any{"network": "bridge"})
 	other := e.client.sandbox(t, map[string]any{"network": "bridge"})
 	for _, id := range []string{server, other} {
@@ -148,7 +148,7 @@ func TestSwappedWorkdir(t *testing.T) {
 // /etc/passwd (write_file is unpacked by the daemon as root) cannot map the
 // name to uid 0 for later calls; and a name that means uid 0 is refused.
 func TestNamedUserIsResolvedOnce(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "nobody" })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.User = "nobody" })
 	id := e.client.sandbox(t, nil)
 	e.client.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/etc/passwd",
 		"content": "root:x:0:0:root:/root:/bin/bash\nnobody:x:0:0:nobody:/nonexistent:/bin/sh\n"})
@@ -157,6 +157,6 @@ func TestNamedUserIsResolvedOnce(t *testing.T) {
 	}
 	// An image in which another name is uid 0.
 	alias := e.buildImage(t, `RUN echo 'toor:x:0:0:root:/root:/bin/sh' >> /etc/passwd`)
-	root := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "toor"; c.Pool.Size = 0 })
+	root := newEnv(t, func(c *config.Config) { c.Sandbox.User = "toor"; c.Pool.Size = 0 })
 	root.client.refused(t, "create_sandbox", map[string]any{"image": alias}, "sandbox.user", "uid 0")
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandtray/sandtray/engine"
@@ -35,7 +37,7 @@ type env struct {
 	t      *testing.T
 	eng    *engine.Engine
 	srv    *mcpserver.Server
-	cfg    engine.Config
+	cfg    config.Config
 	docker *docker.Client
 	labels map[string]string
 	root   string // the one allowed host root
@@ -48,18 +50,18 @@ type env struct {
 // newEnv starts an engine (with the test image, a private state dir and a
 // temporary allowed root, adjusted by configure), its MCP server, and one
 // connected client.
-func newEnv(t *testing.T, configure ...func(*engine.Config)) *env {
+func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	t.Helper()
 	return newEnvWith(t, engine.Options{}, configure...)
 }
 
 // newEnvWith is newEnv with the engine's options opts (its labels and tick
 // are the harness's).
-func newEnvWith(t *testing.T, opts engine.Options, configure ...func(*engine.Config)) *env {
+func newEnvWith(t *testing.T, opts engine.Options, configure ...func(*config.Config)) *env {
 	t.Helper()
 	removeLater := dockertest.RemoveImagesLater(t) // first: its cleanup runs last
 	cli := dockertest.Client(t)
-	cfg := engine.DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Host.AllowedRoots = []string{t.TempDir()}

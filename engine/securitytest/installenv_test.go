@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestInstallIgnoresTheSandboxEnv: install_packages runs its package
@@ -13,7 +13,7 @@ import (
 // With a non-root sandbox user, the model's own code cannot run as root.
 // (LD_* names are refused by create_sandbox itself since F35.)
 func TestInstallIgnoresTheSandboxEnv(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.User = "1000:1000"; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.User = "1000:1000"; c.Pool.Size = 0 })
 	c := e.client
 	id := c.sandbox(t, map[string]any{"env": map[string]any{
 		"PATH":       "/workspace/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

@@ -3,7 +3,7 @@ package securitytest
 import (
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestInstallIsUnderTheDiskGuard: install_packages runs under the same
@@ -11,7 +11,7 @@ import (
 // limits.disk_mb (apt's lists and numpy with its libraries take more than 64 MB) is
 // stopped, and says so (issue 11, item 4).
 func TestInstallIsUnderTheDiskGuard(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.DiskMB = 64; c.Pool.Size = 0 })
 	c := e.client
 	id := c.sandbox(t, nil)
 	c.refused(t, "install_packages", map[string]any{"sandbox_id": id, "packages": []string{"python3-numpy"}, "manager": "apt", "timeout_s": 300},

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // probe tries to reach the Debian mirror (what an install reaches; its
@@ -56,7 +56,7 @@ func TestInstallWindowIsTheInstallersAlone(t *testing.T) {
 }
 
 func installWindow(t *testing.T, user, mirror string) {
-	e := newEnv(t, func(c *engine.Config) { c.Pool.Size = 0; c.Sandbox.User = user })
+	e := newEnv(t, func(c *config.Config) { c.Pool.Size = 0; c.Sandbox.User = user })
 	c := e.client
 	id := c.sandbox(t, nil)
 	c.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/tmp/probe.py", "content": probe})

@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestJobCountIsBounded: background jobs past limits.max_jobs in one
 // sandbox, or past limits.max_jobs_total in all, are refused before they
 // start, with a sentence naming the key and what to do; a call that
 // outlasts wait_s at the limits goes on to its end instead of becoming a
-// job; a stopped job makes room (issue 23, item 1; SECURITY.md F32).
+// job; a stopped job makes room (issue 23, item 1; docs/security.md F32).
 // Before the fix nothing bounded how many jobs ran.
 func TestJobCountIsBounded(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxJobs, c.Limits.MaxJobsTotal = 2, 3 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.MaxJobs, c.Limits.MaxJobsTotal = 2, 3 })
 	c := e.client
 	nameA := "jobs-a-" + randomName()
 	a, b := c.sandbox(t, map[string]any{"name": nameA}), c.sandbox(t, nil)

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -78,21 +79,21 @@ type flood struct {
 	jobs, size int
 	bound      uint64 // the most the live heap may rise, and why
 	why        string
-	configure  func(*engine.Config)
+	configure  func(*config.Config)
 }
 
 // TestJobOutputIsBounded: 24 background jobs that each print 8 MB at once
 // keep the engine's live heap within its job-output budget (8 MiB here,
 // and 16 MiB spilled) and the activity's copies, and a model reading a
 // job is told which output was dropped and why, with offsets that stay
-// coherent (issue 23, item 1; SECURITY.md F32). Before the fix each job
+// coherent (issue 23, item 1; docs/security.md F32). Before the fix each job
 // held up to 8 MiB in memory and 200 finished jobs were kept: 30 such jobs
 // took the engine from 32 MB to 486 MB. The issue's own case, 100 jobs
 // with the default budgets, is TestJobOutputIsBoundedAt100Jobs.
 func TestJobOutputIsBounded(t *testing.T) {
 	runFlood(t, flood{jobs: 24, size: 8_000_000, bound: 40 << 20,
 		why: "8 MiB of job output (limits.job_output_memory_bytes), each job's activity entry, and the execs' buffers",
-		configure: func(c *engine.Config) {
+		configure: func(c *config.Config) {
 			c.Limits.JobOutputMemoryBytes, c.Limits.JobOutputDiskBytes = 8<<20, 16<<20
 		}})
 }
@@ -110,7 +111,7 @@ func TestJobOutputIsBoundedAt100Jobs(t *testing.T) {
 }
 
 func runFlood(t *testing.T, f flood) {
-	e := newEnv(t, func(c *engine.Config) {
+	e := newEnv(t, func(c *config.Config) {
 		c.Limits.MaxJobs, c.Limits.MaxJobsTotal, c.Pool.Size = f.jobs, f.jobs, 0
 		if f.configure != nil {
 			f.configure(c)

@@ -3,14 +3,14 @@ package securitytest
 import (
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestSandboxCap: one engine runs at most limits.max_sandboxes sandboxes,
 // persistent ones included; the refusal names the key and says what to do,
 // and deleting one makes room.
 func TestSandboxCap(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Limits.MaxSandboxes = 3; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Limits.MaxSandboxes = 3; c.Pool.Size = 0 })
 	c := e.client
 	first := c.sandbox(t, map[string]any{"persistent": true})
 	c.sandbox(t, nil)

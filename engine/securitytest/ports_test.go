@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/docker"
@@ -135,7 +137,7 @@ func TestExposePortServesAnOfflineSandbox(t *testing.T) {
 // refused with a sentence, host ports below 1024 or outside ports.host_range
 // too, and a forward listens on the host's loopback only.
 func TestExposePortPolicy(t *testing.T) {
-	e := newEnv(t, func(cfg *engine.Config) {
+	e := newEnv(t, func(cfg *config.Config) {
 		cfg.Ports.Forbidden = []int{22}
 		cfg.Ports.MaxPerSandbox = 2
 	})
@@ -205,10 +207,10 @@ func TestCreateWithGPUsRefusedWithoutGPURuntime(t *testing.T) {
 // TestGPUsForbiddenByConfig: gpu.allow = false and gpu.max refuse before
 // Docker is asked.
 func TestGPUsForbiddenByConfig(t *testing.T) {
-	e := newEnv(t, func(cfg *engine.Config) { cfg.GPU.Max = 1 })
+	e := newEnv(t, func(cfg *config.Config) { cfg.GPU.Max = 1 })
 	e.client.refused(t, "create_sandbox", map[string]any{"gpus": "all"}, "gpu.max")
 	e.client.refused(t, "create_sandbox", map[string]any{"gpus": 2}, "gpu.max = 1")
-	off := newEnv(t, func(cfg *engine.Config) { cfg.GPU.Allow = false })
+	off := newEnv(t, func(cfg *config.Config) { cfg.GPU.Allow = false })
 	off.client.refused(t, "create_sandbox", map[string]any{"gpus": 1}, "gpu.allow = false")
 }
 
@@ -216,7 +218,7 @@ func TestGPUsForbiddenByConfig(t *testing.T) {
 // forwards; the next engine brings back a persistent sandbox's forward on
 // the same host port.
 func TestPersistentSandboxForwardsComeBack(t *testing.T) {
-	cfg := engine.DefaultConfig()
+	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(t)
 	cfg.StateDir = t.TempDir()
 	cfg.Pool.Size = 0

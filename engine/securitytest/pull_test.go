@@ -3,7 +3,7 @@ package securitytest
 import (
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestPullPolicy (F13): create_sandbox's image makes the daemon pull only
@@ -16,10 +16,10 @@ func TestPullPolicy(t *testing.T) {
 	e.client.refused(t, "create_sandbox", map[string]any{"image": "c2VjcmV0.exfil.example.com/data:1"},
 		"c2VjcmV0.exfil.example.com", "pull.registries", "docker.io")
 
-	never := newEnv(t, func(c *engine.Config) { c.Pull.Policy = engine.PullNever; c.Pool.Size = 0 })
+	never := newEnv(t, func(c *config.Config) { c.Pull.Policy = config.PullNever; c.Pool.Size = 0 })
 	never.client.refused(t, "create_sandbox", map[string]any{"image": "python:3.12-sandtray-absent"}, "pull.policy")
 
-	offline := newEnv(t, func(c *engine.Config) { c.Sandbox.AllowNetwork = false; c.Pool.Size = 0 })
+	offline := newEnv(t, func(c *config.Config) { c.Sandbox.AllowNetwork = false; c.Pool.Size = 0 })
 	offline.client.refused(t, "create_sandbox", map[string]any{"image": "python:3.12-sandtray-absent"}, "sandbox.allow_network")
 
 	// A local image never needs a pull, whatever the policy.

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // localRegistry starts a registry (Debian's docker-registry) on a loopback
@@ -74,13 +74,13 @@ func TestPullFromAllowedRegistry(t *testing.T) {
 	// 3 MB of random bytes, which do not compress: a layer of its own.
 	ref, host := localRegistry(t, base.buildImage(t, "RUN head -c 3000000 /dev/urandom > /random"))
 
-	small := newEnv(t, func(c *engine.Config) { c.Pull.Registries = []string{host}; c.Pull.MaxMB = 1; c.Pool.Size = 0 })
+	small := newEnv(t, func(c *config.Config) { c.Pull.Registries = []string{host}; c.Pull.MaxMB = 1; c.Pool.Size = 0 })
 	small.client.refused(t, "create_sandbox", map[string]any{"image": ref}, "pull.max_mb")
 	if ok, err := small.docker.ImageExists(context.Background(), ref); err != nil || ok {
 		t.Errorf("after a pull over the limit, the image is on this machine: %v, %v", ok, err)
 	}
 
-	e := newEnv(t, func(c *engine.Config) { c.Pull.Registries = []string{host}; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Pull.Registries = []string{host}; c.Pool.Size = 0 })
 	var progress atomic.Int32
 	c := e.connectWith(t, &sdk.ClientOptions{ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) {
 		progress.Add(1)

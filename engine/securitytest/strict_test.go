@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // strictEnv is an engine whose sandboxes use the strict profile.
 func strictEnv(t *testing.T) *env {
-	return newEnv(t, func(c *engine.Config) { c.Sandbox.Profile = engine.ProfileStrict; c.Sandbox.TmpfsMB = 64 })
+	return newEnv(t, func(c *config.Config) { c.Sandbox.Profile = config.ProfileStrict; c.Sandbox.TmpfsMB = 64 })
 }
 
 // TestStrictProfile (F17): sandbox.profile = "strict" gives a read-only

@@ -3,14 +3,14 @@ package securitytest
 import (
 	"testing"
 
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/config"
 )
 
 // TestStrictProfileRefusesInstalls: install_packages in a strict sandbox
 // (read-only root, no network) is refused with a sentence that says why and
 // what to do, and the sandbox never goes online for it.
 func TestStrictProfileRefusesInstalls(t *testing.T) {
-	e := newEnv(t, func(c *engine.Config) { c.Sandbox.Profile = engine.ProfileStrict; c.Pool.Size = 0 })
+	e := newEnv(t, func(c *config.Config) { c.Sandbox.Profile = config.ProfileStrict; c.Pool.Size = 0 })
 	c := e.client
 	id := c.sandbox(t, nil)
 	c.refused(t, "install_packages", map[string]any{"sandbox_id": id, "packages": []string{"jq"}}, "strict", "sandbox.profile", "image")

@@ -4,7 +4,7 @@
 // to, and OwnUser refuses connections whose other end is another user's
 // socket. Linux tells whose a socket is in /proc/net/tcp and tcp6; on other
 // systems PeerUID returns ErrNotChecked and OwnUser lets connections through
-// (what a port's users are told in SECURITY.md).
+// (what a port's users are told in docs/security.md).
 package loopback
 
 import (

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/bench"
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/app/install"
-	"github.com/sandtray/sandtray/engine"
 )
 
 func init() {
@@ -90,12 +91,12 @@ func runBench(ctx context.Context, args []string, e env) error {
 	fs.SetOutput(e.stderr)
 	n := fs.Int("n", 100, "timed calls per figure (new sandboxes: n/5, at least 3)")
 	image := fs.String("image", "", "sandbox image (default: the config's default image)")
-	config := fs.String("config", "", "config file whose limits to use (default: config.toml in the xdg config dir)")
+	configPath := fs.String("config", "", "config file whose limits to use (default: config.toml in the xdg config dir)")
 	idle := fs.Duration("idle", 30*time.Second, "how long to measure idle CPU with 50 sandboxes, window closed and open (0 skips the idle CPU and RSS figures)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := engine.LoadConfig(cmpOr(*config, host.ConfigPath()))
+	cfg, err := config.Load(cmpOr(*configPath, host.ConfigPath()))
 	if err != nil {
 		return err
 	}

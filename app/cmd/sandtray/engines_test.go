@@ -107,8 +107,9 @@ func endToEnd(t *testing.T, extraEnv []string) string {
 var defaultCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
 	"NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 
-// checkHardening reads the daemon's record of a sandbox: what DESIGN.md's
-// security defaults promise must be there, whichever engine created it.
+// checkHardening reads the daemon's record of a sandbox: what the security
+// defaults (docs/security.md) promise must be there, whichever engine
+// created it.
 func checkHardening(t *testing.T, raw []byte) {
 	t.Helper()
 	var doc struct {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
 )
@@ -24,7 +26,7 @@ func runImage(ctx context.Context, args []string, e env) error {
 	}
 	fs := flag.NewFlagSet("image "+args[0], flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
-	config := fs.String("config", "", "config file (default: config.toml in the xdg config dir)")
+	configPath := fs.String("config", "", "config file (default: config.toml in the xdg config dir)")
 	tag := fs.String("tag", "", "the image to build or look at (default: the config's default_image for status, "+engine.BuiltinImage+" for build)")
 	source := fs.String("source", "auto", "build: auto (a registry, else Debian's mirror), registry or mirror")
 	mirror := fs.String("mirror", "", "build: the Debian mirror (default http://deb.debian.org/debian, or $SANDTRAY_DEBIAN_MIRROR)")
@@ -32,7 +34,7 @@ func runImage(ctx context.Context, args []string, e env) error {
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	cfg, err := engine.LoadConfig(cmpOr(*config, host.ConfigPath()))
+	cfg, err := config.Load(cmpOr(*configPath, host.ConfigPath()))
 	if err != nil {
 		return err
 	}
@@ -61,7 +63,7 @@ func runImage(ctx context.Context, args []string, e env) error {
 
 // imageStatus prints whether Docker has the image and how it was made; a
 // missing image is an error (exit 1) that says how to build it.
-func imageStatus(ctx context.Context, cfg engine.Config, ref string, out io.Writer) error {
+func imageStatus(ctx context.Context, cfg config.Config, ref string, out io.Writer) error {
 	st, err := engine.InspectImageState(ctx, cfg, ref)
 	if err != nil {
 		return fmt.Errorf("image status: %w", err)

@@ -6,10 +6,11 @@ import (
 	"io"
 	"net"
 
+	"github.com/sandtray/sandtray/engine/config"
+
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/app/httptoken"
 	"github.com/sandtray/sandtray/app/install"
-	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
 )
 
@@ -46,7 +47,7 @@ func runToken(args []string, stdout, stderr io.Writer) error {
 // the one http.listen in config.toml gives) and the token.
 func httpTarget(url string) (*install.HTTPTarget, error) {
 	if url == "" {
-		cfg, err := engine.LoadConfig(host.ConfigPath())
+		cfg, err := config.Load(host.ConfigPath())
 		if err != nil {
 			return nil, err
 		}

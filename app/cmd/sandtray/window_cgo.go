@@ -5,8 +5,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/app"
 
 	"github.com/sandtray/sandtray/app/host"
@@ -16,14 +18,23 @@ import (
 // need cgo.
 const windowBuilt = true
 
+// newApp makes the Fyne app; tests make one that needs no display.
+var newApp = func() fyne.App { return app.NewWithID(appID) }
+
 // runWindow runs the tray app on the main goroutine until the person quits,
-// and starts it again when they asked to restart.
+// and starts it again when they asked to restart. When an engine of this
+// user runs already, the app is that engine's window, or, when it has one,
+// brings that window to the front and exits 0 (host.RunApp).
 func runWindow(ctx context.Context, opts host.Options) error {
 	var about strings.Builder
 	printVersion(&about)
 	opts.About = strings.TrimSpace(about.String())
-	err := host.RunGUI(ctx, app.NewWithID(appID), opts)
-	if errors.Is(err, host.ErrRestart) {
+	err := host.RunApp(ctx, newApp, opts)
+	switch {
+	case errors.Is(err, host.ErrFocused):
+		fmt.Fprintln(opts.Stderr, "sandtray:", err)
+		return nil
+	case errors.Is(err, host.ErrRestart):
 		return host.Reexec()
 	}
 	return err

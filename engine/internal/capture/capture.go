@@ -98,6 +98,10 @@ type Target struct {
 	// Execs, when set, counts the execs the engine has in flight in the
 	// sandbox: started, or about to start.
 	Execs func() int
+	// Starting, when set, counts those of Execs whose process Docker has
+	// not started yet, as far as the engine can tell (a relay's stream
+	// until Docker reports its process): the freeze waits for none.
+	Starting func() int
 	// Gate opens an install's way out through the egress gate, for a
 	// sandbox without the bridge network: hosts granted for this call, and
 	// the installer's proxy environment; close ends it. nil refuses such

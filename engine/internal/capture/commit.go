@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/imageref"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -19,18 +20,18 @@ import (
 // registry host is refused, saying which names are allowed.
 func Tag(image, namespace string) (string, error) {
 	image = strings.TrimSpace(image)
-	tag, err := docker.NormalizeTag(image)
+	tag, err := imageref.Tag(image)
 	if err != nil {
 		return "", fmt.Errorf("image %q is not a valid image name: use repo:tag with lowercase letters, digits, '.', '_', '-' and '/', e.g. \"my-env:v1\" (saved as %smy-env:v1): %w", image, namespace, sandbox.ErrInvalid)
 	}
 	if strings.HasPrefix(tag, namespace) {
 		return tag, nil
 	}
-	if reg, err := docker.RegistryOf(image); err != nil || reg != "docker.io" {
+	if reg, err := imageref.Registry(image); err != nil || reg != "docker.io" {
 		return "", fmt.Errorf("image %q names a registry host (%s); commits are saved only on this machine, under %s: give repo:tag such as \"my-env:v1\", saved as %smy-env:v1: %w",
 			image, reg, namespace, namespace, sandbox.ErrForbidden)
 	}
-	tag, err = docker.NormalizeTag(namespace + tag)
+	tag, err = imageref.Tag(namespace + tag)
 	if err == nil && !strings.HasPrefix(tag, namespace) {
 		err = fmt.Errorf("it would be saved as %s", tag)
 	}
@@ -95,12 +96,12 @@ func (c *Capture) dropReplaced(ctx context.Context, id, tag string) bool {
 // returns the id of the image the tag names now, which the commit takes
 // it from ("" when there is none).
 func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag string, overwrite bool) (string, error) {
-	if base, err := docker.NormalizeTag(t.Image); err == nil && base == tag {
+	if base, err := imageref.Tag(t.Image); err == nil && base == tag {
 		return "", fmt.Errorf("%s is the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name, e.g. %q: %w",
 			tag, t.Name, suggestTag(tag, t.Name), sandbox.ErrForbidden)
 	}
 	for _, p := range c.cfg.Protected {
-		if n, err := docker.NormalizeTag(p); err == nil && n == tag {
+		if n, err := imageref.Tag(p); err == nil && n == tag {
 			return "", fmt.Errorf("%s is an image Sandtray's configuration starts sandboxes from (default, language or pool image), and Sandtray never overwrites those; pick another name, e.g. %q: %w",
 				tag, suggestTag(tag, t.Name), sandbox.ErrForbidden)
 		}

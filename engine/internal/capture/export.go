@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/imageref"
 	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -121,7 +122,7 @@ func (c *Capture) planBase(ctx context.Context, t Target, p *exportPlan) error {
 // digestFor returns the digest among repoDigests ("repo@sha256:...") of
 // image's repository, or "".
 func digestFor(image string, repoDigests []string) string {
-	tag, err := docker.NormalizeTag(image)
+	tag, err := imageref.Tag(image)
 	if err != nil {
 		return ""
 	}

@@ -130,9 +130,12 @@ func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 	users := passUsers
 	var why string
 	for round, wait := 0, 10*time.Millisecond; round < freezeRounds; round++ {
-		execs := 0
+		execs, starting := 0, 0
 		if t.Execs != nil {
 			execs = t.Execs()
+		}
+		if t.Starting != nil {
+			starting = t.Starting()
 		}
 		stopped, roots, left := 0, 0, 0
 		for i, u := range users {
@@ -147,7 +150,7 @@ func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 			}
 		}
 		switch {
-		case stopped == 0 && left == 0 && roots >= execs:
+		case stopped == 0 && left == 0 && starting == 0 && roots >= execs:
 			return f, nil
 		case left > 0:
 			why = fmt.Sprintf("%d processes run as a user that is neither the sandbox's nor root", left)

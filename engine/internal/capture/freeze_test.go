@@ -3,10 +3,12 @@ package capture
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -50,5 +52,41 @@ func TestFreezeStopsAnInitThatIsNotSandtrays(t *testing.T) {
 	refused := Target{Name: "s", SignalInit: func(context.Context, string) error { return sandbox.ErrUnavailable }}
 	if err := c.freezeInit(ctx, refused, &frozen{}); !errors.Is(err, sandbox.ErrUnavailable) {
 		t.Errorf("a PID 1 Docker could not stop: %v; want the install refused", err)
+	}
+}
+
+// passDocker answers every freeze pass as root, with roots processes that
+// came in from outside and none running.
+type passDocker struct {
+	Docker
+	roots int
+}
+
+func (d passDocker) Exec(_ context.Context, _ string, o docker.ExecOptions) (int, error) {
+	fmt.Fprintf(o.Stdout, "pass 0 %d 0\n", d.roots)
+	return 0, nil
+}
+
+// TestFreezeWaitsForRelaysStillStarting: a relay the engine let in before
+// the install's hold, whose process Docker has not started yet, would start
+// after the passes and run through the install's window; the freeze waits
+// until none is starting, even when older processes from outside (other
+// relays, a job) outnumber the execs in flight.
+func TestFreezeWaitsForRelaysStillStarting(t *testing.T) {
+	c := New(passDocker{roots: 3}, Config{}, slog.New(slog.DiscardHandler))
+	starting := 3
+	tg := Target{Name: "s", ID: "c1",
+		InitIsOurs: func(context.Context) (bool, error) { return true, nil },
+		Execs:      func() int { return 1 },
+		Starting: func() int {
+			n := starting
+			starting = max(starting-1, 0)
+			return n
+		}}
+	if _, err := c.freeze(context.Background(), tg); err != nil {
+		t.Fatal(err)
+	}
+	if starting != 0 {
+		t.Errorf("the freeze ended with %d relays still starting; want it to wait for them", starting)
 	}
 }

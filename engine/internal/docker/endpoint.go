@@ -107,7 +107,7 @@ type knownSocket struct {
 }
 
 // knownSockets lists the engines' default sockets for env's OS, in the
-// order DESIGN.md gives.
+// order they are tried (docs/install.md, "Which Docker Sandtray uses").
 func knownSockets(env discoveryEnv) []knownSocket {
 	if env.goos == "windows" {
 		return []knownSocket{

@@ -119,7 +119,7 @@ func deviceRequests(count int, method string) []container.DeviceRequest {
 // container gets no GPU: under NVIDIA's runtime as the daemon's default,
 // "void" makes it act as runc does (no device, no hook), where an image's
 // own NVIDIA_VISIBLE_DEVICES (CUDA images set "all") would hand the
-// container every GPU whatever Sandtray's gpu.allow says (SECURITY.md F35).
+// container every GPU whatever Sandtray's gpu.allow says (docs/security.md F35).
 const noGPUs = "NVIDIA_VISIBLE_DEVICES=void"
 
 // gpuEnv is o's env as the container gets it: a container without GPUs

@@ -11,28 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distribution/reference"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/jsonstream"
 	"github.com/moby/moby/client"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
-
-// NormalizeTag checks that ref names an image tag ("repo", "repo:tag",
-// "registry/repo:tag") and returns it in its familiar form with the tag
-// spelled out ("ubuntu" becomes "ubuntu:latest"). A digest, an image id or a
-// malformed name fails with sandbox.ErrInvalid.
-func NormalizeTag(ref string) (string, error) {
-	named, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return "", fmt.Errorf("image name %q: %w (%w)", ref, sandbox.ErrInvalid, err)
-	}
-	if _, ok := named.(reference.Digested); ok {
-		return "", fmt.Errorf("image name %q has a digest; a tag cannot: %w", ref, sandbox.ErrInvalid)
-	}
-	return reference.FamiliarString(reference.TagNameOnly(named)), nil
-}
 
 // InspectImage reports a local image by reference or id. An image that is
 // not present locally fails with sandbox.ErrNotFound.
@@ -99,7 +83,7 @@ func (c *Client) RemoveUntagged(ctx context.Context, id string) (removed bool, e
 	return false, err
 }
 
-// Commit saves a container's filesystem as the image tag (see NormalizeTag)
+// Commit saves a container's filesystem as the image tag (see imageref.Tag)
 // and returns the new image's id. Docker pauses the container while it copies
 // the filesystem, and moves an existing tag to the new image.
 //
@@ -211,16 +195,4 @@ func (c *Client) build(ctx context.Context, buildContext io.Reader, tag string, 
 		return c.ImageID(ctx, tag)
 	}
 	return id, nil
-}
-
-// RegistryOf returns the registry host an image reference would be pulled
-// from: "docker.io" for Docker Hub names such as "python:3.12", else the
-// reference's domain ("ghcr.io", "localhost:5000"). A malformed reference
-// fails with sandbox.ErrInvalid.
-func RegistryOf(ref string) (string, error) {
-	named, err := reference.ParseNormalizedNamed(ref)
-	if err != nil {
-		return "", fmt.Errorf("image name %q: %w (%w)", ref, sandbox.ErrInvalid, err)
-	}
-	return reference.Domain(named), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -186,4 +187,61 @@ func splitTarget(s string, def int) (string, int) {
 		return normalHost(h), def
 	}
 	return normalHost(h), n
+}
+
+// RemoveRule takes pattern off sandbox id's own rules, allow or deny (the
+// approvals the user gave it), saves them, and reports whether it was
+// there. A bad pattern wraps sandbox.ErrInvalid; an unknown sandbox is
+// sandbox.ErrNotFound. Connections already through are not ended.
+func (g *Gate) RemoveRule(id, pattern string) (bool, error) {
+	rule, err := ParseRule(pattern, SourceSandbox)
+	if err != nil {
+		return false, err
+	}
+	same := func(r Rule) bool { return r.String() == rule.String() }
+	g.mu.Lock()
+	b := g.boxes[id]
+	if b == nil {
+		g.mu.Unlock()
+		return false, fmt.Errorf("sandbox %s is not on the egress gate: %w", id, sandbox.ErrNotFound)
+	}
+	n := len(b.allow) + len(b.deny)
+	b.allow = slices.DeleteFunc(b.allow, same)
+	b.deny = slices.DeleteFunc(b.deny, same)
+	removed := len(b.allow)+len(b.deny) < n
+	rules, save := rulesOf(b), b.Save
+	b.Rules = rules
+	g.mu.Unlock()
+	if !removed {
+		return false, nil
+	}
+	if save != nil {
+		save(rules)
+	}
+	g.changed()
+	return true, nil
+}
+
+// RemoveGlobal takes pattern off the approvals for every sandbox (those an
+// "allow for all sandboxes" answer added), saves them, and reports whether
+// it was there. The config's rules are the config's: it does not touch them.
+func (g *Gate) RemoveGlobal(pattern string) (bool, error) {
+	rule, err := ParseRule(pattern, SourceGlobal)
+	if err != nil {
+		return false, err
+	}
+	g.mu.Lock()
+	n := len(g.global)
+	g.global = slices.DeleteFunc(g.global, func(r Rule) bool { return r.String() == rule.String() })
+	removed := len(g.global) < n
+	list := globalPatterns(g.global)
+	g.mu.Unlock()
+	if !removed {
+		return false, nil
+	}
+	if err := saveGlobal(g.o.GlobalFile, list); err != nil {
+		return true, fmt.Errorf("save the approvals for every sandbox to %s: %w", g.o.GlobalFile, err)
+	}
+	g.changed()
+	return true, nil
 }

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net"
@@ -58,6 +59,16 @@ type Options struct {
 	// OnChange, when set, hears (outside any lock of the gate's) that
 	// pending requests, rules or records changed.
 	OnChange func()
+	// Secrets are swapped for their sandboxes' placeholders in requests
+	// to their hosts (secrets.go); they need CA.
+	Secrets []Secret
+	// CA signs the certificates the gate shows a sandbox for the hosts a
+	// secret is bound to; nil: the gate terminates no TLS and swaps
+	// secrets in plain HTTP only.
+	CA *CA
+	// UpstreamRoots check the certificates of the hosts whose TLS the
+	// gate terminates; nil: the system's roots.
+	UpstreamRoots *x509.CertPool
 }
 
 // Sandbox is one sandbox as the gate knows it.
@@ -72,6 +83,9 @@ type Sandbox struct {
 	// Save, when set, keeps the sandbox's rules when they change (the
 	// engine's state dir, so a persistent sandbox keeps them).
 	Save func(SandboxRules)
+	// Placeholders are the sandbox's stand-ins for the secrets (secret
+	// name → placeholder), as its environment holds them.
+	Placeholders map[string]string
 }
 
 // SandboxRules are the rules the user gave one sandbox.
@@ -86,6 +100,7 @@ type Gate struct {
 	log      *slog.Logger
 	rec      *recorder
 	srv      *server // proxy.go
+	secrets  []*secret
 
 	mu      sync.Mutex
 	allow   []Rule // the config's, or the defaults
@@ -107,6 +122,7 @@ type box struct {
 	hosts       map[string]*HostStats
 	transport   *http.Transport // plain HTTP's upstream connections, this sandbox's alone
 	conns       map[*boxConn]struct{}
+	phs         []placeholder // its secrets' placeholders (secrets.go)
 }
 
 // grant is a rule for a while: an install's package hosts, or a pending
@@ -137,7 +153,11 @@ func New(o Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny,
+	secrets, err := parseSecrets(o.Secrets)
+	if err != nil {
+		return nil, err
+	}
+	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny, secrets: secrets,
 		boxes: map[string]*box{}, pending: map[string]*pending{}, watch: map[chan struct{}]struct{}{}}
 	if g.resolver == nil {
 		g.resolver = net.DefaultResolver
@@ -199,6 +219,7 @@ func (g *Gate) Register(s Sandbox) error {
 		g.boxes[s.ID] = b
 	}
 	b.Sandbox, b.allow, b.deny = s, allow, deny
+	b.phs = placeholdersOf(g.secrets, s.Placeholders)
 	g.mu.Unlock()
 	g.changed()
 	return nil

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +48,7 @@ func newServer(g *Gate) *server {
 	p.NonproxyHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "sandtray egress: this is Sandtray's egress gate; send it proxy requests (absolute URLs or CONNECT)", http.StatusBadRequest)
 	})
+	p.CertStore = newCertCache()
 	p.OnRequest().HandleConnectFunc(s.onConnect)
 	p.OnRequest().DoFunc(s.onRequest)
 	p.OnResponse().DoFunc(s.onResponse)
@@ -174,15 +177,29 @@ func boxOf(r *http.Request) string {
 }
 
 // onConnect decides a CONNECT; an allowed one dials the checked address.
+// A CONNECT to a host one of the sandbox's secrets is bound to has its TLS
+// terminated by the gate (with the install's CA), so that each request in
+// it has its placeholders swapped (onRequest); any other is a tunnel the
+// gate does not look into.
 func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
 	host, port := splitTarget(target, 443)
 	r := request{box: boxOf(pctx.Req), host: host, port: port, method: http.MethodConnect}
 	start := time.Now()
+	phs := s.g.placeholders(r.box)
+	if sec := unboundIn(phs, host, port, headerTexts(target, pctx.Req.Header)...); sec != nil {
+		s.g.refuseSecret(r, sec, violationVerdict(r, sec), start)
+		pctx.Resp = refusal(pctx.Req, violationVerdict(r, sec))
+		return goproxy.RejectConnect, target
+	}
 	v := s.g.decide(pctx.Req.Context(), r)
 	if !v.allow {
 		s.g.record(refusalRecord(r, v, start))
 		pctx.Resp = refusal(pctx.Req, v)
 		return goproxy.RejectConnect, target
+	}
+	if s.g.o.CA != nil && bound(phs, host, port) {
+		pctx.UserData = &mitm{box: r.box, host: host, port: port, rule: v.rule, addrs: v.addrs}
+		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: s.mitmTLS}, target
 	}
 	pctx.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
 		c, addr, err := s.g.dialChecked(ctx, v.addrs, port)
@@ -198,6 +215,51 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 		}}, nil
 	}
 	return goproxy.OkConnect, target
+}
+
+// mitm is what a CONNECT whose TLS the gate terminates hands to each
+// request inside it: the decision already made, for the host it named.
+type mitm struct {
+	box, host string
+	port      int
+	rule      string
+	addrs     []netip.Addr
+}
+
+// headerTexts is s and every header name and value, to look for
+// placeholders in.
+func headerTexts(s string, h http.Header) []string {
+	out := []string{s}
+	for k, vs := range h {
+		out = append(out, k)
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// placeholders are sandbox id's secrets' placeholders.
+func (g *Gate) placeholders(id string) []placeholder {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if b := g.boxes[id]; b != nil {
+		return b.phs
+	}
+	return nil
+}
+
+// refuseSecret records the refusal of a placeholder sent to a host its
+// secret is not bound to, as a violation.
+func (g *Gate) refuseSecret(r request, sec *secret, v verdict, start time.Time) {
+	rec := refusalRecord(r, v, start)
+	rec.Violation = sec.Name
+	g.log.Warn("egress: a request with a secret's placeholder refused", "sandbox", r.box, "secret", sec.Name, "host", r.target(), "rule", v.rule)
+	g.record(rec)
+}
+
+// mitmTLS is the certificate the gate shows a sandbox for a bound host,
+// signed by the install's CA (cached per host).
+func (s *server) mitmTLS(host string, pctx *goproxy.ProxyCtx) (*tls.Config, error) {
+	return goproxy.TLSConfigFromCA(&s.g.o.CA.Cert)(host, pctx)
 }
 
 // dialChecked connects to the first of addrs (the ones decide checked)
@@ -263,6 +325,9 @@ func (g *Gate) transport() *http.Transport {
 			}
 			return conn, nil
 		},
+		// A bound host's certificate, when the gate terminates its TLS:
+		// the system's roots and egress.trust_ca.
+		TLSClientConfig:       &tls.Config{RootCAs: g.o.UpstreamRoots},
 		MaxIdleConnsPerHost:   4,
 		IdleConnTimeout:       30 * time.Second,
 		TLSHandshakeTimeout:   15 * time.Second,
@@ -280,19 +345,47 @@ type httpRecord struct {
 	once  sync.Once
 }
 
-// onRequest decides a plain-HTTP request. An allowed one goes through the
-// sandbox's transport to the checked address, with its Host header set to
-// the host decided on, so an allowed server cannot be asked for another
-// site it hosts.
+// onRequest decides a plain-HTTP request, or takes the decision of the
+// CONNECT a request came in whose TLS the gate terminates. An allowed one
+// goes through the sandbox's transport to the checked address, with its
+// Host header set to the host decided on, so an allowed server cannot be
+// asked for another site it hosts. The placeholders of the secrets bound to
+// the host are swapped for their values; one of a secret not bound to it
+// is refused.
 func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Request, *http.Response) {
-	def := 80
-	if req.URL.Scheme == "https" {
-		def = 443
-	}
-	host, port := splitTarget(req.URL.Host, def)
-	r := request{box: boxOf(req), host: host, port: port, method: req.Method}
 	start := time.Now()
-	v := s.g.decide(req.Context(), r)
+	var r request
+	var v verdict
+	m, inTLS := pctx.UserData.(*mitm)
+	if inTLS {
+		r = request{box: m.box, host: m.host, port: m.port, method: req.Method}
+		req.URL.Host = r.target()
+		if (req.URL.Scheme == "https" && m.port == 443) || (req.URL.Scheme == "http" && m.port == 80) {
+			req.URL.Host = strings.TrimSuffix(r.target(), ":"+strconv.Itoa(m.port))
+		}
+	} else {
+		def := 80
+		if req.URL.Scheme == "https" {
+			def = 443
+		}
+		host, port := splitTarget(req.URL.Host, def)
+		r = request{box: boxOf(req), host: host, port: port, method: req.Method}
+	}
+	phs := s.g.placeholders(r.box)
+	plan := planFor(phs, r.host, r.port, req)
+	if plan.violation != nil {
+		s.g.refuseSecret(r, plan.violation, violationVerdict(r, plan.violation), start)
+		return req, refusal(req, violationVerdict(r, plan.violation))
+	}
+	if plan.plain != nil {
+		s.g.refuseSecret(r, plan.plain, plainVerdict(r, plan.plain), start)
+		return req, refusal(req, plainVerdict(r, plan.plain))
+	}
+	if inTLS {
+		v = verdict{allow: true, rule: m.rule, addrs: m.addrs}
+	} else {
+		v = s.g.decide(req.Context(), r)
+	}
 	if !v.allow {
 		s.g.record(refusalRecord(r, v, start))
 		return req, refusal(req, v)
@@ -308,8 +401,14 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 		s.g.record(refusalRecord(r, v, start))
 		return req, refusal(req, v)
 	}
-	hr := &httpRecord{start: start, rec: Record{SandboxID: r.box, Host: host, Port: port, Method: req.Method, Decision: DecisionAllow, Rule: v.rule}}
+	hr := &httpRecord{start: start, rec: Record{SandboxID: r.box, Host: r.host, Port: r.port, Method: req.Method, Decision: DecisionAllow, Rule: v.rule}}
 	req.Host = req.URL.Host
+	if err := plan.apply(req); err != nil {
+		v = verdict{rule: "secret body", status: http.StatusRequestEntityTooLarge, body: "sandtray egress: " + r.target() + " is refused: " + err.Error()}
+		s.g.record(refusalRecord(r, v, start))
+		return req, refusal(req, v)
+	}
+	hr.rec.Secrets = plan.used
 	if req.Body != nil && req.Body != http.NoBody {
 		hr.up = &countReader{ReadCloser: req.Body}
 		req.Body = hr.up
@@ -319,8 +418,36 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 		resp, err := tr.RoundTrip(req)
 		if err != nil {
-			return nil, err
+			// What the sandbox and the record see of it: an error may
+			// quote the URL, with a value in its query.
+			return nil, errors.New(scrubText(err.Error(), plan.scrub))
 		}
+		if ce := resp.Header.Get("Content-Encoding"); len(plan.scrub) > 0 && ce != "" && !strings.EqualFold(ce, "identity") {
+			// Go's transport decodes the gzip it asks for; any other
+			// encoding would carry an echoed value past the scrub (F41).
+			resp.Body.Close()
+			v := verdict{rule: "secret encoding", status: http.StatusBadGateway, body: fmt.Sprintf(
+				"sandtray egress: %s answered in encoding %q, which the gate cannot check for the value of a secret it put in the request; the answer was dropped", r.target(), ce)}
+			hr.rec.Error = v.body
+			s.finish(hr, 0, errors.New(v.body))
+			return refusal(req, v), nil
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols && len(plan.scrub) > 0 {
+			rw, ok := resp.Body.(io.ReadWriteCloser)
+			if !ok || !sameLengths(plan.scrub) {
+				// A value shorter than a placeholder cannot be put back
+				// in a frame without changing its length (F42).
+				resp.Body.Close()
+				v := verdict{rule: "secret upgrade", status: http.StatusBadGateway, body: "sandtray egress: " + r.target() +
+					" is refused: an upgraded connection (a WebSocket) carries a secret whose value is shorter than 32 characters, which the gate cannot keep out of what the host sends back"}
+				s.finish(hr, 0, errors.New(v.body))
+				return refusal(req, v), nil
+			}
+			resp.Body = &upgraded{Reader: newReplaceReader(io.NopCloser(rw), plan.scrub), rw: rw}
+			s.finish(hr, 0, nil)
+			return resp, nil
+		}
+		scrubResponse(resp, plan.scrub)
 		// Counted here, before goproxy sees the body: a body it did not
 		// get from the round trip loses its Content-Length.
 		resp.Body = &countReader{ReadCloser: resp.Body, onClose: func(n int64) { s.finish(hr, n, nil) }}

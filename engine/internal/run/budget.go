@@ -11,7 +11,7 @@ import (
 )
 
 // Budget bounds the output an engine keeps for calls that may become jobs
-// and for jobs (SECURITY.md F32): the bytes held in memory by all of them
+// and for jobs (docs/security.md F32): the bytes held in memory by all of them
 // together, and the bytes spilled to files in the engine's own folder once
 // memory is full. A job's output past both is counted and dropped, and
 // job_status says so (JobOutput.Since). One Budget serves one engine; it is

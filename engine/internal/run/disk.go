@@ -87,9 +87,10 @@ func (d *Disk) CallEnded() {
 }
 
 // WatchDisk measures t's writable layer until ctx ends, and stops the call
-// with cancel and a Stopped cause when it is over limit and grew since the
-// last measurement: a call that only reads in a sandbox already over the
-// limit runs on, and so does one that deletes. Docker 20.10 cannot set a
+// with cancel and a Stopped cause when it is over limit and grew by more
+// than diskSlack since the last measurement: a call that only reads in a
+// sandbox already over the limit runs on, and so does one that deletes,
+// even when its process writes a few blocks of its own first. Docker 20.10 cannot set a
 // quota on fuse-overlayfs, nor on overlay2 outside xfs with project quotas,
 // so the engine enforces it. It does not return until ctx is done or it
 // stopped the call.
@@ -118,7 +119,7 @@ func (r *Runner) WatchDisk(ctx context.Context, t Target, d *Disk, limit int64, 
 		seen := d.seen
 		d.seen = used
 		d.mu.Unlock()
-		if used > limit+diskSlack && used > seen {
+		if used > limit+diskSlack && used > seen+diskSlack {
 			cancel(&Stopped{Code: -1, Outcome: sandbox.Outcome{End: sandbox.DiskFull, DiskMB: used >> 20, DiskLimitMB: limit >> 20}})
 			return
 		}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,11 +31,12 @@ import (
 )
 
 func main() {
-	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 jobs, 4 details")
+	tab := flag.Int("tab", 0, "detail tab to open: 0 activity, 1 resources, 2 files, 3 jobs, 4 network, 5 details")
 	row := flag.Int("row", 0, "list row to select; -1 for none")
 	tap := flag.String("tap", "", "label of a button to tap after selecting, e.g. Commit…")
-	show := flag.String("window", "", "also open a window: clients, settings, jobs or tray (the tray menu, drawn in a window)")
+	show := flag.String("window", "", "also open a window: clients, settings, secrets (Settings at its end), jobs or tray (the tray menu, drawn in a window)")
 	empty := flag.Bool("empty", false, "start with no sandboxes")
+	ask := flag.Bool("egress", false, "two requests wait for an answer at the egress gate (the approval dialog)")
 	noTray := flag.Bool("notray", false, "as on a desktop without a tray host: the notice, and close minimises")
 	flag.Parse()
 
@@ -42,7 +44,7 @@ func main() {
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	b := withPorts(newFakeBackend())
+	b := withEgress(withPorts(newFakeBackend()), *ask)
 	clients := newDemoClients()
 	if *empty {
 		b.boxes = nil
@@ -73,6 +75,9 @@ func main() {
 		u.ShowClients()
 	case "settings":
 		u.ShowSettings()
+	case "secrets":
+		u.ShowSettings()
+		scrollSettingsToEnd(a)
 	case "jobs":
 		u.ShowAllJobs()
 	case "tray":
@@ -125,6 +130,7 @@ type fakeBackend struct {
 	ch     chan sandbox.Snapshot
 	t      float64
 	jobs   *demoJobs
+	egress *demoEgress // egress.go; nil with -empty
 }
 
 func newFakeBackend() *fakeBackend {
@@ -186,6 +192,9 @@ func (f *fakeBackend) publishLocked() {
 	s := sandbox.Snapshot{Time: time.Now(), Paused: f.paused, Sessions: min(3, len(f.boxes)),
 		Sandboxes: append([]sandbox.Info(nil), f.boxes...),
 		Docker:    sandbox.DockerStatus{Connected: true, Version: "20.10.24 (API 1.41)", Host: "unix:///var/run/docker.sock"}}
+	if f.egress != nil {
+		s.Egress = slices.Clone(f.egress.pending)
+	}
 	select {
 	case <-f.ch:
 	default:

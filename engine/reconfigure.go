@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/sandtray/sandtray/engine/config"
+
+	"github.com/sandtray/sandtray/engine/internal/pool"
+)
+
+// stateDirKey names Config.StateDir (set by the host, not the file) in
+// Reconfigure's answer.
+const stateDirKey = "state_dir"
+
+// Reconfigure applies cfg to the running engine, as far as a running
+// engine can: what AppliesLive says applies now (to sandboxes created from
+// now on; running ones keep their limits), and it returns the keys that
+// changed but need a restart (such as http.listen, or "state_dir"), which
+// the engine goes on running with their old values. cfg.StateDir "" means
+// the current one. A cfg that fails Validate changes nothing.
+func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []string, err error) {
+	if err := e.enter(); err != nil {
+		return nil, err
+	}
+	defer e.wg.Done()
+	e.reconf.Lock()
+	defer e.reconf.Unlock()
+	old := e.cfg()
+	if cfg.StateDir == "" {
+		cfg.StateDir = old.StateDir
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	changed := changedKeys(old.Config, cfg)
+	if len(changed) == 0 {
+		return nil, nil
+	}
+	merged := cfg
+	var live []string
+	for _, k := range changed {
+		if config.AppliesLive(k) {
+			live = append(live, k)
+			continue
+		}
+		restart = append(restart, k)
+		if err := copyKey(&merged, old.Config, k); err != nil {
+			return nil, err
+		}
+	}
+	if len(live) == 0 {
+		return restart, nil
+	}
+	if err := merged.Validate(); err != nil {
+		return nil, fmt.Errorf("%w (the settings that apply now do not fit the ones that wait for a restart: restart Sandtray to apply them all)", err)
+	}
+	if anyUnder(live, "egress") {
+		eg := merged.Egress
+		if err := e.egress.gate.SetRules(eg.Allow, eg.Deny, eg.Ask); err != nil {
+			return nil, err
+		}
+	}
+	e.conf.Store(&settings{Config: merged, labels: old.labels, engine: old.engine})
+	if anyUnder(live, "pool", "default_image", "images", "limits", "sandbox") {
+		e.replacePool(ctx) // its spares were made for the old defaults
+	}
+	e.log.Info("settings applied", "now", live, "at_restart", restart)
+	e.publish()
+	return restart, nil
+}
+
+// anyUnder reports whether one of keys is one of prefixes or under one.
+func anyUnder(keys []string, prefixes ...string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool {
+		return slices.ContainsFunc(prefixes, func(p string) bool { return k == p || strings.HasPrefix(k, p+".") })
+	})
+}
+
+// startPool makes the warm pool for the configuration in force (none when
+// its size is 0) and runs it under ctx; the engine's wait group holds Close
+// until it has ended.
+func (e *Engine) startPool(ctx context.Context) {
+	c := e.cfg()
+	p := pool.New(pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope()), e.docker, poolHost{e}, e.log)
+	e.warm.Store(p)
+	if p == nil { // disabled
+		e.poolStop = func() {}
+		return
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	e.wg.Add(1)
+	e.loops.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.loops.Done()
+		defer close(done)
+		p.Run(ctx, e.tick)
+	}()
+	e.poolStop = func() { cancel(); <-done }
+}
+
+// replacePool swaps the warm pool for one made with the configuration in
+// force: the old one stops filling, and its spares are removed in the
+// background. Called under e.reconf, inside enter.
+func (e *Engine) replacePool(ctx context.Context) {
+	e.poolStop()
+	old := e.warm.Load()
+	e.startPool(e.poolCtx)
+	if old != nil {
+		e.wg.Go(func() { old.Drain(context.WithoutCancel(ctx)) })
+	}
+}
+
+// changedKeys lists the config keys whose values differ between a and b,
+// as config.toml names them (sections' keys dotted; StateDir as
+// "state_dir").
+func changedKeys(a, b config.Config) []string {
+	va, vb := configKeys(&a), configKeys(&b)
+	var out []string
+	for k, x := range va {
+		if !reflect.DeepEqual(x.Interface(), vb[k].Interface()) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// copyKey sets key of dst to its value in src.
+func copyKey(dst *config.Config, src config.Config, key string) error {
+	d, s := configKeys(dst), configKeys(&src)
+	dv, ok := d[key]
+	if !ok {
+		return fmt.Errorf("config has no key %q", key)
+	}
+	dv.Set(s[key])
+	return nil
+}
+
+// durationType is a leaf of the config though it is a struct.
+var durationType = reflect.TypeFor[config.Duration]()
+
+// configKeys maps every key of c to its (settable) field.
+func configKeys(c *config.Config) map[string]reflect.Value {
+	out := map[string]reflect.Value{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := range t.NumField() {
+			f, fv := t.Field(i), v.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			tag, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+			if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+				walk(fv, prefix) // CopyLimits, JobLimits: their keys are the section's
+				continue
+			}
+			name := tag
+			switch {
+			case f.Name == "StateDir":
+				name = stateDirKey
+			case tag == "-" || tag == "":
+				continue
+			}
+			key := prefix + name
+			if f.Type.Kind() == reflect.Struct && f.Type != durationType {
+				walk(fv, key+".")
+				continue
+			}
+			out[key] = fv
+		}
+	}
+	walk(reflect.ValueOf(c).Elem(), "")
+	return out
+}
