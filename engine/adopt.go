@@ -50,6 +50,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.reapOnce(ctx)
+	e.sweepSnapshots(ctx) // snapshot.go
 	return nil
 }
 

@@ -45,4 +45,10 @@ type dockerAPI interface {
 	TagImage(ctx context.Context, src, ref string) error
 	RemoveImage(ctx context.Context, ref string) error
 	RemoveUntagged(ctx context.Context, id string) (bool, error)
+	// snapshots (snapshot.go)
+	Pause(ctx context.Context, id string) error
+	Unpause(ctx context.Context, id string) error
+	ImagesLabeled(ctx context.Context, labels map[string]string) ([]docker.LabeledImage, error)
+	TmpfsMounts(ctx context.Context, id string) ([]string, error)
+	ImageSize(ctx context.Context, ref string) (int64, error)
 }

@@ -301,6 +301,13 @@ func (r *registry) drop(id string) {
 
 // forget drops a sandbox from memory and the state dir.
 func (e *Engine) forget(id string) {
+	e.mu.Lock()
+	var image string
+	if b, ok := e.boxes[id]; ok {
+		image = b.spec.Image
+	}
+	e.mu.Unlock()
+	defer e.dropSnapshots(id, image) // snapshot.go
 	e.kernels.Close(id)
 	e.egressDown(id)
 	e.drop(id)

@@ -26,6 +26,7 @@ type detailPane struct {
 	jobs      *jobsView
 	network   *networkTab
 	info      *infoTab
+	snaps     *snapshotsTab // nil when the Backend has no snapshots (snapshots.go)
 	names     *fyne.Container
 	body      *fyne.Container
 	none      *widget.Label
@@ -57,6 +58,10 @@ func newDetailPane(u *UI) *detailPane {
 		container.NewTabItem("Network", d.network.object()),
 		container.NewTabItem("Details", d.info.object()),
 	)
+	if sb, ok := u.b.(SnapshotBackend); ok {
+		d.snaps = newSnapshotsTab(u, sb)
+		d.tabs.Append(container.NewTabItem("Snapshots", d.snaps.object()))
+	}
 	d.tabs.OnSelected = func(*container.TabItem) {
 		d.jobs.setShown(d.jobsShown())
 		d.refresh()
@@ -114,6 +119,8 @@ func (d *detailPane) refresh() {
 		d.jobs.refresh()
 	case "Network":
 		d.network.refresh(info)
+	case "Snapshots":
+		d.snaps.refresh(info)
 	}
 }
 

@@ -69,6 +69,7 @@ type Limits struct {
 	DiskMB          int64    `toml:"disk_mb"`         // files a sandbox may add to its image; 0: no limit
 	CopyLimits               // max_copy_bytes, max_copy_files, max_sandboxes: see limits.go
 	JobLimits                // max_jobs, max_jobs_total, job_output_*: see jobs.go
+	SnapshotLimits           // max_snapshots, max_forks, max_snapshot_mb: see snapshots.go
 }
 
 // SandboxDefaults shape every new sandbox.
@@ -133,6 +134,7 @@ func Default() Config {
 			OutputBytes: 32 << 10, LogOutputBytes: 1 << 20,
 			ReadFileBytes: 1 << 20, MaxRequestBytes: 16 << 20,
 			MaxImageBytes: 1 << 20, DiskMB: 10 << 10, CopyLimits: defaultCopyLimits(), JobLimits: defaultJobLimits(),
+			SnapshotLimits: defaultSnapshotLimits(),
 		},
 		Sandbox: SandboxDefaults{
 			Network: sandbox.NetworkNone, AllowNetwork: false, Workdir: "/workspace",
@@ -210,6 +212,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := l.CopyLimits.check(); err != nil {
+		return err
+	}
+	if err := l.SnapshotLimits.check(); err != nil {
 		return err
 	}
 	if err := l.JobLimits.check(); err != nil {

@@ -158,9 +158,9 @@ func TestToolsListHasEveryToolWithSchemasAndHints(t *testing.T) {
 	if diff := cmp.Diff(allTools, slices.Sorted(mapsKeys(tools))); diff != "" {
 		t.Fatalf("tools/list names (-want +got):\n%s", diff)
 	}
-	readOnly := []string{"list_sandboxes", "read_file", "list_files", "diff_sandbox", "job_status", "sandbox_logs", "list_secrets"}
+	readOnly := []string{"list_sandboxes", "read_file", "list_files", "diff_sandbox", "job_status", "sandbox_logs", "list_secrets", "list_snapshots"}
 	destructive := []string{"delete_sandbox", "stop_sandbox", "job_stop", "write_file", "copy_to_sandbox", "copy_from_sandbox",
-		"commit_sandbox", "export_dockerfile", "unexpose_port"}
+		"commit_sandbox", "export_dockerfile", "unexpose_port", "delete_snapshot", "restore_sandbox"}
 	for name, tool := range tools {
 		if tool.Description == "" || tool.OutputSchema.Type != "object" || len(tool.OutputSchema.Properties) == 0 {
 			t.Errorf("%s: want a description and an object output schema, got %+v", name, tool)

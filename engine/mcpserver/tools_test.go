@@ -11,9 +11,10 @@ import (
 )
 
 var allTools = []string{
-	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "diff_sandbox",
-	"execute_code", "execute_command", "export_dockerfile", "expose_port", "install_packages", "job_status", "job_stop",
-	"list_files", "list_sandboxes", "list_secrets", "make_directory", "persist_sandbox", "read_file", "request_network", "sandbox_logs",
+	"commit_sandbox", "copy_from_sandbox", "copy_to_sandbox", "create_sandbox", "delete_sandbox", "delete_snapshot",
+	"diff_sandbox", "execute_code", "execute_command", "export_dockerfile", "expose_port", "fork_sandbox",
+	"install_packages", "job_status", "job_stop", "list_files", "list_sandboxes", "list_secrets", "list_snapshots",
+	"make_directory", "persist_sandbox", "read_file", "request_network", "restore_sandbox", "sandbox_logs", "snapshot_sandbox",
 	"stop_sandbox", "unexpose_port", "write_file",
 }
 
