@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
 .PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
-.PHONY: cross deps-platforms test-podman vet-here test-go
+.PHONY: cross cross-test deps-platforms test-podman vet-here test-go test-fault-last
 
 # apt_install installs those of the Debian packages $(1) that are missing,
 # running $(2) first when some are.
@@ -31,12 +31,15 @@ run: deps docker image build
 
 ## test: vet and race-test everything against the real Docker daemon: unit,
 ## integration and GUI tests, the attack, file and CIS suite (engine/securitytest),
-## and beside them the end-to-end tests against Podman (make test-podman); then,
-## alone, the faults that restart and freeze the daemon. The sandbox image builds
-## (mostly downloads) while the cross builds and vet compile.
+## beside them the end-to-end tests against Podman (make test-podman), then, alone
+## against Docker, the faults that restart and freeze the daemon (test-fault).
+## The cross builds and vet run beside all of it: the Windows tray app's cgo build
+## is one long single-threaded compile, and the tests mostly wait on Docker.
 test: deps docker
-	$(MAKE) --no-print-directory -j4 test-image cross vet-here
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-podman
+	$(MAKE) --no-print-directory -j6 --output-sync=target test-go test-podman test-fault-last cross-test vet-here
+
+# test-fault-last: the faults, once the tests that share the daemon are done.
+test-fault-last: test-go test-podman
 	$(MAKE) --no-print-directory test-fault
 
 # vet-here: go vet for this platform, the fault tests' build tag too.
@@ -46,7 +49,7 @@ vet-here:
 
 # test-go: every package's tests, packages three at a time (most of their
 # time is spent waiting on Docker).
-test-go: docker test-image
+test-go: docker test-image deps-platforms
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -p 3 -timeout 30m ./...
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
@@ -91,7 +94,11 @@ docker:
 ## mingw-w64, and go vet for macOS and Windows. Run with -j; outputs stay in
 ## bin/cross, so an unchanged tree relinks nothing.
 CROSS_OS := linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64 windows-arm64
-cross: $(addprefix cross-,$(CROSS_OS)) cross-windows-gui vet-darwin vet-windows
+cross: cross-windows-gui vet-darwin vet-windows $(addprefix cross-,$(CROSS_OS))
+
+# cross-test: what make test builds for other platforms: amd64 of each OS
+# (arm64 adds no code of its own; make cross and make dist build it).
+cross-test: cross-windows-gui vet-darwin vet-windows cross-linux-amd64 cross-darwin-amd64 cross-windows-amd64
 
 cross-%:
 	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
@@ -105,14 +112,14 @@ cross-windows-gui: deps-platforms
 vet-%:
 	CGO_ENABLED=0 GOOS=$* $(GO) vet $$(CGO_ENABLED=0 GOOS=$* $(GO) list -e -f '{{.ImportPath}} {{join .Deps " "}}' ./... | grep -v -e fyne.io/fyne -e go-gl | cut -d' ' -f1)
 
-## deps-platforms: mingw-w64 (Windows tray app) and OpenSSH (the ssh:// end-to-end test).
-PLATFORM_PKGS := gcc-mingw-w64-x86-64 openssh-server openssh-client
+## deps-platforms: mingw-w64 (Windows tray app), OpenSSH (the ssh:// end-to-end test), Podman (make test-podman).
+PLATFORM_PKGS := gcc-mingw-w64-x86-64 openssh-server openssh-client podman catatonit
 deps-platforms:
 	$(call apt_install,$(PLATFORM_PKGS),)
 
 ## test-podman: the MCP end-to-end tests against Podman's Docker-compatible API
 ## (installs podman and catatonit, runs `podman system service` on a private socket).
-test-podman: docker test-image
+test-podman: docker test-image deps-platforms
 	GO=$(GO) IMAGE=$(IMAGE) .ci/test-podman
 
 # (dpkg-query, not dpkg -s: with arm64 added for make dist, a name like libgl1-mesa-dev
