@@ -13,8 +13,13 @@ import (
 const noTrayNoticeSeen = "noTrayNoticeSeen"
 
 // NoTrayText is the notice a desktop without a tray gets: why, and how the
-// window stays reachable.
-func NoTrayText(why string) string {
+// window stays reachable. attached says the window is on an engine that
+// runs without it (started by an assistant), which quitting leaves running.
+func NoTrayText(why string, attached bool) string {
+	if attached {
+		return "No tray icon: " + why + ". Closing the window minimises it, and Quit Sandtray… in the Sandtray menu closes it; " +
+			"the engine it shows was started by an assistant and keeps running for it."
+	}
 	return "No tray icon: " + why + ". Sandtray runs while its window is open or minimised: closing the window minimises it, " +
 		"and Quit Sandtray… in the Sandtray menu ends it."
 }
@@ -24,7 +29,7 @@ func (u *UI) noTrayBanner() fyne.CanvasObject {
 	if u.opts.NoTray == "" || u.app.Preferences().Bool(noTrayNoticeSeen) {
 		return nil
 	}
-	text := widget.NewLabel(NoTrayText(u.opts.NoTray))
+	text := widget.NewLabel(NoTrayText(u.opts.NoTray, u.opts.Attached))
 	text.Wrapping = fyne.TextWrapWord
 	text.Importance = widget.WarningImportance
 	var banner *fyne.Container

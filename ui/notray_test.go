@@ -10,6 +10,17 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
+// TestNoTrayNoticeInAnAttachedWindow: a window on an engine an assistant
+// started says that quitting leaves that engine running.
+func TestNoTrayNoticeInAnAttachedWindow(t *testing.T) {
+	why := "no tray (StatusNotifier) host answers on this desktop"
+	h := newHarness(t, func(o *Options) { o.NoTray, o.NoNotifications, o.Attached = why, true, true })
+	notice := find(t, h.u.noTray, func(l *widget.Label) bool { return strings.HasPrefix(l.Text, "No tray icon") })
+	if !strings.Contains(notice.Text, "keeps running") || strings.Contains(notice.Text, "ends it") {
+		t.Errorf("an attached window's notice %q; want it to say the engine keeps running", notice.Text)
+	}
+}
+
 // TestNoTraySaysSoOnceAndKeepsTheWindow: without a tray host the window
 // says why, once (Got it is remembered); closing the window does not hide
 // it with no way back: it minimises, or, where it cannot, asks whether to
@@ -21,7 +32,7 @@ func TestNoTraySaysSoOnceAndKeepsTheWindow(t *testing.T) {
 		t.Fatal("no notice without a tray")
 	}
 	notice := find(t, h.u.noTray, func(l *widget.Label) bool { return strings.HasPrefix(l.Text, "No tray icon") })
-	if want := NoTrayText(why); notice.Text != want || !strings.Contains(want, "closing the window minimises it") {
+	if want := NoTrayText(why, false); notice.Text != want || !strings.Contains(want, "closing the window minimises it") {
 		t.Errorf("notice %q", notice.Text)
 	}
 	test.Tap(button(t, h.u.noTray, "Got it"))
