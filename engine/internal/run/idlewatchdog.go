@@ -167,6 +167,13 @@ func (w *Watchdog) act(ctx context.Context, iw *IdleWatch, s Watched, v Verdict)
 	default:
 		return
 	}
+	if v.Act != KillWriters {
+		// What the writers wrote between the measurement and the stop is
+		// not the next call's growth: it is judged from here.
+		if used, err := r.Measure(ctx, t, s.Disk); err == nil {
+			iw.Rebase(s.Disk, used)
+		}
+	}
 	r.log.Warn("disk watchdog between calls", "sandbox", t.Name(), "id", sandbox.ShortID(t.ID()), "note", note)
 	w.report(t, note)
 }
