@@ -62,7 +62,9 @@ func TestKernelOutputFloodBoundedMemory(t *testing.T) {
 	if !r.Truncated || len(r.Stdout) != te.cfg.Limits.OutputBytes || r.ExitCode != 0 {
 		t.Errorf("flood: truncated %v, %d bytes of stdout, exit %d; want it capped at %d", r.Truncated, len(r.Stdout), r.ExitCode, te.cfg.Limits.OutputBytes)
 	}
-	if rise > 8<<20 || allocated > 32<<20 {
+	// The peak counts garbage not yet collected, the engine's other
+	// goroutines' too: 16 MB is far from the 100 MB a held flood would take.
+	if rise > 16<<20 || allocated > 32<<20 {
 		t.Errorf("a 100 MB flood raised the heap by %d MB and allocated %d MB; want a few MB", rise>>20, allocated>>20)
 	}
 	t.Logf("heap rise %.1f MB, allocated %.1f MB", float64(rise)/(1<<20), float64(allocated)/(1<<20))

@@ -79,7 +79,7 @@ func (c *Client) ensureNetwork(ctx context.Context, name string) error {
 		return err
 	}
 	if len(nets) == 0 {
-		_, err = c.api.NetworkCreate(ctx, name, client.NetworkCreateOptions{
+		created, err := c.api.NetworkCreate(ctx, name, client.NetworkCreateOptions{
 			Driver:  "bridge",
 			Options: map[string]string{iccOption: "false"},
 			Labels:  map[string]string{sandbox.LabelManaged: "true"},
@@ -91,7 +91,7 @@ func (c *Client) ensureNetwork(ctx context.Context, name string) error {
 			return err
 		}
 		if len(nets) == 1 {
-			return c.checkICC(ctx, name)
+			return c.checkICC(ctx, name, created.ID)
 		}
 	}
 	if len(nets) > 1 {
@@ -149,15 +149,17 @@ func (c *Client) oneNetwork(ctx context.Context, name string, nets []network.Sum
 // off. Podman's compatible API (4.x) creates the network but ignores the
 // option with only a warning: sandboxes on it could reach each other, so
 // the network is removed again and bridged sandboxes refused on that engine.
-func (c *Client) checkICC(ctx context.Context, name string) error {
-	res, err := c.api.NetworkInspect(ctx, name, client.NetworkInspectOptions{})
+func (c *Client) checkICC(ctx context.Context, name, id string) error {
+	// By id: another engine may make a network of the same name meanwhile,
+	// and Docker then calls the name ambiguous.
+	res, err := c.api.NetworkInspect(ctx, id, client.NetworkInspectOptions{})
 	if err != nil {
 		return wrap("inspect network "+name, err)
 	}
 	if res.Network.Options[iccOption] == "false" {
 		return nil
 	}
-	_, rerr := c.api.NetworkRemove(ctx, name, client.NetworkRemoveOptions{})
+	_, rerr := c.api.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
 	return errors.Join(iccIgnored(), wrap("remove network "+name, rerr))
 }
 
