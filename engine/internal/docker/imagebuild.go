@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -50,20 +49,12 @@ func (c *Client) ImportImage(ctx context.Context, rootfs io.Reader, ref string, 
 	// The reply is a stream of JSON messages; the last carries the id
 	// ({"status":"sha256:…"}), an error one the daemon's complaint.
 	id := ""
-	dec := json.NewDecoder(res)
-	for {
-		var msg jsonstream.Message
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return "", wrap(op, err)
-		}
-		if msg.Error != nil {
-			return "", fmt.Errorf("%s: %w (%s)", op, sandbox.ErrInvalid, strings.TrimSpace(msg.Error.Message))
-		}
+	if err := readMessages(op, res, func(msg jsonstream.Message) {
 		if s := strings.TrimSpace(msg.Status); strings.HasPrefix(s, "sha256:") {
 			id = s
 		}
+	}); err != nil {
+		return "", err
 	}
 	if id == "" && ref != "" {
 		return c.ImageID(ctx, ref)

@@ -172,17 +172,7 @@ func (c *Client) build(ctx context.Context, buildContext io.Reader, tag string, 
 	}
 	defer res.Body.Close()
 	id := ""
-	dec := json.NewDecoder(res.Body)
-	for {
-		var msg jsonstream.Message
-		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return "", wrap(op, err)
-		}
-		if msg.Error != nil {
-			return "", fmt.Errorf("%s: %w (%s)", op, sandbox.ErrInvalid, strings.TrimSpace(msg.Error.Message))
-		}
+	if err := readMessages(op, res.Body, func(msg jsonstream.Message) {
 		io.WriteString(out, msg.Stream)
 		if msg.Aux != nil {
 			var aux struct{ ID string }
@@ -190,9 +180,30 @@ func (c *Client) build(ctx context.Context, buildContext io.Reader, tag string, 
 				id = aux.ID
 			}
 		}
+	}); err != nil {
+		return "", err
 	}
 	if id == "" {
 		return c.ImageID(ctx, tag)
 	}
 	return id, nil
+}
+
+// readMessages reads a reply of the daemon's that is a stream of JSON
+// messages (a build's, an import's), passing each to each; the first that
+// carries an error ends it with the daemon's complaint.
+func readMessages(op string, r io.Reader, each func(jsonstream.Message)) error {
+	dec := json.NewDecoder(r)
+	for {
+		var msg jsonstream.Message
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return wrap(op, err)
+		}
+		if msg.Error != nil {
+			return fmt.Errorf("%s: %w (%s)", op, sandbox.ErrInvalid, strings.TrimSpace(msg.Error.Message))
+		}
+		each(msg)
+	}
 }
