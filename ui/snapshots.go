@@ -17,13 +17,7 @@ import (
 
 // SnapshotBackend is what the Snapshots tab needs of the Backend; a
 // Backend without it shows no such tab.
-type SnapshotBackend interface {
-	Snapshot(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.SnapshotRequest) (sandbox.SnapshotInfo, error)
-	ListSnapshots(ctx context.Context, ref string) ([]sandbox.SnapshotInfo, error)
-	DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, snapshotID string) error
-	Restore(ctx context.Context, owner sandbox.Owner, ref, snapshotID string) (sandbox.RestoreResult, error)
-	Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) ([]sandbox.Fork, error)
-}
+type SnapshotBackend = sandbox.Snapshots
 
 // snapshotsTab lists the selected sandbox's snapshots with their sizes and
 // times: take one (with a label), and restore (after a confirmation),

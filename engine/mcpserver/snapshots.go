@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -14,13 +13,7 @@ import (
 
 // SnapshotBackend is what the snapshot tools need of a Backend (the
 // engine has it; a Backend without it answers them with a tool error).
-type SnapshotBackend interface {
-	Snapshot(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.SnapshotRequest) (sandbox.SnapshotInfo, error)
-	ListSnapshots(ctx context.Context, ref string) ([]sandbox.SnapshotInfo, error)
-	DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, snapshotID string) error
-	Restore(ctx context.Context, owner sandbox.Owner, ref, snapshotID string) (sandbox.RestoreResult, error)
-	Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) ([]sandbox.Fork, error)
-}
+type SnapshotBackend = sandbox.Snapshots
 
 // snapshots is the backend's snapshots; a backend without them is a
 // tool error.

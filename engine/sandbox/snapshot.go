@@ -1,6 +1,9 @@
 package sandbox
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // SnapshotInfo is one saved state of a sandbox's files (snapshot_sandbox): its
 // root filesystem's changes, as an image under the engine's own names, and
@@ -44,4 +47,15 @@ type ForkRequest struct {
 type Fork struct {
 	SandboxID string `json:"sandbox_id"`
 	Name      string `json:"name"`
+}
+
+// Snapshots is what the snapshot tools and the app's Snapshots tab need of
+// an engine: snapshot_sandbox, list_snapshots, delete_snapshot,
+// restore_sandbox and fork_sandbox.
+type Snapshots interface {
+	Snapshot(ctx context.Context, owner Owner, ref string, req SnapshotRequest) (SnapshotInfo, error)
+	ListSnapshots(ctx context.Context, ref string) ([]SnapshotInfo, error)
+	DeleteSnapshot(ctx context.Context, owner Owner, ref, snapshotID string) error
+	Restore(ctx context.Context, owner Owner, ref, snapshotID string) (RestoreResult, error)
+	Fork(ctx context.Context, owner Owner, ref string, req ForkRequest) ([]Fork, error)
 }
