@@ -124,8 +124,12 @@ func (w *countingWindow) RequestFocus() {
 func (w *countingWindow) shows(text string) bool {
 	found := false
 	fyne.DoAndWait(func() {
+		c := w.Content()
+		if c == nil {
+			return // the window is made, its content not yet set
+		}
 		w.Resize(fyne.NewSize(1000, 700))
-		for _, o := range test.LaidOutObjects(w.Content()) {
+		for _, o := range test.LaidOutObjects(c) {
 			if l, ok := o.(*widget.Label); ok && l.Visible() && strings.Contains(l.Text, text) {
 				found = true
 			}

@@ -84,6 +84,11 @@ func hiddenWriterStopped(t *testing.T, e *env, writer string, overMB int) {
 	}
 	usedMB := func() int {
 		out := e.execAs(t, id, "", "du", "-sm", "/workspace")
+		if strings.Contains(out, "OCI runtime exec failed") {
+			// The watch's kill caught this exec while runc was starting
+			// it (see writers): look again.
+			out = e.execAs(t, id, "", "du", "-sm", "/workspace")
+		}
 		n, err := strconv.Atoi(strings.Fields(out + " x")[0])
 		if err != nil {
 			t.Fatalf("du /workspace: %q", out)
