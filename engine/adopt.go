@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -57,7 +57,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 // boxFromContainer rebuilds a box from its immutable labels. A container
 // without readable labels still gets a box (so the user can see and delete
 // it), named after the container, with the configured working directory.
-func (c *settings) boxFromContainer(ctr docker.Container) *box {
+func (c *settings) boxFromContainer(ctr runtime.Container) *box {
 	var spec sandbox.Spec
 	if err := json.Unmarshal([]byte(ctr.Labels[sandbox.LabelSpec]), &spec); err != nil {
 		spec = sandbox.Spec{Image: ctr.Image, Workdir: c.Sandbox.Workdir, Network: sandbox.NetworkNone}

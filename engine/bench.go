@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -14,7 +14,7 @@ import (
 // none of the engine's work, on the engine's own client and settings. Get
 // it from Engine.Bench; it is not part of the product's API.
 type Bench struct {
-	docker dockerAPI
+	docker runtime.Runtime
 	cfg    *settings
 	reg    *registry
 }
@@ -77,7 +77,7 @@ func (bn Bench) DirectExec(ctx context.Context, ref string, cmd []string) (strin
 		return "", 0, err
 	}
 	var out, errOut bytes.Buffer
-	code, err := bn.docker.Exec(ctx, sb.id, docker.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
+	code, err := bn.docker.Exec(ctx, sb.id, runtime.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
 	if err != nil {
 		return "", 0, fmt.Errorf("exec in sandbox %s: %w", sb.name, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -95,7 +95,7 @@ func TestCommit(t *testing.T) {
 		if got := te.command(t, from.ID, "cat app.py /etc/sandtray-note").Stdout; got != "v2\nnote\n" {
 			t.Errorf("files in a sandbox of the committed image = %q", got)
 		}
-		plain := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"},
+		plain := runtime.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"},
 			MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32}
 		if _, err := te.docker.Create(ctx, plain); err != nil {
 			t.Fatal(err)
@@ -134,7 +134,7 @@ func TestCommit(t *testing.T) {
 
 // checkCommitLabels wants the commit labels and no io.sandtray.* label with
 // a value: Docker copies the container's label keys, which Commit blanks.
-func checkCommitLabels(t *testing.T, img docker.Image, name string) {
+func checkCommitLabels(t *testing.T, img runtime.Image, name string) {
 	t.Helper()
 	if img.Labels[sandbox.LabelCommittedFrom] != name {
 		t.Errorf("label %s = %q, want %q", sandbox.LabelCommittedFrom, img.Labels[sandbox.LabelCommittedFrom], name)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -47,7 +47,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err != nil {
 		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
 	}
-	var att *docker.Attachment
+	var att runtime.Attachment
 	if attached {
 		if att, err = e.docker.Attach(ctx, id); err != nil {
 			// The launcher then waits for input that never comes, as
@@ -124,8 +124,8 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 // hardening (see docker.Client.Create), and makes the workdir owned by
 // spec.User when there is one. No one file may outgrow limits.disk_mb (the
 // engine bounds the total, see run.Runner.WatchDisk, but only as often as it measures).
-func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
-	return c.harden(docker.CreateOptions{
+func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions {
+	return c.harden(runtime.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
 		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: dockerNetwork(spec.Network),
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
@@ -139,7 +139,7 @@ func (c *settings) createOptions(containerName, hostname string, spec sandbox.Sp
 // read-only root, with tmpfs for the workdir and /tmp, each at most
 // sandbox.tmpfs_mb and the sandbox's memory (tmpfs pages count in it), and
 // HOME in the workdir, the one place the user can write.
-func (c *settings) harden(o docker.CreateOptions) docker.CreateOptions {
+func (c *settings) harden(o runtime.CreateOptions) runtime.CreateOptions {
 	if c.Sandbox.Profile != config.ProfileStrict {
 		return o
 	}

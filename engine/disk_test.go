@@ -7,16 +7,16 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // noUpperDir hides the writable layer's folder, as a daemon on another
 // machine, or one whose files the engine may not read, would.
-type noUpperDir struct{ dockerAPI }
+type noUpperDir struct{ runtime.Runtime }
 
-func (noUpperDir) Disk(context.Context, string) (docker.DiskInfo, error) {
-	return docker.DiskInfo{}, nil
+func (noUpperDir) Disk(context.Context, string) (runtime.DiskInfo, error) {
+	return runtime.DiskInfo{}, nil
 }
 
 // TestDiskLimitStopsTheWriter: a call that writes past limits.disk_mb is
@@ -26,10 +26,10 @@ func (noUpperDir) Disk(context.Context, string) (docker.DiskInfo, error) {
 func TestDiskLimitStopsTheWriter(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		wrap func(dockerAPI) dockerAPI
+		wrap func(runtime.Runtime) runtime.Runtime
 	}{
 		{"walking the layer", nil},
-		{"docker's size", func(d dockerAPI) dockerAPI { return noUpperDir{d} }},
+		{"docker's size", func(d runtime.Runtime) runtime.Runtime { return noUpperDir{d} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			te := newTestEngineOn(t, c.wrap, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })

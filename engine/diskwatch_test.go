@@ -3,14 +3,14 @@ package engine
 import (
 	"bytes"
 	"context"
-	"runtime"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -31,7 +31,7 @@ func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
 		// however fast the disk (one that ended before the watch's second
 		// look would leave a sandbox over its limit but no longer growing,
 		// which the watch rightly leaves running).
-		_, err := te.docker.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c",
+		_, err := te.docker.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"sh", "-c",
 			"sleep 1; i=0; while [ $i -lt 200 ]; do i=$((i+1)); head -c 10000000 /dev/zero > /workspace/g$i || exit; sleep 0.2; done"},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
 		ended <- err
@@ -62,7 +62,7 @@ func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf := make([]byte, 1<<20)
-	if stacks := string(buf[:runtime.Stack(buf, true)]); strings.Contains(stacks, "(*Engine).diskWatch") {
+	if stacks := string(buf[:goruntime.Stack(buf, true)]); strings.Contains(stacks, "(*Engine).diskWatch") {
 		t.Errorf("the disk watch's goroutine outlived Close:\n%s", stacks)
 	}
 }

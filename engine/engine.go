@@ -12,7 +12,6 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
@@ -21,6 +20,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/internal/stats"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -33,7 +33,7 @@ type Engine struct {
 	// conf is the configuration in force: replaced whole by Reconfigure
 	// (reconfigure.go), never changed in place; read it with cfg.
 	conf   atomic.Pointer[settings]
-	docker dockerAPI
+	docker runtime.Runtime
 	log    *slog.Logger
 	store  *stateStore
 	start  time.Time
@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	if cfg.StateDir == "" {
 		return nil, fmt.Errorf("engine: no state dir: %w", sandbox.ErrInvalid)
 	}
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options) (*Engine, error) {
+func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (*Engine, error) {
 	store, err := newStateStore(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -156,12 +156,8 @@ func newEngine(ctx context.Context, cfg config.Config, d dockerAPI, opts Options
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
-	if dd, ok := d.(interface {
-		Daemon(context.Context) (docker.Daemon, error)
-	}); ok {
-		if info, err := dd.Daemon(ctx); err == nil && info.Product != "Docker Engine" {
-			e.attachFirst = false
-		}
+	if info, err := d.Daemon(ctx); err == nil && info.Product != "Docker Engine" {
+		e.attachFirst = false
 	}
 	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
@@ -221,10 +217,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.ports.Close()
 	e.closeEgress()
 	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
-	if c, ok := e.docker.(interface{ Close() error }); ok {
-		return c.Close()
-	}
-	return nil
+	return e.docker.Close()
 }
 
 // RemoveEphemeral removes every ephemeral sandbox; persistent ones stay. It
@@ -286,7 +279,7 @@ type kernelExecs struct {
 	kernel.Docker
 }
 
-func (k kernelExecs) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+func (k kernelExecs) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	if err := k.e.enter(); err != nil {
 		return -1, err
 	}

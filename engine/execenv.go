@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // execEnv passes a sandbox's env to every process the engine starts in it,
@@ -19,7 +19,7 @@ import (
 // env also lives in the sandbox's spec, so commit and Dockerfile export
 // carry it as for any other sandbox; only `docker inspect` does not show it.
 type execEnv struct {
-	dockerAPI
+	runtime.Runtime
 
 	mu      sync.RWMutex
 	env     map[string][]string      // guarded by mu: container id → KEY=value list
@@ -31,8 +31,8 @@ type execEnv struct {
 	starting map[string]int
 }
 
-func withExecEnv(d dockerAPI) *execEnv {
-	return &execEnv{dockerAPI: d, env: map[string][]string{}, running: map[string]int{},
+func withExecEnv(d runtime.Runtime) *execEnv {
+	return &execEnv{Runtime: d, env: map[string][]string{}, running: map[string]int{},
 		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{}}
 }
 
@@ -62,7 +62,7 @@ func (x *execEnv) set(id string, env map[string]string) {
 }
 
 // Exec runs o with the container's env first, through the gate (execgate.go).
-func (x *execEnv) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+func (x *execEnv) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return -1, err
@@ -74,12 +74,12 @@ func (x *execEnv) Exec(ctx context.Context, id string, o docker.ExecOptions) (in
 	if len(env) > 0 {
 		o.Env = append(slices.Clone(env), o.Env...)
 	}
-	return x.dockerAPI.Exec(ctx, id, o)
+	return x.Runtime.Exec(ctx, id, o)
 }
 
 // Remove forgets the container's env with the container.
 func (x *execEnv) Remove(ctx context.Context, id string) error {
-	err := x.dockerAPI.Remove(ctx, id)
+	err := x.Runtime.Remove(ctx, id)
 	if err == nil {
 		x.mu.Lock()
 		delete(x.env, id)
@@ -90,28 +90,28 @@ func (x *execEnv) Remove(ctx context.Context, id string) error {
 
 // Close and daemonInfo pass through to the client underneath.
 func (x *execEnv) Close() error {
-	if c, ok := x.dockerAPI.(interface{ Close() error }); ok {
+	if c, ok := x.Runtime.(interface{ Close() error }); ok {
 		return c.Close()
 	}
 	return nil
 }
 
 func (x *execEnv) ServerVersion(ctx context.Context) (string, error) {
-	if d, ok := x.dockerAPI.(daemonInfo); ok {
+	if d, ok := x.Runtime.(daemonInfo); ok {
 		return d.ServerVersion(ctx)
 	}
 	return "", nil
 }
 
 func (x *execEnv) Host() string {
-	if d, ok := x.dockerAPI.(daemonInfo); ok {
+	if d, ok := x.Runtime.(daemonInfo); ok {
 		return d.Host()
 	}
 	return ""
 }
 
 func (x *execEnv) HostSource() string {
-	if d, ok := x.dockerAPI.(hostSourcer); ok {
+	if d, ok := x.Runtime.(hostSourcer); ok {
 		return d.HostSource()
 	}
 	return ""

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -117,7 +117,7 @@ func (x *execEnv) waitingIn(id string) int {
 // the stream is attached, as Docker's does, and the process counts as on
 // its way in until Docker has started it (at most startWait): a goroutine
 // of its own waits for that, so the relay's bytes do not.
-func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error) {
+func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string)
 		x.mu.Unlock()
 		leave()
 	}
-	c, err := x.dockerAPI.ExecStream(ctx, id, user, cmd)
+	c, err := x.Runtime.ExecStream(ctx, id, user, cmd)
 	if err != nil {
 		started()
 		return nil, err
@@ -150,13 +150,13 @@ func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string)
 // StatPath, CopyTo, CopyFrom and UserIDs may exec the image's stat or tar
 // (for paths on a tmpfs, see docker.Client), so they pass the gate too.
 
-func (x *execEnv) StatPath(ctx context.Context, id, path string) (docker.PathStat, error) {
+func (x *execEnv) StatPath(ctx context.Context, id, path string) (runtime.PathStat, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
-		return docker.PathStat{}, err
+		return runtime.PathStat{}, err
 	}
 	defer leave()
-	return x.dockerAPI.StatPath(ctx, id, path)
+	return x.Runtime.StatPath(ctx, id, path)
 }
 
 func (x *execEnv) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
@@ -165,16 +165,16 @@ func (x *execEnv) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Re
 		return err
 	}
 	defer leave()
-	return x.dockerAPI.CopyTo(ctx, id, dstDir, tarStream)
+	return x.Runtime.CopyTo(ctx, id, dstDir, tarStream)
 }
 
-func (x *execEnv) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error) {
+func (x *execEnv) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
-		return nil, docker.PathStat{}, err
+		return nil, runtime.PathStat{}, err
 	}
 	defer leave()
-	return x.dockerAPI.CopyFrom(ctx, id, path)
+	return x.Runtime.CopyFrom(ctx, id, path)
 }
 
 func (x *execEnv) UserIDs(ctx context.Context, id, user string) (uid, gid int, err error) {
@@ -183,7 +183,7 @@ func (x *execEnv) UserIDs(ctx context.Context, id, user string) (uid, gid int, e
 		return 0, 0, err
 	}
 	defer leave()
-	return x.dockerAPI.UserIDs(ctx, id, user)
+	return x.Runtime.UserIDs(ctx, id, user)
 }
 
 // WaitExecs waits while an install holds the sandbox's processes: a

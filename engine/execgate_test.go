@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
@@ -15,11 +15,11 @@ import (
 // startCounter is a Docker that only counts the execs that reach it, per
 // container.
 type startCounter struct {
-	dockerAPI
+	runtime.Runtime
 	c1, c2 atomic.Int32
 }
 
-func (s *startCounter) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+func (s *startCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	if id == "c1" {
 		s.c1.Add(1)
 	} else {
@@ -40,7 +40,7 @@ func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() {
-		_, err := x.Exec(ctx, "c1", docker.ExecOptions{})
+		_, err := x.Exec(ctx, "c1", runtime.ExecOptions{})
 		done <- err
 	}()
 	testwait.Eventually(t, 5*time.Second, "the exec to wait at the gate", func() bool { return x.waitingIn("c1") == 1 })
@@ -49,15 +49,15 @@ func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 	}
 
 	install := context.WithValue(ctx, installCall{}, &box{id: "c1"})
-	if _, err := x.Exec(install, "c1", docker.ExecOptions{}); err != nil || d.c1.Load() != 1 {
+	if _, err := x.Exec(install, "c1", runtime.ExecOptions{}); err != nil || d.c1.Load() != 1 {
 		t.Errorf("the install's own exec: %v, %d reached Docker", err, d.c1.Load())
 	}
-	if _, err := x.Exec(ctx, "c2", docker.ExecOptions{}); err != nil || d.c2.Load() != 1 {
+	if _, err := x.Exec(ctx, "c2", runtime.ExecOptions{}); err != nil || d.c2.Load() != 1 {
 		t.Errorf("another container's exec: %v, %d reached Docker", err, d.c2.Load())
 	}
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	_, err := x.Exec(short, "c1", docker.ExecOptions{})
+	_, err := x.Exec(short, "c1", runtime.ExecOptions{})
 	if !errors.Is(err, sandbox.ErrConflict) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("an exec that gave up waiting: %v; want a conflict that says it waited", err)
 	}

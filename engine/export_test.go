@@ -14,7 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -107,7 +108,7 @@ func buildExport(t *testing.T, te *testEngine, dir, tag string) string {
 	if _, err := te.docker.BuildImage(context.Background(), &ctxTar, tag, &out); err != nil {
 		t.Fatalf("build the export: %v\n%s", err, out.String())
 	}
-	o := docker.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "infinity"}, Network: "none",
+	o := runtime.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "infinity"}, Network: "none",
 		MemoryMB: 128, NanoCPUs: 1e9, PidsLimit: 64}
 	id, err := te.docker.Create(context.Background(), o)
 	if err != nil {
@@ -149,7 +150,7 @@ func describe(t *testing.T, c *docker.Client, id string, paths []string) string 
 func execOut(t *testing.T, c *docker.Client, id string, cmd ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code, err := c.Exec(context.Background(), id, docker.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
+	code, err := c.Exec(context.Background(), id, runtime.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
 	if err != nil || code != 0 {
 		t.Fatalf("exec %q: %d, %v: %s", cmd, code, err, errOut.String())
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -156,12 +158,12 @@ func TestCopyBetweenHostAndSandbox(t *testing.T) {
 // the rest until the call's ctx is done, as a slow host disk would: the copy
 // is under way when the caller gives up.
 type stallingCopy struct {
-	dockerAPI
+	runtime.Runtime
 	started chan struct{}
 }
 
 func (d stallingCopy) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
-	return d.dockerAPI.CopyTo(ctx, id, dstDir, &stallingReader{r: tarStream, ctx: ctx, started: d.started})
+	return d.Runtime.CopyTo(ctx, id, dstDir, &stallingReader{r: tarStream, ctx: ctx, started: d.started})
 }
 
 type stallingReader struct {
@@ -190,7 +192,7 @@ func (s *stallingReader) Read(p []byte) (int, error) {
 // half-written destination in the sandbox nor a container of its own.
 func TestCancelledCopyLeavesNothing(t *testing.T) {
 	started := make(chan struct{}, 1)
-	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return stallingCopy{d, started} })
+	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return stallingCopy{d, started} })
 	root := te.cfg.Host.AllowedRoots[0]
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	src := filepath.Join(root, "big")

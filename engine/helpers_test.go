@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
@@ -31,7 +33,7 @@ func newTestEngine(t *testing.T, configure ...func(*config.Config)) *testEngine 
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...func(*config.Config)) *testEngine {
+func newTestEngineOn(t *testing.T, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := config.Default()
@@ -44,7 +46,7 @@ func newTestEngineOn(t *testing.T, wrap func(dockerAPI) dockerAPI, configure ...
 		c(&cfg)
 	}
 	ctx := context.Background()
-	var api dockerAPI = cli
+	var api runtime.Runtime = cli
 	if wrap != nil {
 		api = wrap(api)
 	}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -94,7 +94,7 @@ func (c *settings) scope() map[string]string {
 // legacy is the older Sandtray's containers it leaves alone. An engine
 // without a test label leaves test containers alone too: a user's engine
 // must never adopt or reap them.
-func (e *Engine) listOwned(ctx context.Context) (own, legacy []docker.Container, err error) {
+func (e *Engine) listOwned(ctx context.Context) (own, legacy []runtime.Container, err error) {
 	list, err := e.docker.List(ctx, e.cfg().managed(), true)
 	if err != nil {
 		return nil, nil, err
@@ -118,7 +118,7 @@ func (e *Engine) listOwned(ctx context.Context) (own, legacy []docker.Container,
 
 // logLegacy says once, at start-up, which containers of an older Sandtray
 // the engine left alone, and why.
-func (e *Engine) logLegacy(legacy []docker.Container) {
+func (e *Engine) logLegacy(legacy []runtime.Container) {
 	if len(legacy) == 0 {
 		return
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/imagebuild"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/packaging/images"
 )
@@ -42,7 +42,7 @@ type ImageState struct {
 // BuildImage builds the sandbox image on the Docker that cfg leads to (see
 // imagebuild.Build); the caller's options say which tag and source.
 func BuildImage(ctx context.Context, cfg config.Config, o ImageBuildOptions) (ImageBuildResult, error) {
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
 	if err != nil {
 		return ImageBuildResult{}, err
 	}
@@ -57,7 +57,7 @@ func InspectImageState(ctx context.Context, cfg config.Config, ref string) (Imag
 	if ref == "" {
 		ref = cfg.DefaultImage
 	}
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
 	if err != nil {
 		return ImageState{Ref: ref, Builtin: ref == BuiltinImage}, err
 	}
@@ -66,7 +66,7 @@ func InspectImageState(ctx context.Context, cfg config.Config, ref string) (Imag
 }
 
 func imageState(ctx context.Context, d interface {
-	ImageDetails(ctx context.Context, ref string) (docker.ImageDetails, error)
+	ImageDetails(ctx context.Context, ref string) (runtime.ImageDetails, error)
 }, ref string) (ImageState, error) {
 	st := ImageState{Ref: ref, Builtin: ref == BuiltinImage}
 	det, err := d.ImageDetails(ctx, ref)
@@ -99,26 +99,10 @@ type imageBuild struct {
 
 func (e *Engine) imageBuilds() *imageBuilds { return &e.images }
 
-// builder is the Docker the image builder needs, when the engine's Docker
-// is a real client (not a test's fake).
-func (e *Engine) builder() (imagebuild.Docker, bool) {
-	d, ok := e.execEnv.dockerAPI.(imagebuild.Docker)
-	return d, ok
-}
-
 // DefaultImageState reports the default image and, while one runs, the
 // build that makes it.
 func (e *Engine) DefaultImageState(ctx context.Context) (ImageState, *ImageBuildProgress, error) {
-	var st ImageState
-	var err error
-	if d, ok := e.execEnv.dockerAPI.(interface {
-		ImageDetails(ctx context.Context, ref string) (docker.ImageDetails, error)
-	}); ok {
-		st, err = imageState(ctx, d, e.cfg().DefaultImage)
-	} else {
-		st.Ref, st.Builtin = e.cfg().DefaultImage, e.cfg().DefaultImage == BuiltinImage
-		st.Present, err = e.docker.ImageExists(ctx, e.cfg().DefaultImage)
-	}
+	st, err := imageState(ctx, e.docker, e.cfg().DefaultImage)
 	bs := e.imageBuilds()
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
@@ -139,14 +123,10 @@ func (e *Engine) BuildDefaultImage(ctx context.Context, progress func(ImageBuild
 	if ref != BuiltinImage {
 		return fmt.Errorf("the default image is %s, which Sandtray cannot build (it builds %s): pull or build it yourself, or set default_image back: %w", ref, BuiltinImage, sandbox.ErrInvalid)
 	}
-	d, ok := e.builder()
-	if !ok {
-		return fmt.Errorf("this engine's Docker cannot build images: %w", sandbox.ErrUnavailable)
-	}
 	if has, err := e.docker.ImageExists(ctx, ref); err != nil || has {
 		return err
 	}
-	b, err := e.startBuild(d)
+	b, err := e.startBuild(e.execEnv.Runtime)
 	if err != nil {
 		return err
 	}

@@ -12,27 +12,27 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // kernelExecCounter counts the execs that start a kernel.
 type kernelExecCounter struct {
-	dockerAPI
+	runtime.Runtime
 	n *atomic.Int32
 }
 
-func (c kernelExecCounter) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+func (c kernelExecCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	if strings.Contains(strings.Join(o.Cmd, " "), "sandtray-kernel") {
 		c.n.Add(1)
 	}
-	return c.dockerAPI.Exec(ctx, id, o)
+	return c.Runtime.Exec(ctx, id, o)
 }
 
 // newCountingEngine is a test engine whose kernel execs are counted.
 func newCountingEngine(t *testing.T) (*testEngine, *atomic.Int32) {
 	var n atomic.Int32
-	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return kernelExecCounter{d, &n} })
+	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return kernelExecCounter{d, &n} })
 	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	return te, &n
 }
@@ -45,7 +45,7 @@ var initLine = regexp.MustCompile(`(?m)^ +1 \S+ +python3 -c # Sandtray init`)
 func (te *testEngine) processesOf(t *testing.T, id string) string {
 	t.Helper()
 	var out bytes.Buffer
-	if _, err := te.docker.Exec(context.Background(), id, docker.ExecOptions{Cmd: []string{"ps", "-eo", "pid,stat,args"}, Stdout: &out}); err != nil {
+	if _, err := te.docker.Exec(context.Background(), id, runtime.ExecOptions{Cmd: []string{"ps", "-eo", "pid,stat,args"}, Stdout: &out}); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -163,7 +163,7 @@ func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.P
 	if err := e.cfg().CheckPull(ref); err != nil {
 		return err
 	}
-	err = e.docker.PullImage(ctx, ref, func(p docker.PullProgress) {
+	err = e.docker.PullImage(ctx, ref, func(p runtime.PullProgress) {
 		if progress != nil {
 			progress(float64(p.Current), float64(p.Total), strings.TrimSpace(p.Status+" "+p.ID))
 		}

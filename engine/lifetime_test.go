@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
@@ -51,20 +51,20 @@ func TestCloseEndsACallInItsWaitWindow(t *testing.T) {
 // longer lists a kernel process in the container, as a slow daemon would
 // report it.
 type kernelWatch struct {
-	dockerAPI
+	runtime.Runtime
 	running *atomic.Int32
 }
 
-func (d kernelWatch) Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error) {
+func (d kernelWatch) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	if len(o.Cmd) < 4 || o.Cmd[3] != "sandtray-kernel" {
-		return d.dockerAPI.Exec(ctx, id, o)
+		return d.Runtime.Exec(ctx, id, o)
 	}
 	d.running.Add(1)
 	defer d.running.Add(-1)
-	code, err := d.dockerAPI.Exec(ctx, id, o)
+	code, err := d.Runtime.Exec(ctx, id, o)
 	check, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	d.dockerAPI.Exec(check, id, docker.ExecOptions{Cmd: []string{"pgrep", "-f", "sandtray-kernel"}})
+	d.Runtime.Exec(check, id, runtime.ExecOptions{Cmd: []string{"pgrep", "-f", "sandtray-kernel"}})
 	return code, err
 }
 
@@ -72,7 +72,7 @@ func (d kernelWatch) Exec(ctx context.Context, id string, o docker.ExecOptions) 
 // has ended, and leaves no goroutine of the engine behind.
 func TestCloseWaitsForTheKernels(t *testing.T) {
 	var running atomic.Int32
-	te := newTestEngineOn(t, func(d dockerAPI) dockerAPI { return kernelWatch{d, &running} })
+	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return kernelWatch{d, &running} })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.command(t, id, "true") // the client's connections, before the baseline

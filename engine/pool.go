@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -53,7 +53,7 @@ func (h poolHost) Labels(spec sandbox.Spec, created time.Time) (map[string]strin
 	return h.e.cfg().sandboxLabels(spec, created)
 }
 
-func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions {
+func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions {
 	return h.e.cfg().createOptions(containerName, hostname, spec, labels)
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -51,7 +51,7 @@ func (te *testEngine) raw(t *testing.T, id string) func(cmd string) string {
 	return func(cmd string) string {
 		t.Helper()
 		var out bytes.Buffer
-		if _, err := te.docker.Exec(context.Background(), id, docker.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
+		if _, err := te.docker.Exec(context.Background(), id, runtime.ExecOptions{Cmd: []string{"sh", "-c", cmd}, Stdout: &out}); err != nil {
 			t.Fatal(err)
 		}
 		return out.String()

@@ -5,8 +5,8 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -16,7 +16,7 @@ import (
 type DockerProbe = probe.Report
 
 // DockerTried is an endpoint that did not answer (DockerProbe.Tried).
-type DockerTried = docker.Tried
+type DockerTried = runtime.Tried
 
 // GPUToolkit is the NVIDIA Container Toolkit a DockerProbe found on this host.
 type GPUToolkit = probe.Toolkit
@@ -41,6 +41,6 @@ func ProbePool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, err
 // and how, or what to install. It asks Docker each time.
 func (e *Engine) GPUStatus(ctx context.Context) sandbox.GPUStatus { return probe.GPUs(ctx, e.docker) }
 
-// gpuCount is spec's gpus as docker.CreateOptions.GPUs wants it (see
+// gpuCount is spec's gpus as runtime.CreateOptions.GPUs wants it (see
 // probe.GPUCount).
 func gpuCount(spec sandbox.Spec) int { return probe.GPUCount(spec) }

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -80,7 +80,7 @@ type box struct {
 	status   sandbox.Status
 	state    boxState
 	stats    sandbox.Stats
-	prev     docker.StatsSample // last raw sample, for CPU %
+	prev     runtime.StatsSample // last raw sample, for CPU %
 	activity []sandbox.Activity
 	busy     int                                // calls in flight; a busy sandbox is never reaped
 	oomKills int64                              // the cgroup's OOM-kill count when last read

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/keychain"
 )
@@ -172,7 +172,7 @@ func (e *Engine) trustCA(ctx context.Context, b *box) error {
 		return nil
 	}
 	var out bytes.Buffer
-	code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{Cmd: []string{"sh", "-c", caScript}, User: "0",
+	code, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{Cmd: []string{"sh", "-c", caScript}, User: "0",
 		Env: []string{sandboxCAEnvValue + "=" + strings.TrimSpace(string(ca.PEM))}, Stdout: &out, Stderr: &out})
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out.String()))

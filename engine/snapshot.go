@@ -18,8 +18,8 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -82,9 +82,9 @@ func (c *settings) snapshotDir(id, snap string) string {
 
 // snapshotRecord is what the state dir keeps of a snapshot.
 type snapshotRecord struct {
-	Changes []docker.Change `json:"changes"` // the container's changes against its image when it was taken
-	Tmpfs   []string        `json:"tmpfs"`   // the tmpfs folders saved, tmpfs-<i>.tar in order
-	Size    int64           `json:"size"`    // bytes on disk: the image's own layer and the tars
+	Changes []runtime.Change `json:"changes"` // the container's changes against its image when it was taken
+	Tmpfs   []string         `json:"tmpfs"`   // the tmpfs folders saved, tmpfs-<i>.tar in order
+	Size    int64            `json:"size"`    // bytes on disk: the image's own layer and the tars
 }
 
 // checkLabel refuses a label with control characters or too long.
@@ -265,7 +265,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		l := maps.Clone(labels)
 		l[labelSnapEngine], l[labelSnapCreated] = e.cfg().engine, now.Format(time.RFC3339Nano)
 		var err error
-		imageID, err = e.docker.Commit(ctx, b.id, ref, docker.ImageConfig{Labels: l, Cmd: []string{"sleep", "infinity"}, Workdir: b.spec.Workdir})
+		imageID, err = e.docker.Commit(ctx, b.id, ref, runtime.ImageConfig{Labels: l, Cmd: []string{"sleep", "infinity"}, Workdir: b.spec.Workdir})
 		return errors.Join(err, <-diffed)
 	})
 	if err != nil {
@@ -350,7 +350,7 @@ func (e *Engine) saveFolder(ctx context.Context, b *box, folder, file string) (i
 func (e *Engine) loadTmpfs(ctx context.Context, id, user string, dir string, rec snapshotRecord) error {
 	for i, m := range rec.Tmpfs {
 		var out strings.Builder
-		code, err := e.docker.Exec(ctx, id, docker.ExecOptions{User: user, Cmd: []string{"/bin/sh", "-c",
+		code, err := e.docker.Exec(ctx, id, runtime.ExecOptions{User: user, Cmd: []string{"/bin/sh", "-c",
 			`cd -- "$0" && find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +`, m}, Stdout: io.Discard, Stderr: &out})
 		if err == nil && code != 0 {
 			err = fmt.Errorf("empty %s: exit %d: %s", m, code, strings.TrimSpace(out.String()))
@@ -559,7 +559,7 @@ func skipRestore(p string) bool {
 // and the container's now), but a folder changed only as the parent of
 // other changes (those are handled where they are), and none under another
 // path of the plan (which it replaces whole). Sorted.
-func restorePlan(changes ...[]docker.Change) []string {
+func restorePlan(changes ...[]runtime.Change) []string {
 	all := map[string]bool{}
 	whole := map[string]bool{} // added or deleted in one of the lists: taken whole
 	parent := map[string]bool{}
@@ -567,7 +567,7 @@ func restorePlan(changes ...[]docker.Change) []string {
 		for _, c := range list {
 			p := path.Clean(c.Path)
 			all[p] = true
-			whole[p] = whole[p] || c.Kind != docker.ChangeChanged
+			whole[p] = whole[p] || c.Kind != runtime.ChangeChanged
 			for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
 				parent[d] = true
 			}

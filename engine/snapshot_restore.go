@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -122,7 +122,7 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	if len(plan) == 0 {
 		return 0, nil
 	}
-	helper, err := e.docker.Create(ctx, docker.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
+	helper, err := e.docker.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
 		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
 	if err != nil {
 		return 0, fmt.Errorf("open the snapshot's image: %w", err)
@@ -196,11 +196,11 @@ func (e *Engine) removePaths(ctx context.Context, b *box, paths []string) error 
 			var errOut strings.Builder
 			// chmod first: a folder its owner made read-only would keep
 			// its files. No shell: only rm and chmod must work.
-			if _, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"chmod", "-R", "u+rwX", "--"}, batch...),
+			if _, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{User: u, Cmd: append([]string{"chmod", "-R", "u+rwX", "--"}, batch...),
 				Stdout: io.Discard, Stderr: io.Discard}); err != nil {
 				return e.gone(b, err)
 			}
-			code, err := e.docker.Exec(ctx, b.id, docker.ExecOptions{User: u, Cmd: append([]string{"rm", "-rf", "--"}, batch...),
+			code, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{User: u, Cmd: append([]string{"rm", "-rf", "--"}, batch...),
 				Stdout: io.Discard, Stderr: &errOut})
 			if err != nil {
 				return e.gone(b, err)

@@ -8,15 +8,15 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // snapshotImages lists the images of te's snapshots and forks on the
 // daemon, and removes them when the test ends (the test's containers are
 // removed behind the engine's back, which then cannot).
-func snapshotImages(t *testing.T, te *testEngine) func() []docker.LabeledImage {
-	list := func() []docker.LabeledImage {
+func snapshotImages(t *testing.T, te *testEngine) func() []runtime.LabeledImage {
+	list := func() []runtime.LabeledImage {
 		imgs, err := te.docker.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: te.Engine.cfg().engine})
 		if err != nil {
 			t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the deleted sandbox's snapshot to leave the daemon", func() bool {
-		return !slices.ContainsFunc(images(), func(img docker.LabeledImage) bool { return img.Labels[labelSnapSandbox] == info.ID })
+		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[labelSnapSandbox] == info.ID })
 	})
 	if got := te.out(t, forks[1].SandboxID, "cat a.txt"); got != "one" {
 		t.Errorf("fork after the original's removal: %q", got)
@@ -299,7 +299,7 @@ func TestSnapshotsAfterRestart(t *testing.T) {
 		t.Errorf("a.txt after restore: %+v %v", out.Result, err)
 	}
 	eventually(t, 10*time.Second, "the reaped sandbox's snapshot to leave the daemon", func() bool {
-		return !slices.ContainsFunc(images(), func(img docker.LabeledImage) bool { return img.Labels[labelSnapSandbox] == drop.ID })
+		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[labelSnapSandbox] == drop.ID })
 	})
 }
 
@@ -313,7 +313,7 @@ func TestSnapshotForgedLabelsIgnored(t *testing.T) {
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "forged"})
 	forged := snapshotRepo + te.Engine.cfg().engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
-	if _, err := te.docker.Commit(ctx, info.ID, forged, docker.ImageConfig{Labels: map[string]string{
+	if _, err := te.docker.Commit(ctx, info.ID, forged, runtime.ImageConfig{Labels: map[string]string{
 		labelSnapEngine: te.Engine.cfg().engine, labelSnapSandbox: info.ID, labelSnapID: "0123456789ab"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/stats"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -30,7 +30,7 @@ func (s statsSink) Running(id string) bool {
 }
 
 // Sampled stores a sample in a running sandbox's box.
-func (s statsSink) Sampled(id string, smp docker.StatsSample) bool {
+func (s statsSink) Sampled(id string, smp runtime.StatsSample) bool {
 	s.e.mu.Lock()
 	defer s.e.mu.Unlock()
 	b, ok := s.e.boxes[id]

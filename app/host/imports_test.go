@@ -66,7 +66,7 @@ func TestImportDirection(t *testing.T) {
 		{"./engine/sandbox", []string{module + "/engine/internal", "github.com/"}, true},
 		// The config, image names and the settings editor need no runtime:
 		// they never reach the Docker SDK (nor, through it, a daemon).
-		{"./engine/config ./engine/imageref ./app/settings", []string{"github.com/moby/moby", "github.com/docker/", module + "/engine/internal/docker"}, true},
+		{"./engine/config ./engine/imageref ./app/settings", []string{"github.com/moby/moby", "github.com/docker/", module + "/engine/runtime/docker"}, true},
 		// The shim itself imports only engine/socket and the stdlib (socket
 		// finds its folder with xdg: the shim may reach that, not use it).
 		{"./app/shim", []string{module + "/engine/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},
@@ -96,11 +96,27 @@ func TestImportDirection(t *testing.T) {
 	owners := []struct {
 		sdk, owner string
 	}{
-		{"github.com/moby/moby/client", module + "/engine/internal/docker"},
-		{"github.com/moby/moby/api", module + "/engine/internal/docker"},
+		{"github.com/moby/moby/client", module + "/engine/runtime/docker"},
+		{"github.com/moby/moby/api", module + "/engine/runtime/docker"},
 		{"github.com/mark3labs/mcp-go", module + "/engine/mcpserver"},
 	}
 	all := list(t, "./...")
+	// Only the Docker runtime reaches the Docker SDK: the engine and
+	// everything else use engine/runtime. Programs link the runtime in (for
+	// its side effect), and engine/dockertest drives Docker on purpose, for
+	// tests.
+	sdkUsers := []string{module + "/engine/runtime/docker", module + "/engine/dockertest"}
+	for _, p := range all {
+		if p.main || slices.Contains(sdkUsers, p.path) {
+			continue
+		}
+		for _, d := range p.deps {
+			if under(d, "github.com/moby/moby") || under(d, "github.com/docker") || d == module+"/engine/runtime/docker" {
+				t.Errorf("%s reaches %s: only engine/runtime/docker (and programs, which link it) may reach the Docker SDK", p.path, d)
+				break
+			}
+		}
+	}
 	for _, o := range owners {
 		for _, p := range all {
 			if under(p.path, o.owner) {

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -108,7 +109,7 @@ func goneSoon(ctx context.Context, c *docker.Client, labels map[string]string, i
 		if err != nil {
 			return false
 		}
-		if !slices.ContainsFunc(ctrs, func(ctr docker.Container) bool { return ctr.ID == id }) {
+		if !slices.ContainsFunc(ctrs, func(ctr runtime.Container) bool { return ctr.ID == id }) {
 			return true
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -27,7 +27,7 @@ type cisCheck struct {
 //	     execs the engine starts; the image is the user's choice.
 //	5.23 exec with --privileged and 5.24 exec as root: properties of each
 //	     exec, not of the container; the engine's exec options have no
-//	     privileged flag at all (engine/internal/docker ExecOptions), and
+//	     privileged flag at all (engine/runtime/docker ExecOptions), and
 //	     root in a sandbox holds no capabilities (see TestAttacks/setuid).
 //	5.27 health check: the main process is a sleep; there is nothing to probe.
 //	5.28 always the latest image: images are built locally and pinned by the

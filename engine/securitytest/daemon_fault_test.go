@@ -18,7 +18,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -119,7 +120,7 @@ func waitRunning(t *testing.T, dc *docker.Client, id, pattern string) {
 	eventually(t, 30*time.Second, "no process "+pattern+" started in "+id, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		code, err := dc.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"pgrep", "-f", pattern}, Stdout: io.Discard, Stderr: io.Discard})
+		code, err := dc.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"pgrep", "-f", pattern}, Stdout: io.Discard, Stderr: io.Discard})
 		return err == nil && code == 0
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // TestExportReplacesOnlyItsOwnExport: export_dockerfile writes over a folder
@@ -81,7 +81,7 @@ func TestExportValidatesTheBaseUser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	tag := repo + ":evil-user"
-	if _, err := e.docker.Commit(ctx, donor, tag, docker.ImageConfig{User: "nobody\nRUN touch /pwned", Cmd: []string{"sleep", "infinity"}}); err != nil {
+	if _, err := e.docker.Commit(ctx, donor, tag, runtime.ImageConfig{User: "nobody\nRUN touch /pwned", Cmd: []string{"sleep", "infinity"}}); err != nil {
 		t.Fatal(err)
 	}
 	id := c.sandbox(t, map[string]any{"image": tag})

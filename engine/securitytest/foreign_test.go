@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -100,7 +100,7 @@ func toolsOn(ref, root string) []toolCall {
 // not through the engine.
 func (e *env) startContainer(t *testing.T, ctx context.Context, name string, labels map[string]string) string {
 	t.Helper()
-	id, err := e.docker.Create(ctx, docker.CreateOptions{Name: name, Image: e.cfg.DefaultImage, Labels: labels,
+	id, err := e.docker.Create(ctx, runtime.CreateOptions{Name: name, Image: e.cfg.DefaultImage, Labels: labels,
 		Cmd: []string{"sleep", "infinity"}, MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32})
 	if err != nil {
 		t.Fatalf("create foreign container: %v", err)

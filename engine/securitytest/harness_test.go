@@ -20,9 +20,10 @@ import (
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
 
@@ -351,7 +352,7 @@ func (e *env) execAs(t *testing.T, id, user string, argv ...string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var out bytes.Buffer
-	if _, err := e.docker.Exec(ctx, id, docker.ExecOptions{Cmd: argv, User: user, Stdout: &out, Stderr: &out}); err != nil {
+	if _, err := e.docker.Exec(ctx, id, runtime.ExecOptions{Cmd: argv, User: user, Stdout: &out, Stderr: &out}); err != nil {
 		t.Fatalf("exec %v as %s: %v", argv, user, err)
 	}
 	return out.String()

@@ -18,7 +18,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -237,7 +237,7 @@ func TestPersistentSandboxForwardsComeBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A server started outside the engine's jobs outlives the engine.
-	_, err = dockertest.Client(t).Exec(ctx, info.ID, docker.ExecOptions{Cmd: []string{"sh", "-c",
+	_, err = dockertest.Client(t).Exec(ctx, info.ID, runtime.ExecOptions{Cmd: []string{"sh", "-c",
 		"nohup python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1 &"}})
 	if err != nil {
 		first.Close(ctx)

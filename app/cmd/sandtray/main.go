@@ -19,6 +19,9 @@ import (
 	"syscall"
 
 	"github.com/sandtray/sandtray/app/host"
+	// Docker (and Podman through its API) is the runtime this program
+	// offers; it alone links the Docker SDK.
+	_ "github.com/sandtray/sandtray/engine/runtime/docker"
 )
 
 // appID names the app to the desktop (notifications, preferences); it

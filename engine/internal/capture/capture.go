@@ -18,21 +18,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Docker is what capture needs from Docker.
 type Docker interface {
-	Inspect(ctx context.Context, id string) (docker.Container, error)
-	InspectImage(ctx context.Context, ref string) (docker.Image, error)
-	Commit(ctx context.Context, id, tag string, cfg docker.ImageConfig) (string, error)
+	Inspect(ctx context.Context, id string) (runtime.Container, error)
+	InspectImage(ctx context.Context, ref string) (runtime.Image, error)
+	Commit(ctx context.Context, id, tag string, cfg runtime.ImageConfig) (string, error)
 	RemoveUntagged(ctx context.Context, id string) (bool, error)
-	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
-	Diff(ctx context.Context, id string) ([]docker.Change, error)
-	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
-	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
+	Diff(ctx context.Context, id string) ([]runtime.Change, error)
+	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
 	ConnectNetwork(ctx context.Context, id, network string) error
 	DisconnectNetwork(ctx context.Context, id, network string) error
 }

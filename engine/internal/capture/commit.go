@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/imageref"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -126,10 +126,10 @@ func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag s
 // commitConfig is the base image's configuration with the sandbox's env,
 // workdir and Sandtray's commit labels. The base image's own io.sandtray.*
 // labels (from an earlier commit) are dropped.
-func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (docker.ImageConfig, error) {
+func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (runtime.ImageConfig, error) {
 	base, err := c.docker.InspectImage(ctx, baseID)
 	if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
-		return docker.ImageConfig{}, fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name, err)
+		return runtime.ImageConfig{}, fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name, err)
 	}
 	labels := map[string]string{}
 	for k, v := range base.Labels {
@@ -145,7 +145,7 @@ func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (do
 		env[k] = v
 	}
 	maps.Copy(env, t.Env)
-	return docker.ImageConfig{
+	return runtime.ImageConfig{
 		Labels: labels, Env: sandbox.EnvList(env), Cmd: base.Cmd, Entrypoint: base.Entrypoint,
 		User: base.User, Workdir: t.Workdir,
 	}, nil

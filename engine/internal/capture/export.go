@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/imageref"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -138,12 +138,12 @@ func digestFor(image string, repoDigests []string) string {
 // planPaths turns the diff into archive roots and deletions. A path whose
 // added ancestor is archived comes with it; changed folders are skipped
 // (Docker lists every parent of a change as changed).
-func (c *Capture) planPaths(ctx context.Context, t Target, p *exportPlan, changes []docker.Change) error {
+func (c *Capture) planPaths(ctx context.Context, t Target, p *exportPlan, changes []runtime.Change) error {
 	added := map[string]bool{}
 	var all []string
 	for _, ch := range changes {
 		all = append(all, ch.Path)
-		if ch.Kind == docker.ChangeAdded {
+		if ch.Kind == runtime.ChangeAdded {
 			added[ch.Path] = true
 		}
 	}
@@ -153,9 +153,9 @@ func (c *Capture) planPaths(ctx context.Context, t Target, p *exportPlan, change
 			continue
 		}
 		switch {
-		case ch.Kind == docker.ChangeDeleted:
+		case ch.Kind == runtime.ChangeDeleted:
 			p.deleted = append(p.deleted, ch.Path)
-		case ch.Kind == docker.ChangeAdded:
+		case ch.Kind == runtime.ChangeAdded:
 			p.roots = append(p.roots, ch.Path)
 		case !isAncestorOfAny(ch.Path, all):
 			st, err := c.docker.StatPath(ctx, t.ID, ch.Path)

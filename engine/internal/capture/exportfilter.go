@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -91,10 +91,10 @@ true`
 // planPackages sets the filter from the manifest, and, when dpkg installed
 // packages in the sandbox, leaves their unchanged files to the apt RUN line
 // and adds the ones installed by hand outside install_packages to it.
-func (c *Capture) planPackages(ctx context.Context, t Target, p *exportPlan, changes []docker.Change) error {
+func (c *Capture) planPackages(ctx context.Context, t Target, p *exportPlan, changes []runtime.Change) error {
 	var lists []string
 	for _, c := range changes {
-		if m := dpkgListFile.FindStringSubmatch(c.Path); m != nil && c.Kind == docker.ChangeAdded {
+		if m := dpkgListFile.FindStringSubmatch(c.Path); m != nil && c.Kind == runtime.ChangeAdded {
 			lists = append(lists, m[1])
 		}
 	}
@@ -128,7 +128,7 @@ func (c *Capture) dpkgReport(ctx context.Context, t Target, pkgs []string) (stri
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, docker.ExecOptions{
+	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{
 		Cmd: append([]string{"/bin/sh", "-c", dpkgScript, "sandtray-dpkg"}, pkgs...), Stdout: &out, Stderr: io.Discard,
 	})
 	if err != nil {

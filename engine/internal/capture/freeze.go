@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -199,7 +199,7 @@ type passResult struct {
 // freezeOnce runs one pass as user and adds what it stopped to f.
 func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *frozen) (passResult, error) {
 	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
+	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
 		Env: installEnv(t, installPath, packageManager{}), User: user, Stdout: &out, Stderr: io.Discard})
 	if err != nil {
 		return passResult{}, t.gone(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name, err))
@@ -274,7 +274,7 @@ func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
 	for _, u := range passUsers {
 		for wait := 250 * time.Millisecond; ; wait *= 2 {
 			var out bytes.Buffer
-			_, err = c.docker.Exec(ctx, t.ID, docker.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
+			_, err = c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
 				User: u, Stdout: &out, Stderr: io.Discard})
 			if err == nil && strings.HasPrefix(out.String(), "resumed ") {
 				break

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -62,7 +62,7 @@ type passDocker struct {
 	roots int
 }
 
-func (d passDocker) Exec(_ context.Context, _ string, o docker.ExecOptions) (int, error) {
+func (d passDocker) Exec(_ context.Context, _ string, o runtime.ExecOptions) (int, error) {
 	fmt.Fprintf(o.Stdout, "pass 0 %d 0\n", d.roots)
 	return 0, nil
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -202,7 +202,7 @@ func (c *Capture) installedVersions(ctx context.Context, t Target, m packageMana
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var stdout bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, docker.ExecOptions{
+	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{
 		Cmd: append([]string{"/bin/sh", "-c", m.query, "sandtray-query"}, names...),
 		Env: installEnv(t, c.imagePath(ctx, t), m), User: installUser, Stdout: &stdout, Stderr: io.Discard,
 	})
@@ -252,7 +252,7 @@ func (c *Capture) availableManagers(ctx context.Context, t Target) (map[string]b
 	const probe = `for c in apt-get apk pip3 pip npm; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true`
 	var out bytes.Buffer
 	env := installEnv(t, c.imagePath(ctx, t), packageManager{}) // where the install will look
-	if _, err := c.docker.Exec(ctx, t.ID, docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", probe}, Env: env, Stdout: &out, Stderr: io.Discard}); err != nil {
+	if _, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", probe}, Env: env, Stdout: &out, Stderr: io.Discard}); err != nil {
 		return nil, t.gone(fmt.Errorf("look for package managers in sandbox %s: %w", t.Name, err))
 	}
 	have := map[string]bool{}

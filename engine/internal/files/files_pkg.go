@@ -13,16 +13,16 @@ import (
 	"path"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // Docker is what the file tools need from Docker.
 type Docker interface {
-	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
-	StatPath(ctx context.Context, id, path string) (docker.PathStat, error)
+	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
+	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
 	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
-	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, docker.PathStat, error)
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
 	UserIDs(ctx context.Context, id, user string) (uid, gid int, err error)
 }
 
@@ -73,6 +73,6 @@ func New(d Docker, cfg Config) *Files { return &Files{docker: d, cfg: cfg} }
 type Log func(input string, err error, detail string)
 
 // execOptions is a plain exec of the engine's own helpers, both streams to out.
-func execOptions(cmd []string, out io.Writer) docker.ExecOptions {
-	return docker.ExecOptions{Cmd: cmd, Stdout: out, Stderr: out}
+func execOptions(cmd []string, out io.Writer) runtime.ExecOptions {
+	return runtime.ExecOptions{Cmd: cmd, Stdout: out, Stderr: out}
 }

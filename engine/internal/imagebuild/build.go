@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/packaging/images"
 )
 
@@ -56,14 +56,14 @@ const (
 	DefaultSuite  = "bookworm"
 )
 
-// Docker is what the build asks of Docker (engine/internal/docker's Client).
+// Docker is what the build asks of Docker (engine/runtime/docker's Client).
 type Docker interface {
 	Platform(ctx context.Context) (osName, arch string, err error)
 	ImageExists(ctx context.Context, ref string) (bool, error)
-	PullImage(ctx context.Context, ref string, progress func(docker.PullProgress)) error
+	PullImage(ctx context.Context, ref string, progress func(runtime.PullProgress)) error
 	BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error)
 	ImportImage(ctx context.Context, rootfs io.Reader, ref string, changes []string, message string) (string, error)
-	RunBuildStep(ctx context.Context, step docker.BuildStep) (string, int, error)
+	RunBuildStep(ctx context.Context, step runtime.BuildStep) (string, int, error)
 	ExportContainer(ctx context.Context, id string) (io.ReadCloser, error)
 	Remove(ctx context.Context, id string) error
 	RemoveImage(ctx context.Context, ref string) error
@@ -152,7 +152,7 @@ func buildFromDockerfile(ctx context.Context, d Docker, o Options) (string, erro
 	}
 	if !has {
 		o.report(Progress{Step: "Pulling " + base})
-		err := d.PullImage(ctx, base, func(p docker.PullProgress) {
+		err := d.PullImage(ctx, base, func(p runtime.PullProgress) {
 			o.report(Progress{Step: "Pulling " + base, Done: p.Current, Total: p.Total, Bytes: true,
 				Line: strings.TrimSpace(p.Status + " " + p.ID)})
 		})
@@ -261,7 +261,7 @@ func secondStage(ctx context.Context, d Docker, o Options, first string, package
 		}
 		o.report(Progress{Step: step, Done: min(done, int64(packages)), Total: int64(packages), Line: l})
 	}}
-	id, code, err := d.RunBuildStep(ctx, docker.BuildStep{Image: first, Cmd: []string{"/bin/sh", "/" + stage2Dir + "/stage2.sh"},
+	id, code, err := d.RunBuildStep(ctx, runtime.BuildStep{Image: first, Cmd: []string{"/bin/sh", "/" + stage2Dir + "/stage2.sh"},
 		Env: []string{"MIRROR=" + o.MirrorURL, "SUITE=" + o.Suite}, Labels: o.Labels, Output: lines})
 	if id != "" {
 		defer d.Remove(context.WithoutCancel(ctx), id)

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/imagebuild"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // TestBuildFromTheMirror builds the sandbox image from Debian's mirror,
@@ -40,7 +40,7 @@ func TestBuildFromTheMirror(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	var out bytes.Buffer
-	id, code, err := c.RunBuildStep(ctx, docker.BuildStep{Image: repo + ":built", Labels: labels, Output: &out,
+	id, code, err := c.RunBuildStep(ctx, runtime.BuildStep{Image: repo + ":built", Labels: labels, Output: &out,
 		Cmd: []string{"sh", "-c", `python3 -c 'print(6*7)' && node -e 'console.log(6*7)' && printf 'int main(){return 42;}' > /tmp/a.c && gcc /tmp/a.c -o /tmp/a; /tmp/a; echo $?; test ! -e /var/cache/sandtray && pwd`}})
 	if err != nil {
 		t.Fatal(err)

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -72,7 +72,7 @@ exec </dev/null >/dev/null 2>&1
 while :; do sleep infinity & wait $!; done`
 
 // MainCommand is the main command of a container created with
-// docker.CreateOptions.Attached for a sandbox whose first kernel is
+// runtime.CreateOptions.Attached for a sandbox whose first kernel is
 // python's (see Set.StartAttached). Its PID 1 is that kernel's supervisor,
 // on the container's attachment, so the kernel costs no docker exec:
 // launcher.py, a short program, makes itself not dumpable (so no other
@@ -215,7 +215,7 @@ type channel func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error) {
 	cmd := []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")}
 	return ks.startOn(ctx, t, lang, false, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-		return ks.docker.Exec(ctx, t.ID(), docker.ExecOptions{Cmd: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+		return ks.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	})
 }
 
@@ -438,7 +438,7 @@ func (k *kernel) kill(ctx context.Context) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 		defer cancel()
 		var sink bytes.Buffer
-		opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}
+		opts := runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}
 		if _, err := k.set.docker.Exec(ctx, k.target.ID(), opts); err != nil {
 			k.set.log.Warn("kill kernel", "sandbox", k.target.Name(), "err", err)
 		}

@@ -10,13 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Docker is what kernels need from Docker.
 type Docker interface {
-	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
+	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 }
 
 // Target is the sandbox a kernel runs in, as the engine keeps it.

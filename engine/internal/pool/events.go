@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -35,7 +35,7 @@ const imageEventDelay = 200 * time.Millisecond
 
 // followImages checks the pool's images once after each run of image
 // events, until the stream ends.
-func (p *Pool) followImages(ctx context.Context, events <-chan docker.ImageEvent) {
+func (p *Pool) followImages(ctx context.Context, events <-chan runtime.ImageEvent) {
 	var due <-chan time.Time
 	for {
 		select {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -17,28 +17,28 @@ type fakeDocker struct {
 	n  int
 }
 
-func (f *fakeDocker) Create(context.Context, docker.CreateOptions) (string, error) {
+func (f *fakeDocker) Create(context.Context, runtime.CreateOptions) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.n++
 	return "c" + string(rune('0'+f.n)), nil
 }
 func (f *fakeDocker) Rename(context.Context, string, string) error { return nil }
-func (f *fakeDocker) List(context.Context, map[string]string, bool) ([]docker.Container, error) {
+func (f *fakeDocker) List(context.Context, map[string]string, bool) ([]runtime.Container, error) {
 	return nil, nil
 }
 func (f *fakeDocker) Remove(context.Context, string) error                     { return nil }
 func (f *fakeDocker) UpdateLimits(context.Context, string, int64, int64) error { return nil }
-func (f *fakeDocker) InspectImage(context.Context, string) (docker.Image, error) {
-	return docker.Image{ID: "sha256:1"}, nil
+func (f *fakeDocker) InspectImage(context.Context, string) (runtime.Image, error) {
+	return runtime.Image{ID: "sha256:1"}, nil
 }
-func (f *fakeDocker) ImageEvents(ctx context.Context) (<-chan docker.ImageEvent, <-chan error) {
-	out, errs := make(chan docker.ImageEvent), make(chan error, 1)
+func (f *fakeDocker) ImageEvents(ctx context.Context) (<-chan runtime.ImageEvent, <-chan error) {
+	out, errs := make(chan runtime.ImageEvent), make(chan error, 1)
 	go func() { <-ctx.Done(); close(out); close(errs) }()
 	return out, errs
 }
-func (f *fakeDocker) Stats(context.Context, string) (docker.StatsSample, error) {
-	return docker.StatsSample{MemoryUsage: 20 << 20}, nil
+func (f *fakeDocker) Stats(context.Context, string) (runtime.StatsSample, error) {
+	return runtime.StatsSample{MemoryUsage: 20 << 20}, nil
 }
 
 // gatedHost holds every fill's start until the test opens the gate, and
@@ -52,8 +52,8 @@ func (h *gatedHost) Spec(image string) (sandbox.Spec, error) { return sandbox.Sp
 func (h *gatedHost) Labels(sandbox.Spec, time.Time) (map[string]string, error) {
 	return map[string]string{}, nil
 }
-func (h *gatedHost) CreateOptions(string, string, sandbox.Spec, map[string]string) docker.CreateOptions {
-	return docker.CreateOptions{}
+func (h *gatedHost) CreateOptions(string, string, sandbox.Spec, map[string]string) runtime.CreateOptions {
+	return runtime.CreateOptions{}
 }
 func (h *gatedHost) StartOrRemove(ctx context.Context, _, _ string) error {
 	h.waiting <- struct{}{}

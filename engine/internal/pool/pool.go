@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -28,14 +28,14 @@ const Kernel = "python"
 
 // Docker is what the pool needs from Docker.
 type Docker interface {
-	Create(ctx context.Context, o docker.CreateOptions) (string, error)
+	Create(ctx context.Context, o runtime.CreateOptions) (string, error)
 	Rename(ctx context.Context, id, name string) error
-	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
+	List(ctx context.Context, labels map[string]string, all bool) ([]runtime.Container, error)
 	Remove(ctx context.Context, id string) error
 	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
-	InspectImage(ctx context.Context, ref string) (docker.Image, error)
-	ImageEvents(ctx context.Context) (<-chan docker.ImageEvent, <-chan error)
-	Stats(ctx context.Context, id string) (docker.StatsSample, error)
+	InspectImage(ctx context.Context, ref string) (runtime.Image, error)
+	ImageEvents(ctx context.Context) (<-chan runtime.ImageEvent, <-chan error)
+	Stats(ctx context.Context, id string) (runtime.StatsSample, error)
 }
 
 // Host is what the pool needs from the engine that owns it.
@@ -46,7 +46,7 @@ type Host interface {
 	// Labels are the immutable labels of a new container of spec.
 	Labels(spec sandbox.Spec, created time.Time) (map[string]string, error)
 	// CreateOptions is the hardened container for spec.
-	CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) docker.CreateOptions
+	CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions
 	// StartOrRemove starts a new container, removing it when it fails to start.
 	StartOrRemove(ctx context.Context, id, image string) error
 	// WarmKernel starts the kernel for lang in container id; an image that
@@ -186,7 +186,7 @@ func (p *Pool) IDs() []string {
 // carries every label of scope ("" only asks for the key): with an engine's
 // scope, one of that engine's spares, never another engine's, which may be
 // in use.
-func IsLeftover(c docker.Container, scope map[string]string) bool {
+func IsLeftover(c runtime.Container, scope map[string]string) bool {
 	for k, v := range scope {
 		if got, ok := c.Labels[k]; !ok || (v != "" && got != v) {
 			return false

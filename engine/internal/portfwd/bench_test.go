@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/docker"
 )
 
 // sizeServer answers each connection's first line, a byte count, with that
@@ -46,7 +47,7 @@ func benchForward(b *testing.B, helper portfwd.Helper) *portfwd.Forward {
 	c := dockertest.Client(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	id, err := c.Create(ctx, docker.CreateOptions{Image: dockertest.Image(b), Labels: dockertest.Labels(b),
+	id, err := c.Create(ctx, runtime.CreateOptions{Image: dockertest.Image(b), Labels: dockertest.Labels(b),
 		Cmd: []string{"sleep", "infinity"}, Network: "none", MemoryMB: 512, NanoCPUs: 2e9, PidsLimit: 256})
 	if err != nil {
 		b.Fatal(err)
@@ -54,7 +55,7 @@ func benchForward(b *testing.B, helper portfwd.Helper) *portfwd.Forward {
 	if err := c.Start(ctx, id); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := c.Exec(ctx, id, docker.ExecOptions{Cmd: []string{"sh", "-c",
+	if _, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"sh", "-c",
 		"nohup python3 -c '" + sizeServer + "' >/dev/null 2>&1 &"}}); err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -33,7 +33,7 @@ type Saved struct {
 // Docker is the Docker client as relays need it: a process started with
 // its stdin and stdout attached.
 type Docker interface {
-	ExecStream(ctx context.Context, id, user string, cmd []string) (*docker.ExecConn, error)
+	ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error)
 }
 
 // ExecOpener starts relay processes in one container with Docker execs.

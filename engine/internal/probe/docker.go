@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -37,7 +37,7 @@ type Report struct {
 	// When no engine answered: the endpoints that exist but did not
 	// answer, and where the one endpoint tried was named (DOCKER_HOST, …)
 	// when it was.
-	Tried  []docker.Tried
+	Tried  []runtime.Tried
 	Pinned string
 }
 
@@ -50,10 +50,10 @@ func Docker(ctx context.Context, cfg config.Config) Report {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	p := Report{Image: cfg.DefaultImage}
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
 	if err != nil {
 		p.Err = err
-		if ne, ok := errors.AsType[*docker.NoEngineError](err); ok {
+		if ne, ok := errors.AsType[*runtime.NoEngineError](err); ok {
 			p.Tried, p.Pinned = ne.Tried, ne.Pinned
 		}
 		return p

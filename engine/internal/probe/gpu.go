@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // GPUAsker is the Docker client asked about GPUs.
 type GPUAsker interface {
-	GPUSupport(context.Context) (docker.GPUSupport, error)
+	GPUSupport(context.Context) (runtime.GPUSupport, error)
 }
 
 // GPUs reports whether the Docker host d can give sandboxes NVIDIA GPUs,
@@ -55,7 +55,7 @@ func CheckGPUs(ctx context.Context, g config.GPU, d GPUAsker, spec sandbox.Spec)
 	return nil
 }
 
-// GPUCount is spec's gpus as docker.CreateOptions.GPUs wants it (checked
+// GPUCount is spec's gpus as runtime.CreateOptions.GPUs wants it (checked
 // by CheckGPUs or, for a sandbox adopted from its labels, at its creation).
 func GPUCount(spec sandbox.Spec) int {
 	n, _ := config.ParseGPUs(spec.GPUs)
@@ -64,7 +64,7 @@ func GPUCount(spec sandbox.Spec) int {
 
 // Lister is the Docker client listing containers.
 type Lister interface {
-	List(ctx context.Context, labels map[string]string, all bool) ([]docker.Container, error)
+	List(ctx context.Context, labels map[string]string, all bool) ([]runtime.Container, error)
 }
 
 // GPUHolders names the managed sandboxes whose create spec asks for GPUs,

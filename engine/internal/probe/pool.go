@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -18,7 +19,7 @@ import (
 func Pool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	cli, err := docker.Connect(ctx, cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
 	if err != nil {
 		return nil, err
 	}

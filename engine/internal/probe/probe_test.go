@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -60,20 +60,20 @@ func TestWatchNotices(t *testing.T) {
 // fakeGPUs is a Docker host with the given GPU method, listing containers.
 type fakeGPUs struct {
 	method string
-	list   []docker.Container
+	list   []runtime.Container
 }
 
-func (f fakeGPUs) GPUSupport(context.Context) (docker.GPUSupport, error) {
-	return docker.GPUSupport{Method: f.method, Detail: "no nvidia runtime"}, nil
+func (f fakeGPUs) GPUSupport(context.Context) (runtime.GPUSupport, error) {
+	return runtime.GPUSupport{Method: f.method, Detail: "no nvidia runtime"}, nil
 }
 
-func (f fakeGPUs) List(context.Context, map[string]string, bool) ([]docker.Container, error) {
+func (f fakeGPUs) List(context.Context, map[string]string, bool) ([]runtime.Container, error) {
 	return f.list, nil
 }
 
 func TestCheckGPUs(t *testing.T) {
 	ctx := context.Background()
-	none, nvidia := fakeGPUs{}, fakeGPUs{method: docker.GPUNvidia}
+	none, nvidia := fakeGPUs{}, fakeGPUs{method: runtime.GPUNvidia}
 	for _, c := range []struct {
 		g    config.GPU
 		d    fakeGPUs
@@ -93,13 +93,13 @@ func TestCheckGPUs(t *testing.T) {
 			t.Errorf("CheckGPUs(%+v, method %q, gpus %q) = %v, want %v", c.g, c.d.method, c.gpus, err, c.kind)
 		}
 	}
-	if st := GPUs(ctx, nvidia); !st.Available || st.Method != docker.GPUNvidia {
+	if st := GPUs(ctx, nvidia); !st.Available || st.Method != runtime.GPUNvidia {
 		t.Errorf("GPUs with nvidia = %+v", st)
 	}
 }
 
 func TestGPUHolders(t *testing.T) {
-	d := fakeGPUs{list: []docker.Container{
+	d := fakeGPUs{list: []runtime.Container{
 		{Name: "b", Labels: map[string]string{sandbox.LabelName: "beta", sandbox.LabelSpec: `{"gpus":"all"}`}},
 		{Name: "a", Labels: map[string]string{sandbox.LabelSpec: `{"gpus":"1"}`}},
 		{Name: "c", Labels: map[string]string{sandbox.LabelSpec: `{"gpus":"0"}`}},

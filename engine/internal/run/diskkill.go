@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // Init is what the disk watch knows of a sandbox's PID 1 before it kills
@@ -66,7 +66,7 @@ func (r *Runner) KillWriters(ctx context.Context, t Target, main int) (int, erro
 	var errs []error
 	for _, user := range []string{"", "0:0"} {
 		var out bytes.Buffer
-		_, err := r.docker.Exec(ctx, t.ID(), docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", killWriters, "sandtray-kill", strconv.Itoa(main)},
+		_, err := r.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", killWriters, "sandtray-kill", strconv.Itoa(main)},
 			User: user, Stdout: &out, Stderr: &out})
 		n, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "killed ")
 		k, convErr := strconv.Atoi(n)

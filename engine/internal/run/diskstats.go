@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 const (
@@ -29,7 +29,7 @@ const (
 
 // Stats is Docker's one-shot resource sample of a container.
 type Stats interface {
-	Stats(ctx context.Context, id string) (docker.StatsSample, error)
+	Stats(ctx context.Context, id string) (runtime.StatsSample, error)
 }
 
 // StatsCPU reads sandboxes' CPU time from Docker's one-shot stats: the
@@ -124,7 +124,7 @@ func (s *StatsCPU) Read(ctx context.Context, period time.Duration) {
 // read reads one sandbox's stats into r.
 func (s *StatsCPU) read(ctx context.Context, id string, r *statsRead) {
 	defer s.wg.Done()
-	var sample docker.StatsSample
+	var sample runtime.StatsSample
 	var err error
 	select {
 	case s.inFlight <- struct{}{}:

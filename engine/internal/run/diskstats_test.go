@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // fakeStats is Docker's stats as the test sets them: each read of a
@@ -30,7 +30,7 @@ func newFakeStats(clock *time.Time) *fakeStats {
 	return &fakeStats{clock: clock, reads: map[string][]time.Time{}, cpu: map[string]time.Duration{}}
 }
 
-func (f *fakeStats) Stats(ctx context.Context, id string) (docker.StatsSample, error) {
+func (f *fakeStats) Stats(ctx context.Context, id string) (runtime.StatsSample, error) {
 	f.mu.Lock()
 	at := *f.clock
 	f.reads[id] = append(f.reads[id], at)
@@ -46,9 +46,9 @@ func (f *fakeStats) Stats(ctx context.Context, id string) (docker.StatsSample, e
 	f.running--
 	f.mu.Unlock()
 	if err != nil {
-		return docker.StatsSample{}, err
+		return runtime.StatsSample{}, err
 	}
-	return docker.StatsSample{Read: at, CPUTotal: uint64(used)}, nil
+	return runtime.StatsSample{Read: at, CPUTotal: uint64(used)}, nil
 }
 
 func (f *fakeStats) total() int {

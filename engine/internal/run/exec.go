@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -88,7 +88,7 @@ func (r *Runner) Run(ctx context.Context, t Target, p Process) (Result, error) {
 	runCtx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	started := time.Now()
-	opts := docker.ExecOptions{
+	opts := runtime.ExecOptions{
 		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, p.Cmd...),
 		Env:     append(p.Env, "SANDTRAY_EXEC="+key),
 		Workdir: p.Workdir, User: p.User, Stdin: p.Stdin, Stdout: out.stdoutWriter(), Stderr: out.stderrWriter(),
@@ -166,7 +166,7 @@ func (r *Runner) killGroup(ctx context.Context, t Target, key, user string) (res
 		`sandtray_sweep $$ "$p" grep; rm -f "$f" ` + pidFile + `; echo swept`
 	// As the exec's own user: with every capability dropped, even root may
 	// only signal processes of its own uid.
-	opts := docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key}, User: user}
+	opts := runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key}, User: user}
 	var err error
 	for try := 0; try < 3; try++ {
 		var out bytes.Buffer

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -23,7 +23,7 @@ func (r *Runner) OOMKills(ctx context.Context, t Target) (n int64, ok bool, err 
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	var out bytes.Buffer
-	_, err = r.docker.Exec(ctx, t.ID(), docker.ExecOptions{Cmd: []string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, Stdout: &out, Stderr: &out})
+	_, err = r.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, Stdout: &out, Stderr: &out})
 	if err != nil {
 		return 0, false, err
 	}

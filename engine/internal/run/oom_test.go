@@ -8,22 +8,24 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // running is a Docker whose container never stops running and whose execs
 // are refused.
 type running struct{}
 
-func (running) Exec(context.Context, string, docker.ExecOptions) (int, error) {
+func (running) Exec(context.Context, string, runtime.ExecOptions) (int, error) {
 	return -1, errors.New("refused")
 }
-func (running) Inspect(context.Context, string) (docker.Container, error) {
-	return docker.Container{State: "running"}, nil
+func (running) Inspect(context.Context, string) (runtime.Container, error) {
+	return runtime.Container{State: "running"}, nil
 }
-func (running) Kill(context.Context, string) error                    { return nil }
-func (running) Disk(context.Context, string) (docker.DiskInfo, error) { return docker.DiskInfo{}, nil }
-func (running) SizeRw(context.Context, string) (int64, error)         { return 0, nil }
+func (running) Kill(context.Context, string) error { return nil }
+func (running) Disk(context.Context, string) (runtime.DiskInfo, error) {
+	return runtime.DiskInfo{}, nil
+}
+func (running) SizeRw(context.Context, string) (int64, error) { return 0, nil }
 
 type fakeTarget struct{}
 

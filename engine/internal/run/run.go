@@ -15,16 +15,16 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Docker is what running a process needs from Docker.
 type Docker interface {
-	Exec(ctx context.Context, id string, o docker.ExecOptions) (int, error)
-	Inspect(ctx context.Context, id string) (docker.Container, error)
+	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
+	Inspect(ctx context.Context, id string) (runtime.Container, error)
 	Kill(ctx context.Context, id string) error
-	Disk(ctx context.Context, id string) (docker.DiskInfo, error)
+	Disk(ctx context.Context, id string) (runtime.DiskInfo, error)
 	SizeRw(ctx context.Context, id string) (int64, error)
 }
 

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -49,8 +49,8 @@ const freshWait = time.Second
 
 // Docker is what sampling needs from Docker.
 type Docker interface {
-	Stats(ctx context.Context, id string) (docker.StatsSample, error)
-	StreamStats(ctx context.Context, id string, fn func(docker.StatsSample)) error
+	Stats(ctx context.Context, id string) (runtime.StatsSample, error)
+	StreamStats(ctx context.Context, id string, fn func(runtime.StatsSample)) error
 }
 
 // Sink is where the samples go: the sandboxes' registry.
@@ -59,7 +59,7 @@ type Sink interface {
 	Running(id string) bool
 	// Sampled takes a sample of id into its stats (see Next) and reports
 	// whether what the GUI shows of them changed (see VisiblyDifferent).
-	Sampled(id string, smp docker.StatsSample) bool
+	Sampled(id string, smp runtime.StatsSample) bool
 	// Publish tells watchers about the changes; it is called at most once
 	// a publishDelay.
 	Publish()
@@ -228,7 +228,7 @@ func (s *Sampler) reconcile(ctx context.Context, wg *sync.WaitGroup) {
 	s.open[id] = st
 	wg.Go(func() {
 		defer cancel()
-		err := s.docker.StreamStats(sctx, id, func(smp docker.StatsSample) { s.take(id, smp) })
+		err := s.docker.StreamStats(sctx, id, func(smp runtime.StatsSample) { s.take(id, smp) })
 		if err != nil && sctx.Err() == nil {
 			s.log.Debug("stats stream ended", "id", sandbox.ShortID(id), "err", err)
 		}
@@ -242,7 +242,7 @@ func (s *Sampler) reconcile(ctx context.Context, wg *sync.WaitGroup) {
 
 // take hands a sample to the sink and publishes, soon and coalesced, when
 // what the GUI shows of the sandbox's stats changed.
-func (s *Sampler) take(id string, smp docker.StatsSample) {
+func (s *Sampler) take(id string, smp runtime.StatsSample) {
 	s.mu.Lock()
 	s.sampled[id] = time.Now()
 	s.mu.Unlock()
@@ -291,7 +291,7 @@ func (s *Sampler) Freshen(ctx context.Context, ids []string) {
 // Next returns the stats a sample gives after the sample prev: CPU is the
 // average between the two (0 when prev is none: one sample gives no rate
 // yet).
-func Next(prev, smp docker.StatsSample) sandbox.Stats {
+func Next(prev, smp runtime.StatsSample) sandbox.Stats {
 	next := sandbox.Stats{
 		CPUPercent:  sandbox.CPUPercent(prev.CPUTotal, smp.CPUTotal, prev.SystemCPU, smp.SystemCPU, smp.OnlineCPUs),
 		MemoryBytes: sandbox.MemoryUsage(smp.MemoryUsage, smp.MemoryStats),

@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/docker"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -30,19 +30,19 @@ func newFakeDocker() *fakeDocker {
 		live: map[string]int{}, ends: map[string]bool{}}
 }
 
-func (d *fakeDocker) sampleLocked(id string) docker.StatsSample {
+func (d *fakeDocker) sampleLocked(id string) runtime.StatsSample {
 	d.n[id]++
 	n := d.n[id]
-	return docker.StatsSample{Read: time.Now(), CPUTotal: n * 1e8, SystemCPU: n * 1e9, OnlineCPUs: 1,
+	return runtime.StatsSample{Read: time.Now(), CPUTotal: n * 1e8, SystemCPU: n * 1e9, OnlineCPUs: 1,
 		MemoryUsage: 10<<20 + n*d.grow, MemoryLimit: 1 << 30, Pids: 3}
 }
 
-func (d *fakeDocker) Stats(ctx context.Context, id string) (docker.StatsSample, error) {
+func (d *fakeDocker) Stats(ctx context.Context, id string) (runtime.StatsSample, error) {
 	d.mu.Lock()
 	if d.frozen {
 		d.mu.Unlock()
 		<-ctx.Done()
-		return docker.StatsSample{}, ctx.Err()
+		return runtime.StatsSample{}, ctx.Err()
 	}
 	defer d.mu.Unlock()
 	d.reads[id]++
@@ -51,7 +51,7 @@ func (d *fakeDocker) Stats(ctx context.Context, id string) (docker.StatsSample, 
 
 // StreamStats sends a sample a second until ctx is done or the stream is
 // told to end.
-func (d *fakeDocker) StreamStats(ctx context.Context, id string, fn func(docker.StatsSample)) error {
+func (d *fakeDocker) StreamStats(ctx context.Context, id string, fn func(runtime.StatsSample)) error {
 	d.mu.Lock()
 	d.streams[id]++
 	d.live[id]++
@@ -89,13 +89,13 @@ func (d *fakeDocker) count(m map[string]int, id string) int {
 type fakeSink struct {
 	mu        sync.Mutex
 	running   map[string]bool
-	prev      map[string]docker.StatsSample
+	prev      map[string]runtime.StatsSample
 	stats     map[string]sandbox.Stats
 	published int
 }
 
 func newFakeSink(running ...string) *fakeSink {
-	k := &fakeSink{running: map[string]bool{}, prev: map[string]docker.StatsSample{}, stats: map[string]sandbox.Stats{}}
+	k := &fakeSink{running: map[string]bool{}, prev: map[string]runtime.StatsSample{}, stats: map[string]sandbox.Stats{}}
 	for _, id := range running {
 		k.running[id] = true
 	}
@@ -108,7 +108,7 @@ func (k *fakeSink) Running(id string) bool {
 	return k.running[id]
 }
 
-func (k *fakeSink) Sampled(id string, smp docker.StatsSample) bool {
+func (k *fakeSink) Sampled(id string, smp runtime.StatsSample) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.running[id] {

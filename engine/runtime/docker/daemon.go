@@ -1,0 +1,35 @@
+package docker
+
+import (
+	"context"
+	"slices"
+
+	"github.com/sandtray/sandtray/engine/runtime"
+
+	"github.com/moby/moby/client"
+)
+
+// Daemon asks the daemon what it is: version, API, storage driver and runtimes.
+func (c *Client) Daemon(ctx context.Context) (runtime.DaemonInfo, error) {
+	v, err := c.api.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return runtime.DaemonInfo{}, wrap("get Docker version", err)
+	}
+	d := runtime.DaemonInfo{Version: v.Version, API: v.APIVersion}
+	if len(v.Components) > 0 {
+		d.Product = v.Components[0].Name
+	}
+	if d.Product == "Engine" || d.Product == "" {
+		d.Product = "Docker Engine" // Docker's own name for itself is just "Engine"
+	}
+	info, err := c.api.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		return d, wrap("get Docker info", err)
+	}
+	d.StorageDriver = info.Info.Driver
+	for name := range info.Info.Runtimes {
+		d.Runtimes = append(d.Runtimes, name)
+	}
+	slices.Sort(d.Runtimes)
+	return d, nil
+}
