@@ -99,9 +99,14 @@ type Options struct {
 	// cgroups makes it read Docker's stats instead, as with a daemon on
 	// another machine (tests).
 	CgroupRoot string
+	// Runtime, when set, is the container runtime the engine uses (and
+	// closes at Close) instead of connecting to the one cfg names: a test's
+	// fake (engine/runtime/fakeruntime), or a runtime the caller reached.
+	Runtime runtime.Runtime
 }
 
-// New connects to Docker, adopts its own containers (identity.go), removing
+// New connects to the container runtime (opts.Runtime, or the one cfg leads
+// to), adopts its own containers (identity.go), removing
 // expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
 func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
@@ -111,9 +116,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	if cfg.StateDir == "" {
 		return nil, fmt.Errorf("engine: no state dir: %w", sandbox.ErrInvalid)
 	}
-	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
-	if err != nil {
-		return nil, err
+	cli := opts.Runtime
+	if cli == nil {
+		var err error
+		if cli, err = runtime.Connect(ctx, "", cfg.Docker.Host); err != nil {
+			return nil, err
+		}
 	}
 	if ep := cli.Endpoint(); opts.Logger != nil {
 		opts.Logger.Info("docker endpoint chosen", "host", ep.Host, "source", ep.Source, "why", ep.Why, "passed_over", ep.Skipped)
