@@ -34,7 +34,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
 			b.state = st
-			b.adoptPooled(e.execEnv)
+			b.adoptPooled(e.execs)
 		}
 		acts, err := e.store.loadActivity(c.ID, activityKept)
 		if err != nil {

@@ -33,8 +33,8 @@ func (t boxTarget) captureTarget() capture.Target {
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
 		Gone:       t.Gone,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
-		Execs:      func() int { return e.execEnv.execsIn(b.id) },
-		Starting:   func() int { return e.execEnv.startingIn(b.id) },
+		Execs:      func() int { return e.execs.ExecsIn(b.id) },
+		Starting:   func() int { return e.execs.StartingIn(b.id) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		Gate:       e.installGate(b),
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
@@ -52,7 +52,7 @@ type boxRunner struct {
 // Run runs x under the same guard as every call (guarded): the disk
 // watchdog, and the sandbox dying under it.
 func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error) {
-	ctx = context.WithValue(ctx, installCall{}, r.b) // in while the install holds the sandbox
+	ctx = installContext(ctx, r.b) // in while the install holds the sandbox
 	work := r.e.guarded(r.b, func(ctx context.Context, o *run.Output) (run.Result, error) {
 		return r.e.runner.Run(ctx, boxTarget{r.e, r.b}, run.Process{Cmd: x.Cmd, Env: x.Env, User: x.User, Workdir: x.Workdir, Timeout: x.Timeout, Stream: x.Stream, Out: o})
 	})
@@ -90,8 +90,8 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 	}
 	defer unlock()
 	// Everything the install starts in the sandbox is its own: it passes the
-	// gates the install closes (enterCall, execgate.go).
-	ctx = context.WithValue(ctx, installCall{}, b)
+	// gates the install closes (enterCall, and engine/internal/execgate).
+	ctx = installContext(ctx, b)
 	return e.capture.Install(ctx, boxTarget{e, b}.captureTarget(), boxRunner{e, b}, req, timeout, progress, func(a sandbox.Activity) {
 		a.Client = owner.Client
 		e.record(b.id, a)

@@ -83,7 +83,7 @@ func (o egressOpener) Open(ctx context.Context, cmd []string) (egress.Stream, er
 	return o.o.Open(ctx, cmd)
 }
 
-func (e *Engine) opener(id string) egress.Opener { return egressOpener{portfwd.Execs(e.execEnv)(id)} }
+func (e *Engine) opener(id string) egress.Opener { return egressOpener{portfwd.Execs(e.execs)(id)} }
 
 // egressUp puts a running sandbox of network "egress" on the gate: its
 // rules, then its channel (once; a channel that runs is kept).

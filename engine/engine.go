@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
+	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
@@ -83,8 +84,8 @@ type Engine struct {
 	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 	files    *files.Files     // write_file, read_file, make_directory, list_files
 
-	execEnv *execEnv       // wraps docker: env of sandboxes taken from the pool (execenv.go)
-	stats   *stats.Sampler // what is sampled, for whom (stats.go)
+	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
+	stats *stats.Sampler    // what is sampled, for whom (stats.go)
 }
 
 // Options are what New needs besides the config.
@@ -148,9 +149,9 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	if err != nil {
 		return nil, err
 	}
-	x := withExecEnv(d)
+	x := execgate.New(d)
 	e := &Engine{
-		docker: x, execEnv: x, log: log, store: store, start: time.Now(),
+		docker: x, execs: x, log: log, store: store, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id})
@@ -167,7 +168,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	if info, err := d.Daemon(ctx); err == nil && info.Product != "Docker Engine" {
 		e.attachFirst = false
 	}
-	e.kernels = kernel.NewSet(e.base, kernelExecs{e, x}, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
+	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = capture.New(x, e.cfg().captureConfig(), log)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
@@ -214,11 +215,12 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 //
 // It is the engine's one lifetime ending: the closing gate refuses new
 // work, cancelling base stops everything that derives from it (loops, the
-// calls' and jobs' runs, the kernels' execs), and one wait group holds Close
-// until they have ended.
+// calls' and jobs' runs, the kernels' execs), one wait group holds Close
+// until the calls, jobs and loops have ended, and the kernel set until its
+// kernels' execs have.
 func (e *Engine) Close(ctx context.Context) error {
-	e.close()            // calls, jobs, loops and the kernels' execs (kernelExecs)
-	e.kernels.CloseAll() // refuses new kernels; their execs have ended, so this is quick
+	e.close()            // calls, jobs and loops; cancels the kernels' execs
+	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
 	e.closeJobs()        // their output's memory and spill files
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
@@ -277,22 +279,6 @@ func (e *Engine) SetPaused(paused bool) {
 	e.paused = paused
 	e.mu.Unlock()
 	e.publish()
-}
-
-// kernelExecs is the Docker the kernels exec through: each of their execs
-// is counted in the engine's one wait group, like a call, so Close waits for
-// them in the same Wait; once Close has begun, none starts.
-type kernelExecs struct {
-	e *Engine
-	kernel.Docker
-}
-
-func (k kernelExecs) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
-	if err := k.e.enter(); err != nil {
-		return -1, err
-	}
-	defer k.e.wg.Done()
-	return k.Docker.Exec(ctx, id, o)
 }
 
 // errClosing refuses work that arrives while the engine closes.

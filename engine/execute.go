@@ -249,6 +249,10 @@ func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureR
 func (t boxTarget) MarkStopped()                            { t.e.setStatus(t.b, sandbox.StatusStopped) }
 func (t boxTarget) Gone(err error) error                    { return t.e.gone(t.b, err) }
 
+// WaitExecs waits while an install holds the sandbox's processes: a
+// stopped call's kill waits for it, then has its full time (run.Runner).
+func (t boxTarget) WaitExecs(ctx context.Context) error { return t.e.execs.Wait(ctx, t.b.id) }
+
 // killedForMemory reports whether the kernel's OOM killer struck in the
 // sandbox since the engine last looked: a SIGKILL exit alone could be anyone's
 // kill -9, so the cgroup's own count decides. It costs one exec, and only

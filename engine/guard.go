@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -21,6 +22,12 @@ import (
 // installCall marks the context of an install's own exec: it runs while
 // the install holds its sandbox (see enterCall); its value is the box.
 type installCall struct{}
+
+// installContext is ctx as an install's own on b: it passes the call gate
+// (enterCall) and the exec gate (engine/internal/execgate) the install closes.
+func installContext(ctx context.Context, b *box) context.Context {
+	return execgate.Holding(context.WithValue(ctx, installCall{}, b), b.id)
+}
 
 // installGate is a box's gate for installs; guarded by registry.mu.
 type installGate struct {
@@ -154,7 +161,7 @@ func (e *Engine) holdForWindow(ctx context.Context, b *box) (release func(), err
 		return nil, err
 	}
 	b.disk.CallStarted()
-	execs := e.execEnv.holdExecs(b.id)
+	execs := e.execs.Hold(b.id)
 	return sync.OnceFunc(func() {
 		execs()
 		b.disk.CallEnded()

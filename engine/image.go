@@ -126,7 +126,7 @@ func (e *Engine) BuildDefaultImage(ctx context.Context, progress func(ImageBuild
 	if has, err := e.docker.ImageExists(ctx, ref); err != nil || has {
 		return err
 	}
-	b, err := e.startBuild(e.execEnv.Runtime)
+	b, err := e.startBuild(e.execs.Runtime)
 	if err != nil {
 		return err
 	}

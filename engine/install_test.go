@@ -168,7 +168,7 @@ func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 		te.mu.Lock()
 		b := te.boxes[id]
 		te.mu.Unlock()
-		return te.callsWaiting(b)+te.execEnv.waitingIn(id)+len(early) >= 2
+		return te.callsWaiting(b)+te.execs.WaitingIn(id)+len(early) >= 2
 	})
 	raw("touch /tmp/release")
 	if err := <-installed; err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -33,7 +34,7 @@ func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec s
 	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language,
 		Adjusted: pool.AdjustedFrom(spec)}
 	if len(spec.Env) > 0 {
-		e.execEnv.set(id, spec.Env)
+		e.execs.SetEnv(id, spec.Env)
 		e.kernels.Close(id)
 		e.warmSoon(id, spec)
 	}
@@ -75,7 +76,7 @@ func (h poolHost) Changed() { h.e.publish() }
 // adoptPooled restores what a handed-out pooled container's labels cannot
 // know (see engine/internal/pool) from its saved state, passing its env to
 // the processes x starts in it.
-func (b *box) adoptPooled(x *execEnv) {
+func (b *box) adoptPooled(x *execgate.Runtime) {
 	if !b.state.Created.IsZero() {
 		b.created = b.state.Created
 	}
@@ -84,7 +85,7 @@ func (b *box) adoptPooled(x *execEnv) {
 	}
 	b.state.Adjusted.Restore(&b.spec)
 	if a := b.state.Adjusted; a != nil && len(a.Env) > 0 {
-		x.set(b.id, a.Env)
+		x.SetEnv(b.id, a.Env)
 	}
 }
 

@@ -128,9 +128,9 @@ func TestPortForwardsWaitForTheInstallWindow(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "expose_port, the spare's replacement and the new connection's relay to wait for the install", func() bool {
 		if s := starts(); len(startedDuringInstall(s)) > 0 {
-			t.Fatalf("python3 started while the install had its way out open (%d of the three waited):\n%s", te.execEnv.waitingIn(id), s)
+			t.Fatalf("python3 started while the install had its way out open (%d of the three waited):\n%s", te.execs.WaitingIn(id), s)
 		}
-		return te.execEnv.waitingIn(id) >= 3
+		return te.execs.WaitingIn(id) >= 3
 	})
 	if s := starts(); len(startedDuringInstall(s)) > 0 {
 		t.Errorf("python3 started while the install had its way out open:\n%s", s)

@@ -161,7 +161,7 @@ func (r *registry) done(b *box) (boxState, bool) {
 	return b.state, live
 }
 
-// enter counts work that holds no sandbox (a create, a kernel's exec) in
+// enter counts work that holds no sandbox (a create) in
 // wg, or refuses it once Close has begun. Pair with r.wg.Done.
 func (r *registry) enter() error {
 	r.mu.Lock()

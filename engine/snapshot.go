@@ -183,7 +183,7 @@ func (e *Engine) holdForSnapshot(ctx context.Context, b *box) (context.Context, 
 		unlock()
 		return nil, nil, err
 	}
-	return context.WithValue(ctx, installCall{}, b), func() { release(); unlock() }, nil
+	return installContext(ctx, b), func() { release(); unlock() }, nil
 }
 
 // Snapshot saves a sandbox's files (see the top of this file): its tmpfs

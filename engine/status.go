@@ -3,19 +3,11 @@ package engine
 import (
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // noticesKept is how many recent notices snapshots carry.
 const noticesKept = 20
-
-// daemonInfo and hostSourcer are what execEnv passes on of the Docker
-// client, for the daemon's watch (probe.Watch).
-type (
-	daemonInfo  = probe.Daemon
-	hostSourcer = probe.HostSourcer
-)
 
 // notify records a notice for people watching (the GUI shows it as a
 // desktop notification) and publishes it.

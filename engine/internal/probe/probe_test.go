@@ -21,8 +21,9 @@ func (d *fakeDaemon) ServerVersion(context.Context) (string, error) {
 	}
 	return "27.0", nil
 }
-func (d *fakeDaemon) Host() string       { return "unix:///fake.sock" }
-func (d *fakeDaemon) HostSource() string { return "the test" }
+func (d *fakeDaemon) Endpoint() runtime.Endpoint {
+	return runtime.Endpoint{Host: "unix:///fake.sock", Source: "the test", Why: "set explicitly"}
+}
 
 // TestWatchNotices: a notice when Docker goes away or comes back, never at
 // the first check; a plain change otherwise.
@@ -47,7 +48,7 @@ func TestWatchNotices(t *testing.T) {
 			t.Errorf("step %d: calls %v, want %q last", i, got, s.want)
 		}
 	}
-	if st := w.Status(); !st.Connected || st.Version != "27.0" || st.HostSource != "the test" || st.Error != "" {
+	if st := w.Status(); !st.Connected || st.Version != "27.0" || st.HostSource != "the test: set explicitly" || st.Host != "unix:///fake.sock" || st.Error != "" {
 		t.Errorf("Status = %+v", st)
 	}
 	d.err = errors.New("down")

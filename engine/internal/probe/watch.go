@@ -6,18 +6,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Daemon is the Docker client asked whether the daemon answers.
 type Daemon interface {
 	ServerVersion(ctx context.Context) (string, error)
-	Host() string
+	Endpoint() runtime.Endpoint
 }
-
-// HostSourcer says where the daemon's address came from and why it was
-// chosen (docker.Client does; fakes need not).
-type HostSourcer interface{ HostSource() string }
 
 // versionTimeout bounds one Check's call.
 const versionTimeout = 5 * time.Second
@@ -55,9 +52,10 @@ func (w *Watch) Check(ctx context.Context) bool {
 	callCtx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
 	version, err := w.d.ServerVersion(callCtx)
-	st := sandbox.DockerStatus{Connected: err == nil, Version: version, Host: w.d.Host()}
-	if hs, ok := w.d.(HostSourcer); ok {
-		st.HostSource = hs.HostSource()
+	ep := w.d.Endpoint()
+	st := sandbox.DockerStatus{Connected: err == nil, Version: version, Host: ep.Host}
+	if ep.Source != "" {
+		st.HostSource = ep.Source + ": " + ep.Why // e.g. "Colima: the first that answered a ping"
 	}
 	if err != nil {
 		st.Error = fmt.Sprintf("%v; start Docker (sudo systemctl start docker) and Sandtray reconnects by itself", err)

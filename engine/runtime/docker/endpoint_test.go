@@ -198,8 +198,8 @@ func TestConnectPicksTheFirstThatAnswers(t *testing.T) {
 	if len(ep.Skipped) != 2 || !strings.Contains(ep.Skipped[0], `docker context "old"`) || !strings.Contains(ep.Skipped[1], "Docker Desktop") {
 		t.Errorf("skipped %q, want the stale context then Docker Desktop's dead socket, each with its reason", ep.Skipped)
 	}
-	if c.Host() != "unix://"+colima || c.HostSource() != "Colima: the first that answered a ping" {
-		t.Errorf("Host() = %q, HostSource() = %q; want the socket, and the engine and why", c.Host(), c.HostSource())
+	if c.Host() != "unix://"+colima || ep.Why != "the first that answered a ping" {
+		t.Errorf("Host() = %q, Why = %q; want the socket, and why it was chosen", c.Host(), ep.Why)
 	}
 }
 

@@ -1,4 +1,13 @@
-package engine
+// Package execgate is the one way every process the engine starts in a sandbox
+// reaches the container runtime: calls' execs, kernels, port forwards'
+// relays, the file tools, the disk watch's kill, installs. Its Runtime wraps
+// the engine's runtime.Runtime and adds, once, what each of them would
+// otherwise do on its own: a pooled sandbox's env passed with every exec
+// (SetEnv), and the hold an install puts on a sandbox's processes while it
+// has the sandbox online (Hold, Holding). Every package under engine/internal
+// gets this Runtime, so a kernel's exec goes from package kernel to here to
+// the runtime.
+package execgate
 
 import (
 	"context"
@@ -6,9 +15,10 @@ import (
 	"sync"
 
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// execEnv passes a sandbox's env to every process the engine starts in it,
+// Runtime passes a sandbox's env to every process the engine starts in it,
 // for sandboxes taken from the warm pool with an env: Docker has no way to
 // change a running container's env (ContainerUpdate changes resources
 // only), and it would reach nothing anyway. The container's own main process
@@ -18,51 +28,52 @@ import (
 // as Config.Env would be, with a call's own env after it (so it wins). The
 // env also lives in the sandbox's spec, so commit and Dockerfile export
 // carry it as for any other sandbox; only `docker inspect` does not show it.
-type execEnv struct {
+type Runtime struct {
 	runtime.Runtime
 
 	mu      sync.RWMutex
 	env     map[string][]string      // guarded by mu: container id → KEY=value list
-	running map[string]int           // guarded by mu: container id → execs in flight (see execsIn)
-	held    map[string]chan struct{} // guarded by mu: container id → closed when an install lets processes in again (execgate.go)
+	running map[string]int           // guarded by mu: container id → execs in flight (see ExecsIn)
+	held    map[string]chan struct{} // guarded by mu: container id → closed when an install lets processes in again (hold.go)
 	waiting map[string]int           // guarded by mu: container id → processes waiting at its gate
 	// starting counts, by container id, the streams (relays) whose
-	// process Docker has not started yet (see startingIn); guarded by mu.
+	// process Docker has not started yet (see StartingIn); guarded by mu.
 	starting map[string]int
 }
 
-func withExecEnv(d runtime.Runtime) *execEnv {
-	return &execEnv{Runtime: d, env: map[string][]string{}, running: map[string]int{},
+// New wraps rt.
+func New(rt runtime.Runtime) *Runtime {
+	return &Runtime{Runtime: rt, env: map[string][]string{}, running: map[string]int{},
 		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{}}
 }
 
-// execsIn counts the execs in flight in container id, started or about to
+// ExecsIn counts the execs in flight in container id, started or about to
 // be (a stream's until Docker has started its process): an install's
 // freeze waits until each has a process it can stop.
-func (x *execEnv) execsIn(id string) int {
+func (x *Runtime) ExecsIn(id string) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.running[id]
 }
 
-// startingIn counts the streams in container id whose process has not
+// StartingIn counts the streams in container id whose process has not
 // started yet: an install's freeze waits until none is left, for a process
 // not there yet is one no pass can stop.
-func (x *execEnv) startingIn(id string) int {
+func (x *Runtime) StartingIn(id string) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	return x.starting[id]
 }
 
-// set makes env part of every exec in container id from now on.
-func (x *execEnv) set(id string, env map[string]string) {
+// SetEnv makes env part of every exec in container id from now on.
+func (x *Runtime) SetEnv(id string, env map[string]string) {
 	x.mu.Lock()
-	x.env[id] = envList(env)
+	x.env[id] = sandbox.EnvList(env)
 	x.mu.Unlock()
 }
 
-// Exec runs o with the container's env first, through the gate (execgate.go).
-func (x *execEnv) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+// Exec runs o with the container's env first, through the gate (hold.go).
+func (x *Runtime) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return -1, err
@@ -78,7 +89,7 @@ func (x *execEnv) Exec(ctx context.Context, id string, o runtime.ExecOptions) (i
 }
 
 // Remove forgets the container's env with the container.
-func (x *execEnv) Remove(ctx context.Context, id string) error {
+func (x *Runtime) Remove(ctx context.Context, id string) error {
 	err := x.Runtime.Remove(ctx, id)
 	if err == nil {
 		x.mu.Lock()
@@ -86,33 +97,4 @@ func (x *execEnv) Remove(ctx context.Context, id string) error {
 		x.mu.Unlock()
 	}
 	return err
-}
-
-// Close and daemonInfo pass through to the client underneath.
-func (x *execEnv) Close() error {
-	if c, ok := x.Runtime.(interface{ Close() error }); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-func (x *execEnv) ServerVersion(ctx context.Context) (string, error) {
-	if d, ok := x.Runtime.(daemonInfo); ok {
-		return d.ServerVersion(ctx)
-	}
-	return "", nil
-}
-
-func (x *execEnv) Host() string {
-	if d, ok := x.Runtime.(daemonInfo); ok {
-		return d.Host()
-	}
-	return ""
-}
-
-func (x *execEnv) HostSource() string {
-	if d, ok := x.Runtime.(hostSourcer); ok {
-		return d.HostSource()
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package engine
+package execgate
 
 import (
 	"context"
@@ -34,8 +34,8 @@ func (s *startCounter) Exec(ctx context.Context, id string, o runtime.ExecOption
 // install's own execs and other containers' go through.
 func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 	d := &startCounter{}
-	x := withExecEnv(d)
-	release := x.holdExecs("c1")
+	x := New(d)
+	release := x.Hold("c1")
 	ctx := context.Background()
 
 	done := make(chan error, 1)
@@ -43,12 +43,12 @@ func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 		_, err := x.Exec(ctx, "c1", runtime.ExecOptions{})
 		done <- err
 	}()
-	testwait.Eventually(t, 5*time.Second, "the exec to wait at the gate", func() bool { return x.waitingIn("c1") == 1 })
-	if n := d.c1.Load(); n != 0 || x.execsIn("c1") != 0 {
-		t.Fatalf("an exec reached Docker (%d) or counts as in flight (%d) while the install holds the container", n, x.execsIn("c1"))
+	testwait.Eventually(t, 5*time.Second, "the exec to wait at the gate", func() bool { return x.WaitingIn("c1") == 1 })
+	if n := d.c1.Load(); n != 0 || x.ExecsIn("c1") != 0 {
+		t.Fatalf("an exec reached Docker (%d) or counts as in flight (%d) while the install holds the container", n, x.ExecsIn("c1"))
 	}
 
-	install := context.WithValue(ctx, installCall{}, &box{id: "c1"})
+	install := Holding(ctx, "c1")
 	if _, err := x.Exec(install, "c1", runtime.ExecOptions{}); err != nil || d.c1.Load() != 1 {
 		t.Errorf("the install's own exec: %v, %d reached Docker", err, d.c1.Load())
 	}
@@ -61,7 +61,7 @@ func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 	if !errors.Is(err, sandbox.ErrConflict) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("an exec that gave up waiting: %v; want a conflict that says it waited", err)
 	}
-	if err := x.waitExecs(install, "c1"); err != nil {
+	if err := x.Wait(install, "c1"); err != nil {
 		t.Errorf("the install waiting for its own hold: %v", err)
 	}
 
@@ -69,7 +69,7 @@ func TestExecGateHoldsEveryProcessButTheInstalls(t *testing.T) {
 	if err := <-done; err != nil || d.c1.Load() != 2 {
 		t.Errorf("the held exec after the install: %v, %d reached Docker", err, d.c1.Load())
 	}
-	if x.waitingIn("c1") != 0 || x.execsIn("c1") != 0 {
-		t.Errorf("after the hold: %d waiting, %d in flight", x.waitingIn("c1"), x.execsIn("c1"))
+	if x.WaitingIn("c1") != 0 || x.ExecsIn("c1") != 0 {
+		t.Errorf("after the hold: %d waiting, %d in flight", x.WaitingIn("c1"), x.ExecsIn("c1"))
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package execgate
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 // The gate every process the engine starts in a sandbox passes: calls'
 // execs, kernels, port forwards' relays, their spares and probes, the
 // file tools' execs, the disk watch's kill, installs. All of them reach
-// Docker through execEnv, the one Docker every package gets, so the gate is
+// the runtime through this Runtime, the one every package gets, so the gate is
 // there, once, and not in each caller. While an install has an offline
 // sandbox online (from its freeze until it is offline again and what was
 // stopped runs again), none starts in it but the install's own: each waits
 // at the gate until the window closes, or gives up when its context ends
 // (a relay after openTimeout: the client's connection is closed). And the
-// freeze counts every process on its way in (execsIn), so that it can stop
+// freeze counts every process on its way in (ExecsIn), so that it can stop
 // those that passed before the gate closed.
 
 // startWait bounds how long a stream counts as starting: Docker starts an
@@ -28,10 +28,10 @@ import (
 // docker.ExecConn.Started).
 const startWait = 10 * time.Second
 
-// enter waits while an install holds container id's processes (holdExecs),
-// unless ctx is that install's own (installCall), then counts a process on
+// enter waits while an install holds container id's processes (Hold),
+// unless ctx is that install's own (Holding), then counts a process on
 // its way in; leave ends the count.
-func (x *execEnv) enter(ctx context.Context, id string) (leave func(), err error) {
+func (x *Runtime) enter(ctx context.Context, id string) (leave func(), err error) {
 	for {
 		x.mu.Lock()
 		w := x.held[id]
@@ -59,21 +59,30 @@ func (x *execEnv) enter(ctx context.Context, id string) (leave func(), err error
 		x.mu.Unlock()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("sandbox %s is installing packages with the network on (install_packages), and nothing else starts in it until the install ends; try again then: %w: %w",
-				short(id), sandbox.ErrConflict, ctx.Err())
+				sandbox.ShortID(id), sandbox.ErrConflict, ctx.Err())
 		}
 	}
 }
 
-// installOf reports whether ctx is the context of the install that holds
-// container id (see InstallPackages).
-func installOf(ctx context.Context, id string) bool {
-	b, _ := ctx.Value(installCall{}).(*box)
-	return b != nil && b.id == id
+// holder marks the context of the install that holds a container.
+type holder struct{}
+
+// Holding marks ctx as the context of the install that holds container id
+// (see Hold): its processes pass the gate.
+func Holding(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, holder{}, id)
 }
 
-// holdExecs keeps every new process out of container id but the install's
+// installOf reports whether ctx is the context of the install that holds
+// container id (see Holding).
+func installOf(ctx context.Context, id string) bool {
+	held, _ := ctx.Value(holder{}).(string)
+	return held != "" && held == id
+}
+
+// Hold keeps every new process out of container id but the install's
 // own (see enter) until release.
-func (x *execEnv) holdExecs(id string) (release func()) {
+func (x *Runtime) Hold(id string) (release func()) {
 	w := make(chan struct{})
 	x.mu.Lock()
 	x.held[id] = w
@@ -86,9 +95,9 @@ func (x *execEnv) holdExecs(id string) (release func()) {
 	})
 }
 
-// waitExecs waits until nothing holds container id's processes (but for
+// Wait waits until nothing holds container id's processes (but for
 // the install whose ctx it is: it holds them itself), or for ctx.
-func (x *execEnv) waitExecs(ctx context.Context, id string) error {
+func (x *Runtime) Wait(ctx context.Context, id string) error {
 	if installOf(ctx, id) {
 		return nil
 	}
@@ -106,8 +115,8 @@ func (x *execEnv) waitExecs(ctx context.Context, id string) error {
 	}
 }
 
-// waitingIn counts the processes waiting at container id's gate.
-func (x *execEnv) waitingIn(id string) int {
+// WaitingIn counts the processes waiting at container id's gate.
+func (x *Runtime) WaitingIn(id string) int {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	return x.waiting[id]
@@ -117,7 +126,7 @@ func (x *execEnv) waitingIn(id string) int {
 // the stream is attached, as Docker's does, and the process counts as on
 // its way in until Docker has started it (at most startWait): a goroutine
 // of its own waits for that, so the relay's bytes do not.
-func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
+func (x *Runtime) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return nil, err
@@ -150,7 +159,7 @@ func (x *execEnv) ExecStream(ctx context.Context, id, user string, cmd []string)
 // StatPath, CopyTo, CopyFrom and UserIDs may exec the image's stat or tar
 // (for paths on a tmpfs, see docker.Client), so they pass the gate too.
 
-func (x *execEnv) StatPath(ctx context.Context, id, path string) (runtime.PathStat, error) {
+func (x *Runtime) StatPath(ctx context.Context, id, path string) (runtime.PathStat, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return runtime.PathStat{}, err
@@ -159,7 +168,7 @@ func (x *execEnv) StatPath(ctx context.Context, id, path string) (runtime.PathSt
 	return x.Runtime.StatPath(ctx, id, path)
 }
 
-func (x *execEnv) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
+func (x *Runtime) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return err
@@ -168,7 +177,7 @@ func (x *execEnv) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Re
 	return x.Runtime.CopyTo(ctx, id, dstDir, tarStream)
 }
 
-func (x *execEnv) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error) {
+func (x *Runtime) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return nil, runtime.PathStat{}, err
@@ -177,7 +186,7 @@ func (x *execEnv) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser,
 	return x.Runtime.CopyFrom(ctx, id, path)
 }
 
-func (x *execEnv) UserIDs(ctx context.Context, id, user string) (uid, gid int, err error) {
+func (x *Runtime) UserIDs(ctx context.Context, id, user string) (uid, gid int, err error) {
 	leave, err := x.enter(ctx, id)
 	if err != nil {
 		return 0, 0, err
@@ -185,7 +194,3 @@ func (x *execEnv) UserIDs(ctx context.Context, id, user string) (uid, gid int, e
 	defer leave()
 	return x.Runtime.UserIDs(ctx, id, user)
 }
-
-// WaitExecs waits while an install holds the sandbox's processes: a
-// stopped call's kill waits for it, then has its full time (run.Runner).
-func (t boxTarget) WaitExecs(ctx context.Context) error { return t.e.execEnv.waitExecs(ctx, t.b.id) }
