@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,13 +12,31 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
+// Capture is what commit_sandbox, export_dockerfile and diff_sandbox need
+// from the engine.
+type Capture interface {
+	// Commit saves a sandbox's filesystem as a new tagged image. progress is
+	// never nil and must not be called after it returns.
+	Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error)
+	// ExportDockerfile returns a Dockerfile that rebuilds a sandbox and, when
+	// hostPath is not empty, writes it there with its build context.
+	ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error)
+	// Diff reports how a sandbox's filesystem (under path, if set) differs from its image.
+	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
+}
+
+// captureTools are commit_sandbox, export_dockerfile and diff_sandbox.
+func captureTools(k *toolkit, b Capture) []server.ServerTool {
+	return toolSet(k, b, commitSandbox, exportDockerfile, diffSandbox)
+}
+
 // committedImage is commit_sandbox's result.
 type committedImage struct {
 	Image   string `json:"image" jsonschema:"The real reference the image was saved as (under Sandtray's namespace, e.g. sandtray-local/my-env:v1); pass it as image to create_sandbox."`
 	ImageID string `json:"image_id" jsonschema:"The new image's id."`
 }
 
-func commitSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func commitSandbox(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("commit_sandbox",
 		mcp.WithToolTitle("Save sandbox as image"),
 		mcp.WithDescription("Save a sandbox's current files as a new Docker image on this machine, "+
@@ -48,7 +67,7 @@ func commitSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			return nil, err
 		}
 		progress, done := progressFor(c.ctx, c.req)
-		res, err := k.backend.Commit(c.ctx, c.owner, ref, req, progress)
+		res, err := b.Commit(c.ctx, c.owner, ref, req, progress)
 		done()
 		if err != nil {
 			return nil, err
@@ -106,7 +125,7 @@ type dockerfileExport struct {
 	Files      []string `json:"files" jsonschema:"The build-context files its ADD line needs (rootfs.tar), relative to dir, besides Dockerfile and .dockerignore."`
 }
 
-func exportDockerfile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func exportDockerfile(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("export_dockerfile",
 		mcp.WithToolTitle("Export as Dockerfile"),
 		mcp.WithDescription("Produce a Dockerfile that rebuilds a sandbox: FROM its base image, its environment, workdir and user, "+
@@ -130,7 +149,7 @@ func exportDockerfile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		res, err := k.backend.ExportDockerfile(c.ctx, c.owner, ref, hostPath)
+		res, err := b.ExportDockerfile(c.ctx, c.owner, ref, hostPath)
 		if err != nil {
 			return nil, err
 		}
@@ -152,4 +171,53 @@ func exportText(res sandbox.Export) string {
 		head = "Nothing was written; pass host_path to save it."
 	}
 	return head + "\n\n" + strings.TrimRight(res.Dockerfile, "\n")
+}
+
+// diffResult is diff_sandbox's result.
+type diffResult struct {
+	Added   []string `json:"added" jsonschema:"Paths created since the sandbox started from its image."`
+	Changed []string `json:"changed" jsonschema:"Paths modified."`
+	Deleted []string `json:"deleted" jsonschema:"Paths removed."`
+}
+
+func diffSandbox(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
+	tool := mcp.NewTool("diff_sandbox",
+		mcp.WithToolTitle("Show sandbox changes"),
+		mcp.WithDescription("List the files added, changed and deleted in a sandbox compared with the image it was created from, "+
+			"like docker diff. Narrow it to a directory with path (relative to /workspace unless absolute)."),
+		readOnly,
+		sandboxArg(),
+		mcp.WithString("path", mcp.Description("Only report changes under this path. Default: the whole filesystem.")),
+		mcp.WithOutputSchema[diffResult](),
+	)
+	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
+		ref := c.required("sandbox_id")
+		under := c.string("path")
+		if err := c.problem(); err != nil {
+			return nil, err
+		}
+		d, err := b.Diff(c.ctx, c.owner, ref, under)
+		if err != nil {
+			return nil, err
+		}
+		out := diffResult{Added: nonNil(d.Added), Changed: nonNil(d.Changed), Deleted: nonNil(d.Deleted)}
+		return structured(out, diffText(out)), nil
+	})
+}
+
+// diffText renders changes as `docker diff` does: A, C or D and the path.
+func diffText(d diffResult) string {
+	var lines []string
+	for _, group := range []struct {
+		mark  string
+		paths []string
+	}{{"A", d.Added}, {"C", d.Changed}, {"D", d.Deleted}} {
+		for _, p := range group.paths {
+			lines = append(lines, group.mark+" "+p)
+		}
+	}
+	if len(lines) == 0 {
+		return "No changes from the image."
+	}
+	return strings.Join(lines, "\n")
 }

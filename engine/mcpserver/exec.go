@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,23 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Executor is what execute_code and execute_command need from the engine.
+// In both an empty ref means the calling session's default sandbox, which
+// the engine creates on first use. A call run as an MCP task follows its
+// background job through Jobs.
+type Executor interface {
+	// ExecCommand runs a shell command; see sandbox.CommandRequest.
+	ExecCommand(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommandRequest) (sandbox.ExecOutcome, error)
+	// ExecCode runs a code snippet; see sandbox.CodeRequest.
+	ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error)
+	Jobs
+}
+
+// execTools are execute_code and execute_command.
+func execTools(k *toolkit, b Executor) []server.ServerTool {
+	return toolSet(k, b, executeCode, executeCommand)
+}
 
 // execResult is the result of execute_code and execute_command.
 type execResult struct {
@@ -48,7 +66,7 @@ const (
 		"Default 45, at most the maximum timeout."
 )
 
-func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func executeCode(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("execute_code",
 		mcp.WithToolTitle("Run code"),
 		mcp.WithDescription("Run a snippet of code in a sandbox and return its stdout, stderr and exit code. "+
@@ -88,14 +106,14 @@ func executeCode(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Wait:       c.seconds("wait_s"),
 		}
 		ref := c.string("sandbox_id")
-		return runExec(c, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
+		return runExec(c, b, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
 			req.Progress = progress
-			return k.backend.ExecCode(c.ctx, c.owner, ref, req)
+			return b.ExecCode(c.ctx, c.owner, ref, req)
 		})
 	})
 }
 
-func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func executeCommand(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("execute_command",
 		mcp.WithToolTitle("Run shell command"),
 		mcp.WithDescription("Run a shell command (via /bin/sh -c, so pipes and && work) in a sandbox and return its stdout, stderr and exit code. "+
@@ -128,21 +146,21 @@ func executeCommand(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			Wait:       c.seconds("wait_s"),
 		}
 		ref := c.string("sandbox_id")
-		return runExec(c, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
+		return runExec(c, b, func(progress sandbox.Progress) (sandbox.ExecOutcome, error) {
 			req.Progress = progress
-			return k.backend.ExecCommand(c.ctx, c.owner, ref, req)
+			return b.ExecCommand(c.ctx, c.owner, ref, req)
 		})
 	})
 }
 
 // runExec checks the call's arguments, runs it with its output streamed as
 // progress, and builds the reply.
-func runExec(c *call, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
+func runExec(c *call, jobs Jobs, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
 	if err := c.problem(); err != nil {
 		return nil, err
 	}
 	if c.isTask() {
-		return followTask(c, run) // see tasks_exec.go
+		return followTask(c, jobs, run) // see tasks_exec.go
 	}
 	progress, done := outputProgress(c)
 	defer done()

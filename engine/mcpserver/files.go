@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,24 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Files is what write_file, read_file, list_files and make_directory need
+// from the engine.
+type Files interface {
+	// WriteFile writes one file; the result has Path and Size set, Data empty.
+	WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error)
+	// ReadFile reads up to limit bytes from offset (limit 0: the engine's cap).
+	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
+	// ListFiles lists a directory to the given depth (1: its entries only).
+	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
+	// MakeDirectory creates a directory and its parents, returning its absolute path.
+	MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, path string) (string, error)
+}
+
+// fileTools are write_file, read_file, list_files and make_directory.
+func fileTools(k *toolkit, b Files) []server.ServerTool {
+	return toolSet(k, b, writeFile, readFile, listFiles, makeDirectory)
+}
 
 // File content encodings.
 const (
@@ -31,7 +50,7 @@ type fileWritten struct {
 	Size int64  `json:"size" jsonschema:"The file's size in bytes."`
 }
 
-func writeFile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func writeFile(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("write_file",
 		mcp.WithToolTitle("Write file"),
 		mcp.WithDescription("Create or overwrite a file in a sandbox, creating missing parent directories. "+
@@ -61,7 +80,7 @@ func writeFile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		written, err := k.backend.WriteFile(c.ctx, c.owner, ref, req)
+		written, err := b.WriteFile(c.ctx, c.owner, ref, req)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +138,7 @@ type fileRead struct {
 	Truncated bool   `json:"truncated" jsonschema:"True when the file goes on after content; read on with offset set to offset+length."`
 }
 
-func readFile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func readFile(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("read_file",
 		mcp.WithToolTitle("Read file"),
 		mcp.WithDescription("Read a file from a sandbox. The path is relative to /workspace unless absolute. "+
@@ -142,7 +161,7 @@ func readFile(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		file, err := k.backend.ReadFile(c.ctx, c.owner, ref, path, offset, limit)
+		file, err := b.ReadFile(c.ctx, c.owner, ref, path, offset, limit)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +211,7 @@ type directoryMade struct {
 	Path string `json:"path" jsonschema:"The absolute path of the directory."`
 }
 
-func makeDirectory(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func makeDirectory(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("make_directory",
 		mcp.WithToolTitle("Make directory"),
 		mcp.WithDescription("Create a directory in a sandbox, with any missing parents (like mkdir -p). "+
@@ -208,7 +227,7 @@ func makeDirectory(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		made, err := k.backend.MakeDirectory(c.ctx, c.owner, ref, path)
+		made, err := b.MakeDirectory(c.ctx, c.owner, ref, path)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"unicode"
@@ -10,6 +11,19 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Installer is what install_packages needs from the engine.
+type Installer interface {
+	// InstallPackages installs packages in a sandbox, with network access
+	// for the install only, and records their versions in its manifest.
+	// progress is never nil and must not be called after it returns.
+	InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error)
+}
+
+// installTools is install_packages.
+func installTools(k *toolkit, b Installer) []server.ServerTool {
+	return toolSet(k, b, installPackages)
+}
 
 // packageManagers are the manager argument's choices; managerAliases are
 // other spellings a model is likely to use.
@@ -33,7 +47,7 @@ type installResult struct {
 	DurationMS int64              `json:"duration_ms" jsonschema:"How long the install took, in milliseconds."`
 }
 
-func installPackages(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func installPackages(k *toolkit, b Installer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("install_packages",
 		mcp.WithToolTitle("Install packages"),
 		mcp.WithDescription("Install packages in a sandbox and report the exact versions installed. "+
@@ -66,7 +80,7 @@ func installPackages(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			return nil, err
 		}
 		progress, done := progressFor(c.ctx, c.req)
-		res, err := k.backend.InstallPackages(c.ctx, c.owner, ref, req, progress)
+		res, err := b.InstallPackages(c.ctx, c.owner, ref, req, progress)
 		done()
 		if err != nil {
 			return nil, err

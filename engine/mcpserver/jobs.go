@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,30 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Jobs is what job_status and job_stop need from the engine.
+type Jobs interface {
+	// JobStatus reports a background job and its output from offset since.
+	JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error)
+	// JobStop kills a background job.
+	JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, error)
+}
+
+// ActivityLog is what sandbox_logs needs from the engine.
+type ActivityLog interface {
+	// Logs returns the last tail entries of a sandbox's activity log.
+	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+}
+
+// jobTools are job_status and job_stop.
+func jobTools(k *toolkit, b Jobs) []server.ServerTool {
+	return toolSet(k, b, jobStatus, jobStop)
+}
+
+// logTools is sandbox_logs.
+func logTools(k *toolkit, b ActivityLog) []server.ServerTool {
+	return toolSet(k, b, sandboxLogs)
+}
 
 // jobResult is the result of job_status and job_stop.
 type jobResult struct {
@@ -31,7 +56,7 @@ func jobOf(j sandbox.JobStatus) jobResult {
 	}
 }
 
-func jobStatus(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func jobStatus(k *toolkit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("job_status",
 		mcp.WithToolTitle("Check background job"),
 		mcp.WithDescription("Report a background job started by execute_code or execute_command (with background=true, or a run still going after wait_s): "+
@@ -50,7 +75,7 @@ func jobStatus(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		j, err := k.backend.JobStatus(c.ctx, id, since)
+		j, err := b.JobStatus(c.ctx, id, since)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +83,7 @@ func jobStatus(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func jobStop(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func jobStop(k *toolkit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("job_stop",
 		mcp.WithToolTitle("Stop background job"),
 		mcp.WithDescription("Kill a background job and every process it started. Returns its final status and any output not yet read."),
@@ -72,7 +97,7 @@ func jobStop(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		j, err := k.backend.JobStop(c.ctx, id)
+		j, err := b.JobStop(c.ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +146,7 @@ type activityLog struct {
 	NextSkip int             `json:"next_skip,omitempty" jsonschema:"Set when older entries were left out (by tail or by the reply's size limit): pass as skip to get the entries before these."`
 }
 
-func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func sandboxLogs(k *toolkit, b ActivityLog) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("sandbox_logs",
 		mcp.WithToolTitle("Sandbox activity log"),
 		mcp.WithDescription("Show a sandbox's activity log: the tool calls that touched it (by any client), with the command or code, "+
@@ -143,7 +168,7 @@ func sandboxLogs(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			return nil, err
 		}
 		// One entry more than asked for tells whether older ones exist.
-		entries, err := k.backend.Logs(c.ctx, ref, int(skip+tail+1))
+		entries, err := b.Logs(c.ctx, ref, int(skip+tail+1))
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -8,6 +9,22 @@ import (
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Lifecycle is what persist_sandbox, stop_sandbox and delete_sandbox need
+// from the engine.
+type Lifecycle interface {
+	// SetPersistent makes a sandbox survive its session (or not).
+	SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error)
+	// Stop stops a sandbox's container, keeping its filesystem.
+	Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error)
+	// Delete removes a sandbox and its container.
+	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
+}
+
+// lifecycleTools are persist_sandbox, stop_sandbox and delete_sandbox.
+func lifecycleTools(k *toolkit, b Lifecycle) []server.ServerTool {
+	return toolSet(k, b, persistSandbox, stopSandbox, deleteSandbox)
+}
 
 // sandboxState is the result of persist_sandbox and stop_sandbox.
 type sandboxState struct {
@@ -21,7 +38,7 @@ func stateOf(info sandbox.Info) sandboxState {
 	return sandboxState{SandboxID: info.ID, Name: info.Name, Status: string(info.Status), Persistent: info.Persistent}
 }
 
-func persistSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func persistSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("persist_sandbox",
 		mcp.WithToolTitle("Keep or release a sandbox"),
 		mcp.WithDescription("Make a sandbox persistent, so it survives the end of this session and restarts of Sandtray until it is deleted "+
@@ -39,7 +56,7 @@ func persistSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		info, err := k.backend.SetPersistent(c.ctx, c.owner, ref, persistent)
+		info, err := b.SetPersistent(c.ctx, c.owner, ref, persistent)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +68,7 @@ func persistSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func stopSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func stopSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("stop_sandbox",
 		mcp.WithToolTitle("Stop sandbox"),
 		mcp.WithDescription("Stop a sandbox's container. Everything running in it is killed, including background jobs; its files are kept. "+
@@ -66,7 +83,7 @@ func stopSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		info, err := k.backend.Stop(c.ctx, c.owner, ref)
+		info, err := b.Stop(c.ctx, c.owner, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +97,7 @@ type sandboxDeleted struct {
 	Deleted   bool   `json:"deleted" jsonschema:"True: the sandbox and its files are gone."`
 }
 
-func deleteSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func deleteSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("delete_sandbox",
 		mcp.WithToolTitle("Delete sandbox"),
 		mcp.WithDescription("Delete a sandbox: kill everything running in it and remove its container and all its files. This cannot be undone; "+
@@ -96,7 +113,7 @@ func deleteSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		if err := k.backend.Delete(c.ctx, c.owner, ref); err != nil {
+		if err := b.Delete(c.ctx, c.owner, ref); err != nil {
 			return nil, err
 		}
 		return structured(sandboxDeleted{SandboxID: ref, Deleted: true}, fmt.Sprintf("Deleted sandbox %q.", ref)), nil

@@ -11,14 +11,17 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// NetworkBackend is what request_network needs from the engine;
-// *engine.Engine has it. A Backend without it answers with a tool error.
-// Answering the user's side of the gate (allow, deny) is deliberately not
+// Network is what request_network needs from the engine. Answering the user's side of the gate (allow, deny) is deliberately not
 // here: no MCP tool can approve a request.
-type NetworkBackend interface {
+type Network interface {
 	// RequestNetwork asks for hosts of an egress sandbox up front, with a
 	// reason the user sees; it never waits for the user.
 	RequestNetwork(ctx context.Context, owner sandbox.Owner, ref string, hosts []string, reason string) (sandbox.EgressRequestResult, error)
+}
+
+// networkTools is request_network.
+func networkTools(k *toolkit, b Network) []server.ServerTool {
+	return toolSet(k, b, requestNetwork)
 }
 
 // networkRequested is request_network's result.
@@ -33,7 +36,7 @@ type refusedHost struct {
 	Why  string `json:"why" jsonschema:"Why it is refused, and what the user can do."`
 }
 
-func requestNetwork(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func requestNetwork(k *toolkit, b Network) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("request_network",
 		mcp.WithToolTitle("Request network access"),
 		mcp.WithDescription("Ask the user for access to hosts from a sandbox created with network \"egress\", with a reason they see. "+
@@ -55,11 +58,7 @@ func requestNetwork(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		nb, ok := k.backend.(NetworkBackend)
-		if !ok {
-			return nil, fmt.Errorf("this Sandtray has no egress gate: %w", sandbox.ErrUnsupported)
-		}
-		res, err := nb.RequestNetwork(c.ctx, c.owner, ref, hosts, reason)
+		res, err := b.RequestNetwork(c.ctx, c.owner, ref, hosts, reason)
 		if err != nil {
 			return nil, err
 		}

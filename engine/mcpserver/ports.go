@@ -11,14 +11,18 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// PortBackend is what expose_port and unexpose_port need from the engine;
-// *engine.Engine has it. A Backend without it answers them with a tool error.
-type PortBackend interface {
+// Ports is what expose_port and unexpose_port need from the engine.
+type Ports interface {
 	// ExposePort forwards port inside a sandbox to 127.0.0.1:hostPort on the
 	// host (0: a free port) and returns the forward.
 	ExposePort(ctx context.Context, owner sandbox.Owner, ref string, port, hostPort int) (sandbox.PortForward, error)
 	// UnexposePort ends a sandbox's forward of port.
 	UnexposePort(ctx context.Context, owner sandbox.Owner, ref string, port int) error
+}
+
+// portTools are expose_port and unexpose_port.
+func portTools(k *toolkit, b Ports) []server.ServerTool {
+	return toolSet(k, b, exposePort, unexposePort)
 }
 
 // servingHowTo is the recipe a model follows to show the user a server.
@@ -34,7 +38,7 @@ type portForwarded struct {
 	Port     int    `json:"port" jsonschema:"The port inside the sandbox."`
 }
 
-func exposePort(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func exposePort(k *toolkit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("expose_port",
 		mcp.WithToolTitle("Expose a sandbox port"),
 		mcp.WithDescription("Forward a TCP port inside a sandbox to the user's machine, at http://127.0.0.1:<host_port>/ (loopback only, never another interface). "+
@@ -56,11 +60,7 @@ func exposePort(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		pb, err := portBackend(k)
-		if err != nil {
-			return nil, err
-		}
-		fw, err := pb.ExposePort(c.ctx, c.owner, ref, port, hostPort)
+		fw, err := b.ExposePort(c.ctx, c.owner, ref, port, hostPort)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +76,7 @@ type portClosed struct {
 	Closed    bool   `json:"closed" jsonschema:"True: the host port no longer accepts connections."`
 }
 
-func unexposePort(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func unexposePort(k *toolkit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("unexpose_port",
 		mcp.WithToolTitle("Stop exposing a sandbox port"),
 		mcp.WithDescription("End the forward expose_port made: the host port stops accepting connections and open ones are closed. The server in the sandbox keeps running."),
@@ -91,24 +91,12 @@ func unexposePort(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		pb, err := portBackend(k)
-		if err != nil {
-			return nil, err
-		}
-		if err := pb.UnexposePort(c.ctx, c.owner, ref, port); err != nil {
+		if err := b.UnexposePort(c.ctx, c.owner, ref, port); err != nil {
 			return nil, err
 		}
 		return structured(portClosed{SandboxID: ref, Port: port, Closed: true},
 			fmt.Sprintf("Port %d of sandbox %q is no longer exposed.", port, ref)), nil
 	})
-}
-
-func portBackend(k *toolkit) (PortBackend, error) {
-	pb, ok := k.backend.(PortBackend)
-	if !ok {
-		return nil, fmt.Errorf("this Sandtray cannot forward ports: %w", sandbox.ErrUnsupported)
-	}
-	return pb, nil
 }
 
 // requiredPort returns a required TCP port argument.

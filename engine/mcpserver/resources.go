@@ -8,7 +8,16 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// Resources is what the resources need from the engine.
+type Resources interface {
+	// List describes every sandbox, with fresh resource stats.
+	List(ctx context.Context) ([]sandbox.Info, error)
+	ActivityLog
+}
 
 // The resources the server offers. Both are JSON: the sandboxes as
 // list_sandboxes returns them, and one sandbox's activity log as sandbox_logs
@@ -63,12 +72,12 @@ func (l *liveSessions) each(fn func(*connSession)) {
 }
 
 // addResources registers the resources and the resource template.
-func addResources(srv *server.MCPServer, k *toolkit) {
-	srv.AddResource(sandboxesResource(k))
-	srv.AddResourceTemplate(logsResource(k))
+func addResources(srv *server.MCPServer, b Resources) {
+	srv.AddResource(sandboxesResource(b))
+	srv.AddResourceTemplate(logsResource(b))
 }
 
-func sandboxesResource(k *toolkit) (mcp.Resource, server.ResourceHandlerFunc) {
+func sandboxesResource(b Resources) (mcp.Resource, server.ResourceHandlerFunc) {
 	resource := mcp.NewResource(sandboxesURI, "sandboxes",
 		mcp.WithResourceTitle("Sandboxes"),
 		mcp.WithResourceDescription("Every sandbox on this machine, whichever client created it: id, name, image, status, "+
@@ -77,7 +86,7 @@ func sandboxesResource(k *toolkit) (mcp.Resource, server.ResourceHandlerFunc) {
 		mcp.WithMIMEType(jsonMIME),
 	)
 	return resource, func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		infos, err := k.backend.List(ctx)
+		infos, err := b.List(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list sandboxes: %w", err)
 		}
@@ -85,7 +94,7 @@ func sandboxesResource(k *toolkit) (mcp.Resource, server.ResourceHandlerFunc) {
 	}
 }
 
-func logsResource(k *toolkit) (mcp.ResourceTemplate, server.ResourceTemplateHandlerFunc) {
+func logsResource(b Resources) (mcp.ResourceTemplate, server.ResourceTemplateHandlerFunc) {
 	template := mcp.NewResourceTemplate(logsURITemplate, "sandbox-logs",
 		mcp.WithTemplateTitle("Sandbox activity log"),
 		mcp.WithTemplateDescription("The activity log of one sandbox, oldest first: every tool call that touched it, "+
@@ -101,7 +110,7 @@ func logsResource(k *toolkit) (mcp.ResourceTemplate, server.ResourceTemplateHand
 		}
 		// The newest entries that fit in one reply; next_skip says where
 		// sandbox_logs takes over.
-		entries, err := k.backend.Logs(ctx, ref, 0)
+		entries, err := b.Logs(ctx, ref, 0)
 		if err != nil {
 			return nil, fmt.Errorf("activity log of sandbox %q: %w", ref, err)
 		}

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +13,20 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
+// Sandboxes is what create_sandbox and list_sandboxes need from the engine.
+type Sandboxes interface {
+	// Create makes a sandbox. progress is never nil and must not be called
+	// after Create returns.
+	Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error)
+	// List describes every sandbox, with fresh resource stats.
+	List(ctx context.Context) ([]sandbox.Info, error)
+}
+
+// sandboxTools are create_sandbox and list_sandboxes.
+func sandboxTools(k *toolkit, b Sandboxes) []server.ServerTool {
+	return toolSet(k, b, createSandbox, listSandboxes)
+}
+
 // sandboxCreated is create_sandbox's result.
 type sandboxCreated struct {
 	SandboxID  string `json:"sandbox_id" jsonschema:"The new sandbox's id; pass it, or the name, as sandbox_id to other tools."`
@@ -22,7 +37,7 @@ type sandboxCreated struct {
 	Network    string `json:"network" jsonschema:"none (no network), egress (through Sandtray's egress gate) or bridge."`
 }
 
-func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func createSandbox(k *toolkit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("create_sandbox",
 		mcp.WithToolTitle("Create sandbox"),
 		mcp.WithDescription("Create a new isolated sandbox (a hardened Docker container) to run code and commands in. "+
@@ -65,7 +80,7 @@ func createSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			return nil, err
 		}
 		progress, done := progressFor(c.ctx, c.req)
-		info, err := k.backend.Create(c.ctx, c.owner, req, progress)
+		info, err := b.Create(c.ctx, c.owner, req, progress)
 		done()
 		if err != nil {
 			return nil, err
@@ -107,7 +122,7 @@ type sandboxList struct {
 	Sandboxes []sandboxSummary `json:"sandboxes" jsonschema:"Every sandbox, whichever session created it."`
 }
 
-func listSandboxes(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func listSandboxes(k *toolkit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_sandboxes",
 		mcp.WithToolTitle("List sandboxes"),
 		mcp.WithDescription("List every sandbox on this machine with its id, name, image, status, owner and current CPU and memory use. "+
@@ -116,7 +131,7 @@ func listSandboxes(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		mcp.WithOutputSchema[sandboxList](),
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
-		infos, err := k.backend.List(c.ctx)
+		infos, err := b.List(c.ctx)
 		if err != nil {
 			return nil, err
 		}

@@ -10,12 +10,16 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// SecretsBackend is what list_secrets needs from the engine; *engine.Engine
-// has it. A Backend without it lists none.
-type SecretsBackend interface {
+// Secrets is what list_secrets needs from the engine.
+type Secrets interface {
 	// ListSecrets lists the configured secrets' names and hosts, never a
 	// value.
 	ListSecrets() []sandbox.SecretInfo
+}
+
+// secretTools is list_secrets.
+func secretTools(k *toolkit, b Secrets) []server.ServerTool {
+	return toolSet(k, b, listSecrets)
 }
 
 // secretsListed is list_secrets' result.
@@ -31,7 +35,7 @@ type secretListed struct {
 	Why       string   `json:"why,omitempty" jsonschema:"Why it is not available, and what the user can do."`
 }
 
-func listSecrets(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func listSecrets(k *toolkit, b Secrets) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_secrets",
 		mcp.WithToolTitle("List secrets"),
 		mcp.WithDescription("List the API keys the user has given Sandtray, by name and the hosts each works with; never their values. "+
@@ -47,10 +51,8 @@ func listSecrets(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 			return nil, err
 		}
 		out := secretsListed{Secrets: []secretListed{}}
-		if sb, ok := k.backend.(SecretsBackend); ok {
-			for _, s := range sb.ListSecrets() {
-				out.Secrets = append(out.Secrets, secretListed{Name: s.Name, Hosts: s.Hosts, Body: s.Body, Available: s.Available, Why: s.Why})
-			}
+		for _, s := range b.ListSecrets() {
+			out.Secrets = append(out.Secrets, secretListed{Name: s.Name, Hosts: s.Hosts, Body: s.Body, Available: s.Available, Why: s.Why})
 		}
 		return structured(out, secretsText(out)), nil
 	})

@@ -23,20 +23,20 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Backend is what the MCP tools need from the engine; *engine.Engine
-// satisfies it, and tests use an in-memory fake.
+// Backend is what the whole server needs from the engine: the session
+// hooks and every tool set's interface. *engine.Engine satisfies it, and
+// tests use an in-memory fake. Each tool set asks only for its own part
+// (Sandboxes, Executor, Files, ...), so a tool reaches no more of the engine
+// than it uses.
 //
-// A ref is a sandbox id, a unique id prefix, or a sandbox name. In ExecCommand
-// and ExecCode an empty ref means the calling session's default sandbox, which
-// the engine creates on first use. The owner identifies the calling MCP
-// session: Session is the MCP session id and Client the clientInfo "name
-// version" the client announced.
+// A ref is a sandbox id, a unique id prefix, or a sandbox name. The owner
+// identifies the calling MCP session: Session is the MCP session id and
+// Client the clientInfo "name version" the client announced.
 //
 // Errors are classified with the kinds in engine/sandbox: the server turns an
 // error for which sandbox.IsUserError is true into a tool error carrying
@@ -51,53 +51,18 @@ type Backend interface {
 	// its last tool call has returned.
 	SessionEnded(session string)
 
-	// Create makes a sandbox. progress is never nil and must not be called
-	// after Create returns.
-	Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error)
-	// List describes every sandbox, with fresh resource stats.
-	List(ctx context.Context) ([]sandbox.Info, error)
-	// Stop stops a sandbox's container, keeping its filesystem.
-	Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error)
-	// Delete removes a sandbox and its container.
-	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
-	// SetPersistent makes a sandbox survive its session (or not).
-	SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error)
-
-	// ExecCommand runs a shell command; see sandbox.CommandRequest.
-	ExecCommand(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommandRequest) (sandbox.ExecOutcome, error)
-	// ExecCode runs a code snippet; see sandbox.CodeRequest.
-	ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error)
-	// JobStatus reports a background job and its output from offset since.
-	JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error)
-	// JobStop kills a background job.
-	JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, error)
-
-	// WriteFile writes one file; the result has Path and Size set, Data empty.
-	WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error)
-	// ReadFile reads up to limit bytes from offset (limit 0: the engine's cap).
-	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
-	// ListFiles lists a directory to the given depth (1: its entries only).
-	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
-	// MakeDirectory creates a directory and its parents, returning its absolute path.
-	MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, path string) (string, error)
-	// CopyToSandbox copies a host file or directory into a sandbox.
-	CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, path string) (sandbox.CopyResult, error)
-	// CopyFromSandbox copies a sandbox file or directory to the host.
-	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
-	// InstallPackages installs packages in a sandbox, with network access
-	// for the install only, and records their versions in its manifest.
-	// progress is never nil and must not be called after it returns.
-	InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error)
-	// Commit saves a sandbox's filesystem as a new tagged image. progress is
-	// never nil and must not be called after it returns.
-	Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error)
-	// ExportDockerfile returns a Dockerfile that rebuilds a sandbox and, when
-	// hostPath is not empty, writes it there with its build context.
-	ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error)
-	// Diff reports how a sandbox's filesystem (under path, if set) differs from its image.
-	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
-	// Logs returns the last tail entries of a sandbox's activity log.
-	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+	Sandboxes
+	Lifecycle
+	Executor
+	Files
+	Transfer
+	Installer
+	Capture
+	Snapshots
+	Ports
+	Network
+	Secrets
+	Resources
 }
 
 // DefaultMaxRequestBytes is the default cap on one request: a JSON-RPC
@@ -136,21 +101,6 @@ type Server struct {
 	// remoteChanged holds one pending "sandboxes changed" for the HTTP
 	// endpoint's sessions, which have no writer of their own.
 	remoteChanged chan struct{}
-}
-
-// toolConstructors lists every tool the server offers, in the order of the
-// README's tool table.
-var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
-	createSandbox, listSandboxes,
-	executeCode, executeCommand,
-	writeFile, readFile, listFiles, makeDirectory,
-	copyToSandbox, copyFromSandbox,
-	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
-	snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox, // snapshots.go
-	jobStatus, jobStop, sandboxLogs,
-	exposePort, unexposePort, requestNetwork,
-	listSecrets,
-	stopSandbox, deleteSandbox,
 }
 
 const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
@@ -196,16 +146,21 @@ func New(b Backend, opts Options) *Server {
 	)
 
 	k := &toolkit{
-		backend:   b,
 		maxBytes:  opts.MaxRequestBytes,
 		languages: opts.Languages, languageAliases: opts.LanguageAliases,
 		owner: s.sessions.owner,
 		log:   log, tasks: tasks,
 	}
-	for _, build := range toolConstructors {
-		s.mcp.AddTool(build(k))
+	for _, set := range [][]server.ServerTool{
+		sandboxTools(k, b), lifecycleTools(k, b),
+		execTools(k, b), jobTools(k, b), logTools(k, b),
+		fileTools(k, b), transferTools(k, b),
+		installTools(k, b), captureTools(k, b), snapshotTools(k, b),
+		portTools(k, b), networkTools(k, b), secretTools(k, b),
+	} {
+		s.mcp.AddTools(set...)
 	}
-	addResources(s.mcp, k)
+	addResources(s.mcp, b)
 	return s
 }
 

@@ -11,18 +11,14 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// SnapshotBackend is what the snapshot tools need of a Backend (the
-// engine has it; a Backend without it answers them with a tool error).
-type SnapshotBackend = sandbox.Snapshots
+// Snapshots is what the snapshot tools need from the engine: the interface
+// the GUI's Snapshots tab shares.
+type Snapshots = sandbox.Snapshots
 
-// snapshots is the backend's snapshots; a backend without them is a
-// tool error.
-func (c *call) snapshots() SnapshotBackend {
-	s, ok := c.k.backend.(SnapshotBackend)
-	if !ok {
-		c.fail("This Sandtray has no snapshots.")
-	}
-	return s
+// snapshotTools are snapshot_sandbox, list_snapshots, delete_snapshot,
+// restore_sandbox and fork_sandbox.
+func snapshotTools(k *toolkit, b Snapshots) []server.ServerTool {
+	return toolSet(k, b, snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox)
 }
 
 func snapshotArg() mcp.ToolOption {
@@ -54,7 +50,7 @@ func snapshotLine(s sandbox.SnapshotInfo) string {
 	return fmt.Sprintf("%s%s, %s, taken %s", s.ID, label, formatBytes(s.SizeBytes), s.Created.UTC().Format(time.RFC3339))
 }
 
-func snapshotSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func snapshotSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("snapshot_sandbox",
 		mcp.WithToolTitle("Snapshot sandbox"),
 		mcp.WithDescription("Save a sandbox's files as they are now (everything it changed, packages included, and its workdir), to go back to later with restore_sandbox. "+
@@ -70,7 +66,6 @@ func snapshotSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
 		ref := c.required("sandbox_id")
 		req := sandbox.SnapshotRequest{Label: c.string("label"), Live: c.boolean("live", false)}
-		s := c.snapshots()
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
@@ -82,7 +77,7 @@ func snapshotSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func listSnapshots(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func listSnapshots(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_snapshots",
 		mcp.WithToolTitle("List snapshots"),
 		mcp.WithDescription("List a sandbox's snapshots, oldest first, with their labels, sizes and times."),
@@ -92,7 +87,6 @@ func listSnapshots(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
 		ref := c.required("sandbox_id")
-		s := c.snapshots()
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
@@ -112,7 +106,7 @@ func listSnapshots(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func deleteSnapshot(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func deleteSnapshot(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("delete_snapshot",
 		mcp.WithToolTitle("Delete snapshot"),
 		mcp.WithDescription("Delete one of a sandbox's snapshots. The sandbox itself does not change."),
@@ -123,7 +117,6 @@ func deleteSnapshot(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
 		ref, snap := c.required("sandbox_id"), c.required("snapshot_id")
-		s := c.snapshots()
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
@@ -134,7 +127,7 @@ func deleteSnapshot(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func restoreSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func restoreSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("restore_sandbox",
 		mcp.WithToolTitle("Restore sandbox to snapshot"),
 		mcp.WithDescription("Put a sandbox's files back as one of its snapshots has them: files written since are removed, files deleted or changed come back, packages installed since are gone. "+
@@ -147,7 +140,6 @@ func restoreSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	)
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
 		ref, snap := c.required("sandbox_id"), c.required("snapshot_id")
-		s := c.snapshots()
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
@@ -166,7 +158,7 @@ func restoreSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func forkSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func forkSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("fork_sandbox",
 		mcp.WithToolTitle("Fork sandbox"),
 		mcp.WithDescription("Make new sandboxes with a copy of a sandbox's files, settings and network rules, to try approaches side by side. "+
@@ -182,7 +174,6 @@ func forkSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
 		ref := c.required("sandbox_id")
 		req := sandbox.ForkRequest{Count: int(c.integer("count", 1)), Name: c.string("name"), Persistent: c.boolean("persistent", false)}
-		s := c.snapshots()
 		if err := c.problem(); err != nil {
 			return nil, err
 		}

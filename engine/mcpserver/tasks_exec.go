@@ -24,7 +24,7 @@ const taskOutputCap = 64 << 10
 // any other), then the task follows it to its end, streaming new output as
 // progress when the request asked for it. Cancelling the task (tasks/cancel,
 // or its session ending) stops the job.
-func followTask(c *call, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
+func followTask(c *call, jobs Jobs, run func(sandbox.Progress) (sandbox.ExecOutcome, error)) (*mcp.CallToolResult, error) {
 	outcome, err := run(nil)
 	if err != nil {
 		return nil, err
@@ -44,13 +44,13 @@ func followTask(c *call, run func(sandbox.Progress) (sandbox.ExecOutcome, error)
 		case <-c.ctx.Done():
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
 			defer cancel()
-			if _, err := c.k.backend.JobStop(stopCtx, outcome.JobID); err != nil {
+			if _, err := jobs.JobStop(stopCtx, outcome.JobID); err != nil {
 				c.k.log.Warn("stop the job of a cancelled task", "job", outcome.JobID, "err", err)
 			}
 			return nil, c.ctx.Err()
 		case <-tick.C:
 		}
-		j, err := c.k.backend.JobStatus(c.ctx, outcome.JobID, since)
+		j, err := jobs.JobStatus(c.ctx, outcome.JobID, since)
 		if err != nil {
 			if c.ctx.Err() != nil {
 				continue // cancelled meanwhile: stop the job above

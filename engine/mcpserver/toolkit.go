@@ -17,13 +17,23 @@ import (
 
 // toolkit is what every tool constructor needs.
 type toolkit struct {
-	backend         Backend
 	maxBytes        int
 	languages       []string
 	languageAliases map[string]string
 	owner           func(context.Context) sandbox.Owner
 	log             *slog.Logger
 	tasks           *taskRuns
+}
+
+// toolSet builds the tools of one set, each constructor given the set's
+// backend.
+func toolSet[B any](k *toolkit, b B, constructors ...func(*toolkit, B) (mcp.Tool, server.ToolHandlerFunc)) []server.ServerTool {
+	tools := make([]server.ServerTool, 0, len(constructors))
+	for _, build := range constructors {
+		tool, handler := build(k, b)
+		tools = append(tools, server.ServerTool{Tool: tool, Handler: handler})
+	}
+	return tools
 }
 
 // call is one tool invocation being handled: its context, owner and

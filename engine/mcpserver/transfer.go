@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,20 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
+// Transfer is what copy_to_sandbox and copy_from_sandbox need from the
+// engine.
+type Transfer interface {
+	// CopyToSandbox copies a host file or directory into a sandbox.
+	CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, path string) (sandbox.CopyResult, error)
+	// CopyFromSandbox copies a sandbox file or directory to the host.
+	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
+}
+
+// transferTools are copy_to_sandbox and copy_from_sandbox.
+func transferTools(k *toolkit, b Transfer) []server.ServerTool {
+	return toolSet(k, b, copyToSandbox, copyFromSandbox)
+}
+
 // copyResult is the result of copy_to_sandbox and copy_from_sandbox.
 type copyResult struct {
 	Path    string   `json:"path" jsonschema:"The destination: a path in the sandbox or on the host."`
@@ -18,7 +33,7 @@ type copyResult struct {
 	Skipped []string `json:"skipped,omitempty" jsonschema:"Entries not copied (symlinks, devices), with the reason."`
 }
 
-func copyToSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func copyToSandbox(k *toolkit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("copy_to_sandbox",
 		mcp.WithToolTitle("Copy from host into sandbox"),
 		mcp.WithDescription("Copy a file or directory from the user's machine into a sandbox. "+
@@ -39,7 +54,7 @@ func copyToSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		res, err := k.backend.CopyToSandbox(c.ctx, c.owner, ref, hostPath, dest)
+		res, err := b.CopyToSandbox(c.ctx, c.owner, ref, hostPath, dest)
 		if err != nil {
 			return nil, err
 		}
@@ -47,7 +62,7 @@ func copyToSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func copyFromSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
+func copyFromSandbox(k *toolkit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("copy_from_sandbox",
 		mcp.WithToolTitle("Copy from sandbox to host"),
 		mcp.WithDescription("Copy a file or directory out of a sandbox onto the user's machine. "+
@@ -70,7 +85,7 @@ func copyFromSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
 		if err := c.problem(); err != nil {
 			return nil, err
 		}
-		res, err := k.backend.CopyFromSandbox(c.ctx, c.owner, ref, src, hostPath)
+		res, err := b.CopyFromSandbox(c.ctx, c.owner, ref, src, hostPath)
 		if err != nil {
 			return nil, err
 		}
@@ -85,53 +100,4 @@ func copyReply(res sandbox.CopyResult) *mcp.CallToolResult {
 		text += "\nSkipped:\n  " + strings.Join(res.Skipped, "\n  ")
 	}
 	return structured(out, text)
-}
-
-// diffResult is diff_sandbox's result.
-type diffResult struct {
-	Added   []string `json:"added" jsonschema:"Paths created since the sandbox started from its image."`
-	Changed []string `json:"changed" jsonschema:"Paths modified."`
-	Deleted []string `json:"deleted" jsonschema:"Paths removed."`
-}
-
-func diffSandbox(k *toolkit) (mcp.Tool, server.ToolHandlerFunc) {
-	tool := mcp.NewTool("diff_sandbox",
-		mcp.WithToolTitle("Show sandbox changes"),
-		mcp.WithDescription("List the files added, changed and deleted in a sandbox compared with the image it was created from, "+
-			"like docker diff. Narrow it to a directory with path (relative to /workspace unless absolute)."),
-		readOnly,
-		sandboxArg(),
-		mcp.WithString("path", mcp.Description("Only report changes under this path. Default: the whole filesystem.")),
-		mcp.WithOutputSchema[diffResult](),
-	)
-	return tool, k.handle(tool, func(c *call) (*mcp.CallToolResult, error) {
-		ref := c.required("sandbox_id")
-		under := c.string("path")
-		if err := c.problem(); err != nil {
-			return nil, err
-		}
-		d, err := k.backend.Diff(c.ctx, c.owner, ref, under)
-		if err != nil {
-			return nil, err
-		}
-		out := diffResult{Added: nonNil(d.Added), Changed: nonNil(d.Changed), Deleted: nonNil(d.Deleted)}
-		return structured(out, diffText(out)), nil
-	})
-}
-
-// diffText renders changes as `docker diff` does: A, C or D and the path.
-func diffText(d diffResult) string {
-	var lines []string
-	for _, group := range []struct {
-		mark  string
-		paths []string
-	}{{"A", d.Added}, {"C", d.Changed}, {"D", d.Deleted}} {
-		for _, p := range group.paths {
-			lines = append(lines, group.mark+" "+p)
-		}
-	}
-	if len(lines) == 0 {
-		return "No changes from the image."
-	}
-	return strings.Join(lines, "\n")
 }
