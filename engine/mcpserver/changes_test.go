@@ -65,13 +65,7 @@ func TestSandboxesChangedReachesEveryLiveSession(t *testing.T) {
 	// A stateless client subscribes through a stream, which the server
 	// records asynchronously.
 	eventually(t, "both go-sdk sessions have subscribed", func() bool {
-		n := 0
-		srv.live.each(func(c *connSession) {
-			if c.IsSubscribedToResource(sandboxesURI) {
-				n++
-			}
-		})
-		return n == 2
+		return srv.transport.Subscribed(sandboxesURI) == 2
 	})
 
 	srv.SandboxesChanged()

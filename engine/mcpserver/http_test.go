@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -330,12 +331,12 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 }
 
 // TestHTTPBoundsRequestsInFlightPerSession: as on the socket, one session
-// runs at most maxInFlight requests at once; beyond that it is told to wait
+// runs at most transport.MaxInFlight requests at once; beyond that it is told to wait
 // (429), and other sessions are unaffected.
 func TestHTTPBoundsRequestsInFlightPerSession(t *testing.T) {
 	hs := serveHTTP(t, Options{})
 	release := make(chan struct{})
-	started := make(chan struct{}, 2*maxInFlight)
+	started := make(chan struct{}, 2*transport.MaxInFlight)
 	hs.fake.onExec = func(ctx context.Context, _ sandbox.Owner, _ sandbox.CommandRequest) sandbox.ExecOutcome {
 		started <- struct{}{}
 		select {
@@ -383,16 +384,16 @@ func TestHTTPBoundsRequestsInFlightPerSession(t *testing.T) {
 	}
 	busy, other := session(), session()
 	var calls sync.WaitGroup
-	for range maxInFlight {
+	for range transport.MaxInFlight {
 		calls.Go(func() {
 			if code := post(busy); code != http.StatusOK {
 				t.Errorf("a call within the limit: %d", code)
 			}
 		})
 	}
-	waitStarted(maxInFlight)
+	waitStarted(transport.MaxInFlight)
 	if code := post(busy); code != http.StatusTooManyRequests {
-		t.Errorf("call %d in flight on one session: %d, want 429", maxInFlight+1, code)
+		t.Errorf("call %d in flight on one session: %d, want 429", transport.MaxInFlight+1, code)
 	}
 	calls.Go(func() {
 		if code := post(other); code != http.StatusOK {

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"context"
 	"encoding/base64"
+	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -35,4 +38,57 @@ func imageContents(images []sandbox.Image) []mcp.Content {
 		}
 	}
 	return out
+}
+
+// progressReporter turns sandbox.Progress calls into notifications/progress
+// for the request that carried a progress token.
+type progressReporter struct {
+	ctx   context.Context
+	srv   *server.MCPServer
+	token mcp.ProgressToken
+
+	mu     sync.Mutex
+	last   float64
+	sent   bool
+	closed bool
+}
+
+// progressFor returns the Progress to hand the Backend for req, and a
+// function to call when the request is done, after which reports are
+// dropped. Without a progress token the Progress does nothing. It never
+// blocks: mcp-go drops a notification when the session's queue is full.
+func progressFor(ctx context.Context, req mcp.CallToolRequest) (sandbox.Progress, func()) {
+	srv := server.ServerFromContext(ctx)
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil || srv == nil {
+		return func(float64, float64, string) {}, func() {}
+	}
+	p := &progressReporter{ctx: ctx, srv: srv, token: req.Params.Meta.ProgressToken}
+	return p.report, p.close
+}
+
+// report sends one notification. MCP requires progress to increase, so a
+// report that does not advance is dropped.
+func (p *progressReporter) report(current, total float64, message string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || (p.sent && current <= p.last) {
+		return
+	}
+	params := map[string]any{"progressToken": p.token, "progress": current}
+	if total > 0 {
+		params["total"] = total
+	}
+	if message != "" {
+		params["message"] = message
+	}
+	if err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params); err != nil {
+		return // queue full or session gone: progress is best effort
+	}
+	p.last, p.sent = current, true
+}
+
+func (p *progressReporter) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -27,49 +26,6 @@ const (
 	logsURITemplate = "sandtray://sandbox/{id}/logs"
 	jsonMIME        = "application/json"
 )
-
-// SandboxesChanged tells every connected client that the set of sandboxes
-// changed: each live session gets notifications/resources/list_changed and,
-// if it subscribed to sandtray://sandboxes, notifications/resources/updated.
-// The host calls it from the engine's snapshot watcher whenever a sandbox
-// comes or goes. It never blocks: each connection's writer sends at most one
-// pending notification for any number of calls made before it got to it.
-func (s *Server) SandboxesChanged() {
-	s.live.each(func(c *connSession) { c.markChanged() })
-	select {
-	case s.remoteChanged <- struct{}{}: // for HTTP sessions; see announceChanges
-	default:
-	}
-}
-
-// liveSessions is the set of sessions being served, for SandboxesChanged.
-type liveSessions struct {
-	mu       sync.Mutex
-	sessions map[*connSession]struct{}
-}
-
-func (l *liveSessions) add(c *connSession) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.sessions == nil {
-		l.sessions = make(map[*connSession]struct{})
-	}
-	l.sessions[c] = struct{}{}
-}
-
-func (l *liveSessions) remove(c *connSession) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.sessions, c)
-}
-
-func (l *liveSessions) each(fn func(*connSession)) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for c := range l.sessions {
-		fn(c)
-	}
-}
 
 // addResources registers the resources and the resource template.
 func addResources(srv *server.MCPServer, b Resources) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -67,7 +68,7 @@ type Backend interface {
 
 // DefaultMaxRequestBytes is the default cap on one request: a JSON-RPC
 // message, and the arguments of one tool call.
-const DefaultMaxRequestBytes = 16 << 20
+const DefaultMaxRequestBytes = transport.DefaultMaxRequestBytes
 
 // defaultLanguages are the languages execute_code and create_sandbox accept
 // when Options.Languages is empty.
@@ -89,18 +90,10 @@ type Options struct {
 	LanguageAliases map[string]string
 }
 
-// Server is Sandtray's MCP server: every tool, wired to a Backend, with one
-// MCP session per served connection.
+// Server is Sandtray's MCP server: every tool, wired to a Backend, served
+// by the transport with one MCP session per connection.
 type Server struct {
-	mcp      *server.MCPServer
-	opts     Options
-	log      *slog.Logger
-	sessions *sessionRegistry
-	live     liveSessions
-	tasks    *taskRuns
-	// remoteChanged holds one pending "sandboxes changed" for the HTTP
-	// endpoint's sessions, which have no writer of their own.
-	remoteChanged chan struct{}
+	transport *transport.Server
 }
 
 const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
@@ -123,33 +116,20 @@ func New(b Backend, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	tasks := newTaskRuns()
-	s := &Server{opts: opts, log: log, sessions: newSessionRegistry(b, log, tasks), tasks: tasks,
-		remoteChanged: make(chan struct{}, 1)}
-
-	hooks := &server.Hooks{}
-	hooks.AddOnRegisterSession(s.sessions.registered)
-	hooks.AddOnUnregisterSession(s.sessions.unregistered)
-	hooks.AddAfterInitialize(s.sessions.initialized)
-	s.mcp = server.NewMCPServer("sandtray", opts.Version,
-		server.WithToolCapabilities(false),
-		// Subscriptions and list changes are served for sandtray://sandboxes
-		// only; see SandboxesChanged.
-		server.WithResourceCapabilities(true, true),
-		server.WithHooks(hooks),
-		server.WithRecovery(),
-		server.WithInstructions(instructions),
-		// execute_code, execute_command and install_packages may run as
-		// tasks; see tasks.go.
-		server.WithTaskCapabilities(true, true, true),
-		server.WithTaskHooks(tasks.hooks()),
-	)
-
+	t := transport.New(transport.Options{
+		Name: "sandtray", Version: opts.Version,
+		Instructions:    instructions,
+		MaxRequestBytes: opts.MaxRequestBytes,
+		Logger:          log,
+		Sessions:        b,
+		ChangesURI:      sandboxesURI,
+		Oversize:        oversizeRequest,
+	})
 	k := &toolkit{
 		maxBytes:  opts.MaxRequestBytes,
 		languages: opts.Languages, languageAliases: opts.LanguageAliases,
-		owner: s.sessions.owner,
-		log:   log, tasks: tasks,
+		owner: t.Owner, taskRun: t.TaskRun,
+		log: log,
 	}
 	for _, set := range [][]server.ServerTool{
 		sandboxTools(k, b), lifecycleTools(k, b),
@@ -158,10 +138,16 @@ func New(b Backend, opts Options) *Server {
 		installTools(k, b), captureTools(k, b), snapshotTools(k, b),
 		portTools(k, b), networkTools(k, b), secretTools(k, b),
 	} {
-		s.mcp.AddTools(set...)
+		t.MCP().AddTools(set...)
 	}
-	addResources(s.mcp, b)
-	return s
+	addResources(t.MCP(), b)
+	return &Server{transport: t}
+}
+
+// ServeConn serves conn as one MCP session speaking newline-delimited
+// JSON-RPC (MCP's stdio framing); see transport.Server.ServeConn.
+func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser) error {
+	return s.transport.ServeConn(ctx, conn)
 }
 
 // ServeStdio serves one MCP session on in and out, such as a process's stdin
@@ -169,18 +155,37 @@ func New(b Backend, opts Options) *Server {
 // is an io.Closer it is closed when ctx is done, so that a blocked read ends,
 // and when ServeStdio returns; out is never closed.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.ServeConn(ctx, stdio{Reader: in, Writer: out})
+	return s.transport.ServeStdio(ctx, in, out)
 }
 
-// stdio joins a reader and a writer into the connection ServeConn expects.
-type stdio struct {
-	io.Reader
-	io.Writer
-}
+// SandboxesChanged tells every connected client that the set of sandboxes
+// changed: each live session gets notifications/resources/list_changed and,
+// if it subscribed to sandtray://sandboxes, notifications/resources/updated.
+// The host calls it from the engine's snapshot watcher whenever a sandbox
+// comes or goes. It never blocks.
+func (s *Server) SandboxesChanged() { s.transport.ResourcesChanged() }
 
-func (s stdio) Close() error {
-	if c, ok := s.Reader.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
+// NewHTTP returns the HTTP endpoint of s: Streamable HTTP at PathStreamable
+// and the legacy HTTP+SSE transport at PathSSE. Serve starts it.
+func (s *Server) NewHTTP(opts HTTPOptions) *HTTPServer { return s.transport.NewHTTP(opts) }
+
+// The HTTP endpoint, from package transport.
+type (
+	// HTTPOptions configures the HTTP endpoint.
+	HTTPOptions = transport.HTTPOptions
+	// HTTPServer serves the MCP server over HTTP, behind a bearer-token guard.
+	HTTPServer = transport.HTTPServer
+)
+
+// HTTP paths; see package transport.
+const (
+	PathStreamable = transport.PathStreamable
+	PathSSE        = transport.PathSSE
+	PathMessage    = transport.PathMessage
+)
+
+// Defaults of the HTTP endpoint; see package transport.
+const (
+	DefaultSessionIdle = transport.DefaultSessionIdle
+	DefaultMaxConns    = transport.DefaultMaxConns
+)

@@ -21,8 +21,9 @@ type toolkit struct {
 	languages       []string
 	languageAliases map[string]string
 	owner           func(context.Context) sandbox.Owner
-	log             *slog.Logger
-	tasks           *taskRuns
+	// taskRun gives a call run as an MCP task the context of its run.
+	taskRun func(ctx context.Context, session string) (context.Context, func(), bool)
+	log     *slog.Logger
 }
 
 // toolSet builds the tools of one set, each constructor given the set's
@@ -67,10 +68,11 @@ func (k *toolkit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, e
 			}
 		}
 		c := &call{ctx: ctx, owner: k.owner(ctx), req: req, args: args, k: k}
-		if id := taskIDOf(ctx); c.isTask() && id != "" {
-			var done func()
-			c.ctx, done = k.tasks.start(ctx, id, c.owner.Session) // see tasks.go
-			defer done()
+		if c.isTask() {
+			if run, done, ok := k.taskRun(ctx, c.owner.Session); ok {
+				c.ctx = run
+				defer done()
+			}
 		}
 		result, err := body(c)
 		switch {
@@ -114,9 +116,20 @@ func (k *toolkit) oversize(req mcp.CallToolRequest) string {
 	if biggest != "" {
 		what = fmt.Sprintf("The %s argument is %s", biggest, formatBytes(int64(size)))
 	}
+	return overLimit(what, int64(k.maxBytes))
+}
+
+// oversizeRequest is what a request too long to read gets from the
+// transport.
+func oversizeRequest(size, limit int64) string {
+	return overLimit("This request is "+formatBytes(size), limit)
+}
+
+// overLimit says that what is over the limit, and how to send less.
+func overLimit(what string, limit int64) string {
 	return fmt.Sprintf("%s, over the limit of %s per request. "+
 		"Send less per call: split file content into several write_file calls, or copy a large file with copy_to_sandbox.",
-		what, formatBytes(int64(k.maxBytes)))
+		what, formatBytes(limit))
 }
 
 // badArguments is a problem with a tool's arguments. It is an
@@ -283,3 +296,9 @@ func sandboxArg() mcp.ToolOption {
 	return mcp.WithString("sandbox_id", mcp.Required(),
 		mcp.Description("The sandbox: its id (or a unique prefix of it) or its name, as create_sandbox or list_sandboxes report."))
 }
+
+// isTask reports whether the call runs as an MCP task.
+func (c *call) isTask() bool { return c.req.Params.Task != nil }
+
+// taskable marks a tool as one a client may run as a task.
+var taskable = mcp.WithTaskSupport(mcp.TaskSupportOptional)

@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"bytes"
@@ -50,7 +50,7 @@ type guard struct {
 
 func newGuard(h *HTTPServer, addr net.Addr) *guard {
 	g := &guard{h: h, hosts: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true},
-		budget: newHTTPBudget(maxInFlight, maxHTTPInFlight)}
+		budget: newHTTPBudget(MaxInFlight, MaxHTTPInFlight)}
 	host, port, _ := net.SplitHostPort(addr.String())
 	g.port = port
 	g.hosts[strings.ToLower(host)] = true
@@ -213,7 +213,7 @@ func (g *guard) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) 
 	rest, _ := io.Copy(sniffWriter{sniff}, io.LimitReader(r.Body, maxDrainBytes))
 	over := &oversizeError{size: int64(len(body)) + rest, id: sniff.id, method: sniff.method}
 	g.h.srv.log.Warn("mcp request over the size limit", "bytes", over.size, "method", over.method, "transport", "http")
-	reply := oversizeReply(over, g.h.srv.opts.MaxRequestBytes)
+	reply := g.h.srv.oversizeReply(over)
 	switch {
 	case reply == nil:
 		w.WriteHeader(http.StatusRequestEntityTooLarge)

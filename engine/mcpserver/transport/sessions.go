@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"context"
@@ -12,13 +12,13 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// sessionRegistry follows MCP sessions through mcp-go's hooks and tells the
-// Backend when each starts and ends. A session starts once its client is
+// sessionRegistry follows MCP sessions through mcp-go's hooks and tells
+// Sessions when each starts and ends. A session starts once its client is
 // known: after initialize or, for a client using the stateless protocol
 // (2026-07-28) that never sends initialize, at its first tool call. Only a
-// started session is ended, so the Backend always sees the pair in order.
+// started session is ended, so Sessions always sees the pair in order.
 type sessionRegistry struct {
-	backend Backend
+	backend Sessions
 	log     *slog.Logger
 	tasks   *taskRuns // stopped when their session ends
 
@@ -26,7 +26,7 @@ type sessionRegistry struct {
 	sessions map[string]*sessionState
 }
 
-// sessionState is one live session. mu is held across the Backend calls so
+// sessionState is one live session. mu is held across the Sessions calls so
 // that SessionEnded cannot overtake SessionStarted.
 type sessionState struct {
 	id      string
@@ -37,7 +37,7 @@ type sessionState struct {
 	ended   bool
 }
 
-func newSessionRegistry(b Backend, log *slog.Logger, tasks *taskRuns) *sessionRegistry {
+func newSessionRegistry(b Sessions, log *slog.Logger, tasks *taskRuns) *sessionRegistry {
 	return &sessionRegistry{backend: b, log: log, tasks: tasks, sessions: make(map[string]*sessionState)}
 }
 
@@ -82,7 +82,7 @@ func (r *sessionRegistry) unregistered(_ context.Context, session server.ClientS
 	r.end(session.SessionID())
 }
 
-// end ends a session: its tasks stop, and the Backend hears of it if it
+// end ends a session: its tasks stop, and Sessions hears of it if it
 // had started.
 func (r *sessionRegistry) end(id string) {
 	r.tasks.endSession(id)
@@ -163,57 +163,4 @@ func (r *sessionRegistry) start(st *sessionState, client string) string {
 // clientName renders clientInfo as "name version".
 func clientName(info mcp.Implementation) string {
 	return strings.TrimSpace(info.Name + " " + info.Version)
-}
-
-// progressReporter turns sandbox.Progress calls into notifications/progress
-// for the request that carried a progress token.
-type progressReporter struct {
-	ctx   context.Context
-	srv   *server.MCPServer
-	token mcp.ProgressToken
-
-	mu     sync.Mutex
-	last   float64
-	sent   bool
-	closed bool
-}
-
-// progressFor returns the Progress to hand the Backend for req, and a
-// function to call when the request is done, after which reports are
-// dropped. Without a progress token the Progress does nothing. It never
-// blocks: mcp-go drops a notification when the session's queue is full.
-func progressFor(ctx context.Context, req mcp.CallToolRequest) (sandbox.Progress, func()) {
-	srv := server.ServerFromContext(ctx)
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil || srv == nil {
-		return func(float64, float64, string) {}, func() {}
-	}
-	p := &progressReporter{ctx: ctx, srv: srv, token: req.Params.Meta.ProgressToken}
-	return p.report, p.close
-}
-
-// report sends one notification. MCP requires progress to increase, so a
-// report that does not advance is dropped.
-func (p *progressReporter) report(current, total float64, message string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed || (p.sent && current <= p.last) {
-		return
-	}
-	params := map[string]any{"progressToken": p.token, "progress": current}
-	if total > 0 {
-		params["total"] = total
-	}
-	if message != "" {
-		params["message"] = message
-	}
-	if err := p.srv.SendNotificationToClient(p.ctx, string(mcp.MethodNotificationProgress), params); err != nil {
-		return // queue full or session gone: progress is best effort
-	}
-	p.last, p.sent = current, true
-}
-
-func (p *progressReporter) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
 }

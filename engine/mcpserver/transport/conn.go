@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// maxInFlight bounds the requests one connection runs at once; beyond it the
+// MaxInFlight bounds the requests one connection runs at once; beyond it the
 // connection stops reading until one finishes.
-const maxInFlight = 32
+const MaxInFlight = 32
 
 // ServeConn serves conn as one MCP session speaking newline-delimited
 // JSON-RPC (MCP's stdio framing). Requests run concurrently, so a
@@ -28,7 +28,7 @@ func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser) error {
 	stopClosing := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stopClosing()
 
-	session := newConnSession()
+	session := newConnSession(s.opts.ChangesURI)
 	if err := s.mcp.RegisterSession(ctx, session); err != nil {
 		return fmt.Errorf("register MCP session: %w", err)
 	}
@@ -51,7 +51,7 @@ func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser) error {
 // readLoop dispatches each line of r until EOF or ctx is done.
 func (s *Server) readLoop(ctx context.Context, r io.Reader, out *connWriter, requests *sync.WaitGroup) error {
 	lines := newLineReader(r, s.opts.MaxRequestBytes+envelopeSlack)
-	slots := make(chan struct{}, maxInFlight)
+	slots := make(chan struct{}, MaxInFlight)
 	budget := newRequestBytes(s.opts.MaxRequestBytes)
 	running := newInflight()
 	for {
@@ -60,7 +60,7 @@ func (s *Server) readLoop(ctx context.Context, r io.Reader, out *connWriter, req
 		switch {
 		case errors.As(err, &tooLong):
 			s.log.Warn("mcp request over the size limit", "bytes", tooLong.size, "method", tooLong.method)
-			if reply := oversizeReply(tooLong, s.opts.MaxRequestBytes); reply != nil {
+			if reply := s.oversizeReply(tooLong); reply != nil {
 				out.send(reply)
 			}
 			continue

@@ -1,17 +1,16 @@
-package mcpserver
+package transport
 
 import (
 	"context"
 	"sync"
 	"sync/atomic"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
 // MCP tasks (protocol 2025-11-25): a client that declares the tasks
-// capability may send execute_code, execute_command or install_packages with
-// a "task" parameter; the reply is a task id at once, and the client follows
+// capability may send a tool that supports tasks (execute_code and the like)
+// with a "task" parameter; the reply is a task id at once, and the client follows
 // it with tasks/get, tasks/result and tasks/cancel. mcp-go keeps the task
 // table and answers those; this file makes the runs behind them right.
 //
@@ -24,7 +23,8 @@ import (
 // OnTaskCancelled hook) or when its session ends. To find the run that hook
 // names, each request's context carries a taskSlot, which mcp-go's
 // OnTaskCreated hook fills with the task id on the request's goroutine
-// before it starts the handler.
+// before it starts the handler. A tool handler takes its run's context from
+// Server.TaskRun.
 
 // taskSlot receives the id of the task a request created.
 type taskSlot struct{ id atomic.Pointer[string] }
@@ -127,9 +127,3 @@ func (t *taskRuns) endSession(session string) {
 		}
 	}
 }
-
-// isTask reports whether the call runs as an MCP task.
-func (c *call) isTask() bool { return c.req.Params.Task != nil }
-
-// taskable marks a tool as one a client may run as a task.
-var taskable = mcp.WithTaskSupport(mcp.TaskSupportOptional)

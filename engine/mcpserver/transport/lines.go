@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"bufio"
@@ -74,16 +74,13 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-// oversizeReply answers a message that was too long to read. A tool call gets
-// a tool error, so the model learns the limit; any other request gets a
-// JSON-RPC error. A notification gets nothing.
-func oversizeReply(e *oversizeError, limit int) json.RawMessage {
+// oversizeReply answers a message that was too long to read with msg. A
+// tool call gets a tool error, so the model learns the limit; any other
+// request gets a JSON-RPC error. A notification gets nothing.
+func oversizeReply(e *oversizeError, msg string) json.RawMessage {
 	if len(e.id) == 0 || string(e.id) == "null" {
 		return nil
 	}
-	msg := fmt.Sprintf("This request is %s, over the limit of %s per request. "+
-		"Send less per call: split file content into several write_file calls, or copy a large file with copy_to_sandbox.",
-		formatBytes(e.size), formatBytes(int64(limit)))
 	if e.method != string(mcp.MethodToolsCall) {
 		return errorReply(e.id, mcp.INVALID_REQUEST, msg)
 	}

@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"encoding/json"
@@ -9,12 +9,12 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// maxHTTPInFlight bounds the POSTs the HTTP endpoint runs at once, all
-// clients together. Each client has maxInFlight of them, as one socket
+// MaxHTTPInFlight bounds the POSTs the HTTP endpoint runs at once, all
+// clients together. Each client has MaxInFlight of them, as one socket
 // connection does, so four clients flooding at once still leave room
 // nowhere but in their own budgets, and one client's flood leaves the rest
 // to the others.
-const maxHTTPInFlight = 4 * maxInFlight
+const MaxHTTPInFlight = 4 * MaxInFlight
 
 // retryAfterSeconds is what a 429 asks a client to wait: requests in
 // flight are tool calls, most of which end within a second.
@@ -99,9 +99,9 @@ func statelessClient(info *mcp.Implementation) string {
 // tooManyInFlight answers a POST over its budget with 429 and Retry-After,
 // saying whose budget it was.
 func tooManyInFlight(w http.ResponseWriter, all bool) {
-	msg := "too many requests in flight for this client (" + strconv.Itoa(maxInFlight) + "); wait for some to finish"
+	msg := "too many requests in flight for this client (" + strconv.Itoa(MaxInFlight) + "); wait for some to finish"
 	if all {
-		msg = "the server has " + strconv.Itoa(maxHTTPInFlight) + " requests in flight from all its HTTP clients; retry shortly"
+		msg = "the server has " + strconv.Itoa(MaxHTTPInFlight) + " requests in flight from all its HTTP clients; retry shortly"
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 	writeJSONRPC(w, http.StatusTooManyRequests, errorReply(nil, mcp.INVALID_REQUEST, msg))

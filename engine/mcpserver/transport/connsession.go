@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"crypto/rand"
@@ -16,6 +16,7 @@ import (
 // each stateless request), and the resources the client subscribed to.
 type connSession struct {
 	id              string
+	changesURI      string // the one resource clients may subscribe to
 	notifications   chan mcp.JSONRPCNotification
 	initialized     atomic.Bool
 	clientInfo      atomic.Pointer[mcp.Implementation]
@@ -37,11 +38,12 @@ var (
 	_ server.SessionWithResourceSubscriptionsErr = (*connSession)(nil)
 )
 
-func newConnSession() *connSession {
+func newConnSession(changesURI string) *connSession {
 	// Session ids outlive the process in the engine's state, so they must
 	// not repeat after a restart: random, not a counter.
 	return &connSession{
 		id:            rand.Text(),
+		changesURI:    changesURI,
 		notifications: make(chan mcp.JSONRPCNotification, 256),
 		changed:       make(chan struct{}, 1),
 		subs:          make(map[string]bool),
@@ -85,12 +87,13 @@ func (c *connSession) ProtocolVersion() string {
 
 func (c *connSession) SetProtocolVersion(v string) { c.protocolVersion.Store(&v) }
 
-// SubscribeToResourceErr accepts a subscription to sandtray://sandboxes, the
-// one resource whose changes the server hears about. mcp-go calls it for
+// SubscribeToResourceErr accepts a subscription to the changes URI
+// (sandtray://sandboxes), the one resource whose changes the server hears
+// about. mcp-go calls it for
 // resources/subscribe and for a stateless client's subscriptions/listen.
 func (c *connSession) SubscribeToResourceErr(uri string) error {
-	if uri != sandboxesURI {
-		return fmt.Errorf("only %s sends updates; read %s again for newer content", sandboxesURI, uri)
+	if uri != c.changesURI {
+		return fmt.Errorf("only %s sends updates; read %s again for newer content", c.changesURI, uri)
 	}
 	c.SubscribeToResource(uri)
 	return nil
@@ -135,14 +138,14 @@ func (c *connSession) markChanged() {
 
 // changeNotifications are what the client hears when the set of sandboxes
 // changes: nothing before it has initialized, then resources/list_changed,
-// and resources/updated if it subscribed to sandtray://sandboxes.
+// and resources/updated if it subscribed to the changes URI.
 func (c *connSession) changeNotifications() []mcp.JSONRPCNotification {
 	if !c.Initialized() {
 		return nil
 	}
 	notes := []mcp.JSONRPCNotification{notification(mcp.MethodNotificationResourcesListChanged, nil)}
-	if c.IsSubscribedToResource(sandboxesURI) {
-		notes = append(notes, notification(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": sandboxesURI}))
+	if c.IsSubscribedToResource(c.changesURI) {
+		notes = append(notes, notification(mcp.MethodNotificationResourceUpdated, map[string]any{"uri": c.changesURI}))
 	}
 	return notes
 }

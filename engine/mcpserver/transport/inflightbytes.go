@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// inFlightBytes bounds the bytes of the requests one connection has running
+// InFlightBytes bounds the bytes of the requests one connection has running
 // at once: two requests of the largest size a line may have. Without it a
-// client could keep maxInFlight requests of MaxRequestBytes each (512 MiB at
+// client could keep MaxInFlight requests of MaxRequestBytes each (512 MiB at
 // the defaults) in the engine's memory at once. A request larger than the
 // budget (impossible: lines are capped) would take all of it.
-func inFlightBytes(maxRequestBytes int) int64 {
+func InFlightBytes(maxRequestBytes int) int64 {
 	return 2 * int64(maxRequestBytes+envelopeSlack)
 }
 
@@ -22,7 +22,7 @@ type requestBytes struct {
 }
 
 func newRequestBytes(maxRequestBytes int) *requestBytes {
-	n := inFlightBytes(maxRequestBytes)
+	n := InFlightBytes(maxRequestBytes)
 	return &requestBytes{sem: semaphore.NewWeighted(n), max: n}
 }
 
