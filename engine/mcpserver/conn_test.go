@@ -107,13 +107,3 @@ func TestServeStdioReturnsWhenContextEndsAndClosesInput(t *testing.T) {
 		t.Errorf("writing to stdin after shutdown: %v, want io.ErrClosedPipe (input closed)", err)
 	}
 }
-
-// TestOversizeRequestText: the message the transport sends a request too
-// long to read names both sizes and how to send less.
-func TestOversizeRequestText(t *testing.T) {
-	want := "This request is 2 KiB, over the limit of 1 KiB per request. " +
-		"Send less per call: split file content into several write_file calls, or copy a large file with copy_to_sandbox."
-	if got := oversizeRequest(2048, 1024); got != want {
-		t.Errorf("oversizeRequest(2048, 1024) = %q, want %q", got, want)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -113,8 +114,8 @@ func TestOnlyTheSandboxesResourceTakesSubscriptions(t *testing.T) {
 		t.Run(protocol, func(t *testing.T) {
 			srv := New(newFake(), Options{})
 			cs := sdkClient(t, serveWith(t, srv), protocol, nil)
-			if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: sandboxesURI}); err != nil {
-				t.Fatalf("subscribe to %s: %v", sandboxesURI, err)
+			if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: tools.SandboxesURI}); err != nil {
+				t.Fatalf("subscribe to %s: %v", tools.SandboxesURI, err)
 			}
 			if protocol != "2025-11-25" {
 				return // a stateless client's subscription is a stream; its refusal arrives asynchronously

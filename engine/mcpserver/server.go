@@ -1,20 +1,18 @@
 // Package mcpserver serves Sandtray's engine over the Model Context Protocol.
+// It is the assembly of two packages, and what the host imports:
 //
-// It is the only package that imports github.com/mark3labs/mcp-go. Each MCP
-// tool has one constructor returning its schema and handler; the handlers
-// validate arguments, call the engine through the consumer-defined Backend
-// interface, and answer with structured content plus a readable text part.
-// Bad input and refused actions are tool errors a model can act on; failures
-// of Docker or the host are Go errors, which reach the client as JSON-RPC
-// errors.
+//   - package transport carries the messages: newline-delimited JSON-RPC on
+//     any byte stream (ServeConn for a socket or pipe connection, ServeStdio
+//     for a process's stdin and stdout, one MCP session each), and Streamable
+//     HTTP and SSE behind a bearer-token guard (NewHTTP), with the sessions
+//     and the budgets of requests in flight;
+//   - package tools is the catalog: every MCP tool, in sets that each ask the
+//     engine for a small interface, and the resources sandtray://sandboxes
+//     and sandtray://sandbox/{id}/logs.
 //
-// Two resources show the same data to clients that read rather than call:
-// sandtray://sandboxes and sandtray://sandbox/{id}/logs. The host calls
+// New registers every tool set with one Backend, the union of the sets'
+// interfaces, which *engine.Engine provides. The host calls
 // SandboxesChanged when sandboxes come and go, so clients hear of it.
-//
-// A Server speaks newline-delimited JSON-RPC on any byte stream: ServeConn
-// serves one connection as one MCP session (the unix socket gives each client
-// its own), and ServeStdio serves a process's stdin and stdout the same way.
 package mcpserver
 
 import (
@@ -25,15 +23,15 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/engine/mcpserver/transport"
-	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Backend is what the whole server needs from the engine: the session
 // hooks and every tool set's interface. *engine.Engine satisfies it, and
 // tests use an in-memory fake. Each tool set asks only for its own part
-// (Sandboxes, Executor, Files, ...), so a tool reaches no more of the engine
-// than it uses.
+// (tools.Sandboxes, tools.Executor, tools.Files, ...), so a tool reaches no
+// more of the engine than it uses.
 //
 // A ref is a sandbox id, a unique id prefix, or a sandbox name. The owner
 // identifies the calling MCP session: Session is the MCP session id and
@@ -44,26 +42,21 @@ import (
 // err.Error(), which must therefore be a sentence a model can act on, and any
 // other error into a JSON-RPC error.
 type Backend interface {
-	// SessionStarted is called once per MCP session, as soon as the client is
-	// known: after initialize, or at the first tool call of a client that
-	// skips the handshake.
-	SessionStarted(owner sandbox.Owner)
-	// SessionEnded is called when a started session's connection closes, after
-	// its last tool call has returned.
-	SessionEnded(session string)
+	// Sessions hears when each MCP session starts and ends.
+	transport.Sessions
 
-	Sandboxes
-	Lifecycle
-	Executor
-	Files
-	Transfer
-	Installer
-	Capture
-	Snapshots
-	Ports
-	Network
-	Secrets
-	Resources
+	tools.Sandboxes
+	tools.Lifecycle
+	tools.Executor
+	tools.Files
+	tools.Transfer
+	tools.Installer
+	tools.Capture
+	tools.Snapshots
+	tools.Ports
+	tools.Network
+	tools.Secrets
+	tools.Resources
 }
 
 // DefaultMaxRequestBytes is the default cap on one request: a JSON-RPC
@@ -96,14 +89,6 @@ type Server struct {
 	transport *transport.Server
 }
 
-const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
-execute_code and execute_command work without any setup: with no sandbox_id they use this session's default sandbox, created on first use.
-Paths inside a sandbox are relative to /workspace unless absolute. Sandboxes have no network unless created with network "egress" (through Sandtray's egress gate: the package indexes, and hosts the user approves; request_network asks) or "bridge" (when the user allows it).
-Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.
-To keep an environment, install_packages records exact versions, commit_sandbox saves a sandbox as an image, and export_dockerfile writes a Dockerfile that rebuilds it.
-Before something risky, snapshot_sandbox saves a sandbox's files; restore_sandbox goes back to them, and fork_sandbox makes independent copies to try approaches side by side.
-` + servingHowTo
-
 // New returns a Server whose tools call b.
 func New(b Backend, opts Options) *Server {
 	if opts.MaxRequestBytes <= 0 {
@@ -118,29 +103,30 @@ func New(b Backend, opts Options) *Server {
 	}
 	t := transport.New(transport.Options{
 		Name: "sandtray", Version: opts.Version,
-		Instructions:    instructions,
+		Instructions:    tools.Instructions,
 		MaxRequestBytes: opts.MaxRequestBytes,
 		Logger:          log,
 		Sessions:        b,
-		ChangesURI:      sandboxesURI,
-		Oversize:        oversizeRequest,
+		ChangesURI:      tools.SandboxesURI,
+		Oversize:        tools.OversizeRequest,
 	})
-	k := &toolkit{
-		maxBytes:  opts.MaxRequestBytes,
-		languages: opts.Languages, languageAliases: opts.LanguageAliases,
-		owner: t.Owner, taskRun: t.TaskRun,
-		log: log,
+	k := &tools.Kit{
+		MaxRequestBytes: opts.MaxRequestBytes,
+		Languages:       opts.Languages, LanguageAliases: opts.LanguageAliases,
+		Owner: t.Owner, TaskRun: t.TaskRun,
+		Log: log,
 	}
+	// mcp-go lists tools by name, whatever order they are added in.
 	for _, set := range [][]server.ServerTool{
-		sandboxTools(k, b), lifecycleTools(k, b),
-		execTools(k, b), jobTools(k, b), logTools(k, b),
-		fileTools(k, b), transferTools(k, b),
-		installTools(k, b), captureTools(k, b), snapshotTools(k, b),
-		portTools(k, b), networkTools(k, b), secretTools(k, b),
+		tools.SandboxTools(k, b), tools.LifecycleTools(k, b),
+		tools.ExecTools(k, b), tools.JobTools(k, b), tools.LogTools(k, b),
+		tools.FileTools(k, b), tools.TransferTools(k, b),
+		tools.InstallTools(k, b), tools.CaptureTools(k, b), tools.SnapshotTools(k, b),
+		tools.PortTools(k, b), tools.NetworkTools(k, b), tools.SecretTools(k, b),
 	} {
 		t.MCP().AddTools(set...)
 	}
-	addResources(t.MCP(), b)
+	tools.AddResources(t.MCP(), b)
 	return &Server{transport: t}
 }
 

@@ -1,4 +1,23 @@
-package mcpserver
+// Package tools is Sandtray's catalog of MCP tools and resources, in sets
+// that each declare the small interface they need from the engine:
+// Sandboxes (create_sandbox, list_sandboxes), Lifecycle (persist, stop and
+// delete), Executor (execute_code, execute_command), Jobs, ActivityLog
+// (sandbox_logs), Files, Transfer, Installer, Capture (commit, export,
+// diff), Snapshots, Ports, Network (request_network), Secrets, and
+// Resources. A set's function (SandboxTools, ExecTools, ...) builds its
+// tools for a backend that provides the interface; package mcpserver
+// registers every set with the engine.
+//
+// Each tool has one constructor returning its schema and handler; the
+// handlers validate arguments, call the engine, and answer with structured
+// content plus a readable text part. Bad input and refused actions are tool
+// errors a model can act on (an error for which sandbox.IsUserError is
+// true, carrying err.Error()); failures of Docker or the host are Go
+// errors, which reach the client as JSON-RPC errors.
+//
+// The package knows nothing of how messages travel: the transport gives it
+// the caller's owner and a task's run context through Kit.
+package tools
 
 import (
 	"context"
@@ -15,20 +34,27 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// toolkit is what every tool constructor needs.
-type toolkit struct {
-	maxBytes        int
-	languages       []string
-	languageAliases map[string]string
-	owner           func(context.Context) sandbox.Owner
-	// taskRun gives a call run as an MCP task the context of its run.
-	taskRun func(ctx context.Context, session string) (context.Context, func(), bool)
-	log     *slog.Logger
+// Kit is what every tool set needs besides its backend.
+type Kit struct {
+	// MaxRequestBytes caps the arguments of one tool call.
+	MaxRequestBytes int
+	// Languages lists the languages execute_code and create_sandbox accept;
+	// LanguageAliases maps other accepted spellings to one of them.
+	Languages       []string
+	LanguageAliases map[string]string
+	// Owner identifies the session of a tool call.
+	Owner func(context.Context) sandbox.Owner
+	// TaskRun gives a call run as an MCP task the context of its run, and
+	// the function to call when it is over; ok is false when the call
+	// created no task.
+	TaskRun func(ctx context.Context, session string) (run context.Context, done func(), ok bool)
+	// Log receives diagnostics; it must not be nil.
+	Log *slog.Logger
 }
 
 // toolSet builds the tools of one set, each constructor given the set's
 // backend.
-func toolSet[B any](k *toolkit, b B, constructors ...func(*toolkit, B) (mcp.Tool, server.ToolHandlerFunc)) []server.ServerTool {
+func toolSet[B any](k *Kit, b B, constructors ...func(*Kit, B) (mcp.Tool, server.ToolHandlerFunc)) []server.ServerTool {
 	tools := make([]server.ServerTool, 0, len(constructors))
 	for _, build := range constructors {
 		tool, handler := build(k, b)
@@ -44,7 +70,7 @@ type call struct {
 	owner sandbox.Owner
 	req   mcp.CallToolRequest
 	args  map[string]any
-	k     *toolkit
+	k     *Kit
 	bad   error
 }
 
@@ -52,7 +78,7 @@ type call struct {
 // rejecting arguments the tool does not know (a misspelt "timeout" must not
 // be silently ignored), resolving the owner, and sorting errors into tool
 // errors (the caller can fix them) and Go errors (infrastructure).
-func (k *toolkit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
+func (k *Kit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, error)) server.ToolHandlerFunc {
 	known := slices.Sorted(maps.Keys(tool.InputSchema.Properties))
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if msg := k.oversize(req); msg != "" {
@@ -67,9 +93,9 @@ func (k *toolkit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, e
 				return mcp.NewToolResultError(unknownArgument(tool.Name, name, known)), nil
 			}
 		}
-		c := &call{ctx: ctx, owner: k.owner(ctx), req: req, args: args, k: k}
+		c := &call{ctx: ctx, owner: k.Owner(ctx), req: req, args: args, k: k}
 		if c.isTask() {
-			if run, done, ok := k.taskRun(ctx, c.owner.Session); ok {
+			if run, done, ok := k.TaskRun(ctx, c.owner.Session); ok {
 				c.ctx = run
 				defer done()
 			}
@@ -81,7 +107,7 @@ func (k *toolkit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, e
 		case sandbox.IsUserError(err):
 			return mcp.NewToolResultError(err.Error()), nil
 		default:
-			k.log.Warn("mcp tool failed", "tool", tool.Name, "session", c.owner.Session, "err", err)
+			k.Log.Warn("mcp tool failed", "tool", tool.Name, "session", c.owner.Session, "err", err)
 			return nil, fmt.Errorf("%s: %w", tool.Name, err)
 		}
 	}
@@ -96,12 +122,12 @@ func unknownArgument(tool, name string, known []string) string {
 
 // oversize explains why a call's arguments exceed the cap, naming the
 // largest one, or returns "".
-func (k *toolkit) oversize(req mcp.CallToolRequest) string {
+func (k *Kit) oversize(req mcp.CallToolRequest) string {
 	raw := req.Params.RawArguments
 	if raw == nil {
 		raw, _ = json.Marshal(req.Params.Arguments)
 	}
-	if len(raw) <= k.maxBytes {
+	if len(raw) <= k.MaxRequestBytes {
 		return ""
 	}
 	biggest, size := "", 0
@@ -116,12 +142,12 @@ func (k *toolkit) oversize(req mcp.CallToolRequest) string {
 	if biggest != "" {
 		what = fmt.Sprintf("The %s argument is %s", biggest, formatBytes(int64(size)))
 	}
-	return overLimit(what, int64(k.maxBytes))
+	return overLimit(what, int64(k.MaxRequestBytes))
 }
 
-// oversizeRequest is what a request too long to read gets from the
+// OversizeRequest is what a request too long to read gets from the
 // transport.
-func oversizeRequest(size, limit int64) string {
+func OversizeRequest(size, limit int64) string {
 	return overLimit("This request is "+formatBytes(size), limit)
 }
 

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -19,8 +19,8 @@ type Network interface {
 	RequestNetwork(ctx context.Context, owner sandbox.Owner, ref string, hosts []string, reason string) (sandbox.EgressRequestResult, error)
 }
 
-// networkTools is request_network.
-func networkTools(k *toolkit, b Network) []server.ServerTool {
+// NetworkTools is request_network.
+func NetworkTools(k *Kit, b Network) []server.ServerTool {
 	return toolSet(k, b, requestNetwork)
 }
 
@@ -36,7 +36,7 @@ type refusedHost struct {
 	Why  string `json:"why" jsonschema:"Why it is refused, and what the user can do."`
 }
 
-func requestNetwork(k *toolkit, b Network) (mcp.Tool, server.ToolHandlerFunc) {
+func requestNetwork(k *Kit, b Network) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("request_network",
 		mcp.WithToolTitle("Request network access"),
 		mcp.WithDescription("Ask the user for access to hosts from a sandbox created with network \"egress\", with a reason they see. "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type Ports interface {
 	UnexposePort(ctx context.Context, owner sandbox.Owner, ref string, port int) error
 }
 
-// portTools are expose_port and unexpose_port.
-func portTools(k *toolkit, b Ports) []server.ServerTool {
+// PortTools are expose_port and unexpose_port.
+func PortTools(k *Kit, b Ports) []server.ServerTool {
 	return toolSet(k, b, exposePort, unexposePort)
 }
 
@@ -38,7 +38,7 @@ type portForwarded struct {
 	Port     int    `json:"port" jsonschema:"The port inside the sandbox."`
 }
 
-func exposePort(k *toolkit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
+func exposePort(k *Kit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("expose_port",
 		mcp.WithToolTitle("Expose a sandbox port"),
 		mcp.WithDescription("Forward a TCP port inside a sandbox to the user's machine, at http://127.0.0.1:<host_port>/ (loopback only, never another interface). "+
@@ -76,7 +76,7 @@ type portClosed struct {
 	Closed    bool   `json:"closed" jsonschema:"True: the host port no longer accepts connections."`
 }
 
-func unexposePort(k *toolkit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
+func unexposePort(k *Kit, b Ports) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("unexpose_port",
 		mcp.WithToolTitle("Stop exposing a sandbox port"),
 		mcp.WithDescription("End the forward expose_port made: the host port stops accepting connections and open ones are closed. The server in the sandbox keeps running."),

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ type fileListing struct {
 	NextOffset int `json:"next_offset,omitempty" jsonschema:"Set when entries were left out because the reply holds at most about 512 KiB: pass as offset to get the next ones."`
 }
 
-func listFiles(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
+func listFiles(k *Kit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_files",
 		mcp.WithToolTitle("List files"),
 		mcp.WithDescription("List a directory in a sandbox: names, types, sizes, permissions and modification times. "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"fmt"
@@ -17,8 +17,8 @@ type Secrets interface {
 	ListSecrets() []sandbox.SecretInfo
 }
 
-// secretTools is list_secrets.
-func secretTools(k *toolkit, b Secrets) []server.ServerTool {
+// SecretTools is list_secrets.
+func SecretTools(k *Kit, b Secrets) []server.ServerTool {
 	return toolSet(k, b, listSecrets)
 }
 
@@ -35,7 +35,7 @@ type secretListed struct {
 	Why       string   `json:"why,omitempty" jsonschema:"Why it is not available, and what the user can do."`
 }
 
-func listSecrets(k *toolkit, b Secrets) (mcp.Tool, server.ToolHandlerFunc) {
+func listSecrets(k *Kit, b Secrets) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_secrets",
 		mcp.WithToolTitle("List secrets"),
 		mcp.WithDescription("List the API keys the user has given Sandtray, by name and the hosts each works with; never their values. "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type Installer interface {
 	InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error)
 }
 
-// installTools is install_packages.
-func installTools(k *toolkit, b Installer) []server.ServerTool {
+// InstallTools is install_packages.
+func InstallTools(k *Kit, b Installer) []server.ServerTool {
 	return toolSet(k, b, installPackages)
 }
 
@@ -47,7 +47,7 @@ type installResult struct {
 	DurationMS int64              `json:"duration_ms" jsonschema:"How long the install took, in milliseconds."`
 }
 
-func installPackages(k *toolkit, b Installer) (mcp.Tool, server.ToolHandlerFunc) {
+func installPackages(k *Kit, b Installer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("install_packages",
 		mcp.WithToolTitle("Install packages"),
 		mcp.WithDescription("Install packages in a sandbox and report the exact versions installed. "+

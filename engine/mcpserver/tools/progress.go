@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -53,7 +53,7 @@ type progressReporter struct {
 	closed bool
 }
 
-// progressFor returns the Progress to hand the Backend for req, and a
+// progressFor returns the Progress to hand the engine for req, and a
 // function to call when the request is done, after which reports are
 // dropped. Without a progress token the Progress does nothing. It never
 // blocks: mcp-go drops a notification when the session's queue is full.

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type Transfer interface {
 	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
 }
 
-// transferTools are copy_to_sandbox and copy_from_sandbox.
-func transferTools(k *toolkit, b Transfer) []server.ServerTool {
+// TransferTools are copy_to_sandbox and copy_from_sandbox.
+func TransferTools(k *Kit, b Transfer) []server.ServerTool {
 	return toolSet(k, b, copyToSandbox, copyFromSandbox)
 }
 
@@ -33,7 +33,7 @@ type copyResult struct {
 	Skipped []string `json:"skipped,omitempty" jsonschema:"Entries not copied (symlinks, devices), with the reason."`
 }
 
-func copyToSandbox(k *toolkit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
+func copyToSandbox(k *Kit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("copy_to_sandbox",
 		mcp.WithToolTitle("Copy from host into sandbox"),
 		mcp.WithDescription("Copy a file or directory from the user's machine into a sandbox. "+
@@ -62,7 +62,7 @@ func copyToSandbox(k *toolkit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func copyFromSandbox(k *toolkit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
+func copyFromSandbox(k *Kit, b Transfer) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("copy_from_sandbox",
 		mcp.WithToolTitle("Copy from sandbox to host"),
 		mcp.WithDescription("Copy a file or directory out of a sandbox onto the user's machine. "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 // the GUI's Snapshots tab shares.
 type Snapshots = sandbox.Snapshots
 
-// snapshotTools are snapshot_sandbox, list_snapshots, delete_snapshot,
+// SnapshotTools are snapshot_sandbox, list_snapshots, delete_snapshot,
 // restore_sandbox and fork_sandbox.
-func snapshotTools(k *toolkit, b Snapshots) []server.ServerTool {
+func SnapshotTools(k *Kit, b Snapshots) []server.ServerTool {
 	return toolSet(k, b, snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox)
 }
 
@@ -50,7 +50,7 @@ func snapshotLine(s sandbox.SnapshotInfo) string {
 	return fmt.Sprintf("%s%s, %s, taken %s", s.ID, label, formatBytes(s.SizeBytes), s.Created.UTC().Format(time.RFC3339))
 }
 
-func snapshotSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
+func snapshotSandbox(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("snapshot_sandbox",
 		mcp.WithToolTitle("Snapshot sandbox"),
 		mcp.WithDescription("Save a sandbox's files as they are now (everything it changed, packages included, and its workdir), to go back to later with restore_sandbox. "+
@@ -77,7 +77,7 @@ func snapshotSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc)
 	})
 }
 
-func listSnapshots(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
+func listSnapshots(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_snapshots",
 		mcp.WithToolTitle("List snapshots"),
 		mcp.WithDescription("List a sandbox's snapshots, oldest first, with their labels, sizes and times."),
@@ -106,7 +106,7 @@ func listSnapshots(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func deleteSnapshot(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
+func deleteSnapshot(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("delete_snapshot",
 		mcp.WithToolTitle("Delete snapshot"),
 		mcp.WithDescription("Delete one of a sandbox's snapshots. The sandbox itself does not change."),
@@ -127,7 +127,7 @@ func deleteSnapshot(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) 
 	})
 }
 
-func restoreSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
+func restoreSandbox(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("restore_sandbox",
 		mcp.WithToolTitle("Restore sandbox to snapshot"),
 		mcp.WithDescription("Put a sandbox's files back as one of its snapshots has them: files written since are removed, files deleted or changed come back, packages installed since are gone. "+
@@ -158,7 +158,7 @@ func restoreSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) 
 	})
 }
 
-func forkSandbox(k *toolkit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
+func forkSandbox(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("fork_sandbox",
 		mcp.WithToolTitle("Fork sandbox"),
 		mcp.WithDescription("Make new sandboxes with a copy of a sandbox's files, settings and network rules, to try approaches side by side. "+

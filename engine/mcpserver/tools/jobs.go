@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -26,13 +26,13 @@ type ActivityLog interface {
 	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
 }
 
-// jobTools are job_status and job_stop.
-func jobTools(k *toolkit, b Jobs) []server.ServerTool {
+// JobTools are job_status and job_stop.
+func JobTools(k *Kit, b Jobs) []server.ServerTool {
 	return toolSet(k, b, jobStatus, jobStop)
 }
 
-// logTools is sandbox_logs.
-func logTools(k *toolkit, b ActivityLog) []server.ServerTool {
+// LogTools is sandbox_logs.
+func LogTools(k *Kit, b ActivityLog) []server.ServerTool {
 	return toolSet(k, b, sandboxLogs)
 }
 
@@ -56,7 +56,7 @@ func jobOf(j sandbox.JobStatus) jobResult {
 	}
 }
 
-func jobStatus(k *toolkit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
+func jobStatus(k *Kit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("job_status",
 		mcp.WithToolTitle("Check background job"),
 		mcp.WithDescription("Report a background job started by execute_code or execute_command (with background=true, or a run still going after wait_s): "+
@@ -83,7 +83,7 @@ func jobStatus(k *toolkit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func jobStop(k *toolkit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
+func jobStop(k *Kit, b Jobs) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("job_stop",
 		mcp.WithToolTitle("Stop background job"),
 		mcp.WithDescription("Kill a background job and every process it started. Returns its final status and any output not yet read."),
@@ -146,7 +146,7 @@ type activityLog struct {
 	NextSkip int             `json:"next_skip,omitempty" jsonschema:"Set when older entries were left out (by tail or by the reply's size limit): pass as skip to get the entries before these."`
 }
 
-func sandboxLogs(k *toolkit, b ActivityLog) (mcp.Tool, server.ToolHandlerFunc) {
+func sandboxLogs(k *Kit, b ActivityLog) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("sandbox_logs",
 		mcp.WithToolTitle("Sandbox activity log"),
 		mcp.WithDescription("Show a sandbox's activity log: the tool calls that touched it (by any client), with the command or code, "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -24,8 +24,8 @@ type Executor interface {
 	Jobs
 }
 
-// execTools are execute_code and execute_command.
-func execTools(k *toolkit, b Executor) []server.ServerTool {
+// ExecTools are execute_code and execute_command.
+func ExecTools(k *Kit, b Executor) []server.ServerTool {
 	return toolSet(k, b, executeCode, executeCommand)
 }
 
@@ -66,7 +66,7 @@ const (
 		"Default 45, at most the maximum timeout."
 )
 
-func executeCode(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
+func executeCode(k *Kit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("execute_code",
 		mcp.WithToolTitle("Run code"),
 		mcp.WithDescription("Run a snippet of code in a sandbox and return its stdout, stderr and exit code. "+
@@ -75,7 +75,7 @@ func executeCode(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 			"Files written under /workspace always carry over. "+
 			"Images (PNG, JPEG, GIF, SVG) that python, bash or javascript code writes to /workspace/outputs during the call come back as images "+
 			"(e.g. matplotlib: plt.savefig('/workspace/outputs/plot.png')). "+
-			"Supported languages: "+strings.Join(k.languages, ", ")+" (default python). "+
+			"Supported languages: "+strings.Join(k.Languages, ", ")+" (default python). "+
 			"Without sandbox_id it runs in this session's default sandbox, created on first use (no network). "+
 			"Output arrives as progress notifications while it runs when the request has a progress token."),
 		// Not destructive: whatever the code does stays inside a disposable
@@ -84,7 +84,7 @@ func executeCode(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 		// world: with network "bridge" the code can reach the internet.
 		hints(false, false, false, true), taskable, iconRun,
 		mcp.WithString("code", mcp.Required(), mcp.Description("The source code to run.")),
-		mcp.WithString("language", mcp.Enum(k.languages...), mcp.DefaultString("python"),
+		mcp.WithString("language", mcp.Enum(k.Languages...), mcp.DefaultString("python"),
 			mcp.Description("The language of code. Default python.")),
 		mcp.WithString("sandbox_id", mcp.Description(execSandboxDesc)),
 		mcp.WithNumber("timeout_s", mcp.Min(0), mcp.Description(execTimeoutDesc+
@@ -113,7 +113,7 @@ func executeCode(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 	})
 }
 
-func executeCommand(k *toolkit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
+func executeCommand(k *Kit, b Executor) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("execute_command",
 		mcp.WithToolTitle("Run shell command"),
 		mcp.WithDescription("Run a shell command (via /bin/sh -c, so pipes and && work) in a sandbox and return its stdout, stderr and exit code. "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -22,8 +22,8 @@ type Sandboxes interface {
 	List(ctx context.Context) ([]sandbox.Info, error)
 }
 
-// sandboxTools are create_sandbox and list_sandboxes.
-func sandboxTools(k *toolkit, b Sandboxes) []server.ServerTool {
+// SandboxTools are create_sandbox and list_sandboxes.
+func SandboxTools(k *Kit, b Sandboxes) []server.ServerTool {
 	return toolSet(k, b, createSandbox, listSandboxes)
 }
 
@@ -37,7 +37,7 @@ type sandboxCreated struct {
 	Network    string `json:"network" jsonschema:"none (no network), egress (through Sandtray's egress gate) or bridge."`
 }
 
-func createSandbox(k *toolkit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
+func createSandbox(k *Kit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("create_sandbox",
 		mcp.WithToolTitle("Create sandbox"),
 		mcp.WithDescription("Create a new isolated sandbox (a hardened Docker container) to run code and commands in. "+
@@ -48,7 +48,7 @@ func createSandbox(k *toolkit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
 			"Each folder the image declares as a VOLUME is an in-memory tmpfs (at most 256 MB, counted in the memory limit): files there are not kept by commit_sandbox, diff or export_dockerfile."),
 		hints(false, false, false, true),
 		mcp.WithString("image", mcp.Description("Docker image to create it from, e.g. \"python:3.12-slim\". Default: the configured image for language.")),
-		mcp.WithString("language", mcp.Enum(k.languages...),
+		mcp.WithString("language", mcp.Enum(k.Languages...),
 			mcp.Description("Language the sandbox is mainly for; picks the default image. Default: python.")),
 		mcp.WithString("name", mcp.Description("A unique name to refer to it by, e.g. \"data-analysis\". Default: a generated name.")),
 		mcp.WithBoolean("persistent", mcp.DefaultBool(false),
@@ -122,7 +122,7 @@ type sandboxList struct {
 	Sandboxes []sandboxSummary `json:"sandboxes" jsonschema:"Every sandbox, whichever session created it."`
 }
 
-func listSandboxes(k *toolkit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
+func listSandboxes(k *Kit, b Sandboxes) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("list_sandboxes",
 		mcp.WithToolTitle("List sandboxes"),
 		mcp.WithDescription("List every sandbox on this machine with its id, name, image, status, owner and current CPU and memory use. "+
@@ -177,7 +177,7 @@ func sandboxTable(list []sandboxSummary) string {
 }
 
 // language returns the language argument in its canonical spelling, "" when
-// absent (the Backend's default, python).
+// absent (the engine's default, python).
 func (c *call) language() string {
-	return c.oneOf("language", "", c.k.languages, c.k.languageAliases)
+	return c.oneOf("language", "", c.k.Languages, c.k.LanguageAliases)
 }

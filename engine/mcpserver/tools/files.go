@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -28,8 +28,8 @@ type Files interface {
 	MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, path string) (string, error)
 }
 
-// fileTools are write_file, read_file, list_files and make_directory.
-func fileTools(k *toolkit, b Files) []server.ServerTool {
+// FileTools are write_file, read_file, list_files and make_directory.
+func FileTools(k *Kit, b Files) []server.ServerTool {
 	return toolSet(k, b, writeFile, readFile, listFiles, makeDirectory)
 }
 
@@ -50,7 +50,7 @@ type fileWritten struct {
 	Size int64  `json:"size" jsonschema:"The file's size in bytes."`
 }
 
-func writeFile(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
+func writeFile(k *Kit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("write_file",
 		mcp.WithToolTitle("Write file"),
 		mcp.WithDescription("Create or overwrite a file in a sandbox, creating missing parent directories. "+
@@ -138,7 +138,7 @@ type fileRead struct {
 	Truncated bool   `json:"truncated" jsonschema:"True when the file goes on after content; read on with offset set to offset+length."`
 }
 
-func readFile(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
+func readFile(k *Kit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("read_file",
 		mcp.WithToolTitle("Read file"),
 		mcp.WithDescription("Read a file from a sandbox. The path is relative to /workspace unless absolute. "+
@@ -211,7 +211,7 @@ type directoryMade struct {
 	Path string `json:"path" jsonschema:"The absolute path of the directory."`
 }
 
-func makeDirectory(k *toolkit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
+func makeDirectory(k *Kit, b Files) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("make_directory",
 		mcp.WithToolTitle("Make directory"),
 		mcp.WithDescription("Create a directory in a sandbox, with any missing parents (like mkdir -p). "+

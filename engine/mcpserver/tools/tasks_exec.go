@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -45,7 +45,7 @@ func followTask(c *call, jobs Jobs, run func(sandbox.Progress) (sandbox.ExecOutc
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
 			defer cancel()
 			if _, err := jobs.JobStop(stopCtx, outcome.JobID); err != nil {
-				c.k.log.Warn("stop the job of a cancelled task", "job", outcome.JobID, "err", err)
+				c.k.Log.Warn("stop the job of a cancelled task", "job", outcome.JobID, "err", err)
 			}
 			return nil, c.ctx.Err()
 		case <-tick.C:

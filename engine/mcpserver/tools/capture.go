@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -25,8 +25,8 @@ type Capture interface {
 	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
 }
 
-// captureTools are commit_sandbox, export_dockerfile and diff_sandbox.
-func captureTools(k *toolkit, b Capture) []server.ServerTool {
+// CaptureTools are commit_sandbox, export_dockerfile and diff_sandbox.
+func CaptureTools(k *Kit, b Capture) []server.ServerTool {
 	return toolSet(k, b, commitSandbox, exportDockerfile, diffSandbox)
 }
 
@@ -36,7 +36,7 @@ type committedImage struct {
 	ImageID string `json:"image_id" jsonschema:"The new image's id."`
 }
 
-func commitSandbox(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
+func commitSandbox(k *Kit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("commit_sandbox",
 		mcp.WithToolTitle("Save sandbox as image"),
 		mcp.WithDescription("Save a sandbox's current files as a new Docker image on this machine, "+
@@ -125,7 +125,7 @@ type dockerfileExport struct {
 	Files      []string `json:"files" jsonschema:"The build-context files its ADD line needs (rootfs.tar), relative to dir, besides Dockerfile and .dockerignore."`
 }
 
-func exportDockerfile(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
+func exportDockerfile(k *Kit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("export_dockerfile",
 		mcp.WithToolTitle("Export as Dockerfile"),
 		mcp.WithDescription("Produce a Dockerfile that rebuilds a sandbox: FROM its base image, its environment, workdir and user, "+
@@ -180,7 +180,7 @@ type diffResult struct {
 	Deleted []string `json:"deleted" jsonschema:"Paths removed."`
 }
 
-func diffSandbox(k *toolkit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
+func diffSandbox(k *Kit, b Capture) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("diff_sandbox",
 		mcp.WithToolTitle("Show sandbox changes"),
 		mcp.WithDescription("List the files added, changed and deleted in a sandbox compared with the image it was created from, "+

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -21,8 +21,8 @@ type Lifecycle interface {
 	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
 }
 
-// lifecycleTools are persist_sandbox, stop_sandbox and delete_sandbox.
-func lifecycleTools(k *toolkit, b Lifecycle) []server.ServerTool {
+// LifecycleTools are persist_sandbox, stop_sandbox and delete_sandbox.
+func LifecycleTools(k *Kit, b Lifecycle) []server.ServerTool {
 	return toolSet(k, b, persistSandbox, stopSandbox, deleteSandbox)
 }
 
@@ -38,7 +38,7 @@ func stateOf(info sandbox.Info) sandboxState {
 	return sandboxState{SandboxID: info.ID, Name: info.Name, Status: string(info.Status), Persistent: info.Persistent}
 }
 
-func persistSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
+func persistSandbox(k *Kit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("persist_sandbox",
 		mcp.WithToolTitle("Keep or release a sandbox"),
 		mcp.WithDescription("Make a sandbox persistent, so it survives the end of this session and restarts of Sandtray until it is deleted "+
@@ -68,7 +68,7 @@ func persistSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) 
 	})
 }
 
-func stopSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
+func stopSandbox(k *Kit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("stop_sandbox",
 		mcp.WithToolTitle("Stop sandbox"),
 		mcp.WithDescription("Stop a sandbox's container. Everything running in it is killed, including background jobs; its files are kept. "+
@@ -97,7 +97,7 @@ type sandboxDeleted struct {
 	Deleted   bool   `json:"deleted" jsonschema:"True: the sandbox and its files are gone."`
 }
 
-func deleteSandbox(k *toolkit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
+func deleteSandbox(k *Kit, b Lifecycle) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("delete_sandbox",
 		mcp.WithToolTitle("Delete sandbox"),
 		mcp.WithDescription("Delete a sandbox: kill everything running in it and remove its container and all its files. This cannot be undone; "+

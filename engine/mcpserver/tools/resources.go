@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"context"
@@ -22,19 +22,19 @@ type Resources interface {
 // list_sandboxes returns them, and one sandbox's activity log as sandbox_logs
 // returns it.
 const (
-	sandboxesURI    = "sandtray://sandboxes"
+	SandboxesURI    = "sandtray://sandboxes"
 	logsURITemplate = "sandtray://sandbox/{id}/logs"
 	jsonMIME        = "application/json"
 )
 
-// addResources registers the resources and the resource template.
-func addResources(srv *server.MCPServer, b Resources) {
+// AddResources registers the resources and the resource template.
+func AddResources(srv *server.MCPServer, b Resources) {
 	srv.AddResource(sandboxesResource(b))
 	srv.AddResourceTemplate(logsResource(b))
 }
 
 func sandboxesResource(b Resources) (mcp.Resource, server.ResourceHandlerFunc) {
-	resource := mcp.NewResource(sandboxesURI, "sandboxes",
+	resource := mcp.NewResource(SandboxesURI, "sandboxes",
 		mcp.WithResourceTitle("Sandboxes"),
 		mcp.WithResourceDescription("Every sandbox on this machine, whichever client created it: id, name, image, status, "+
 			"persistence, owner, creation time and current CPU and memory use, as list_sandboxes reports them. "+
