@@ -1,4 +1,4 @@
-package mcpserver
+package transport
 
 import (
 	"bufio"
@@ -29,7 +29,7 @@ func rawRequest(c net.Conn, host string) int {
 // connections, a new one is closed at once, unanswered; once one of the
 // open ones ends, a new connection is served again.
 func TestHTTPCapsConnections(t *testing.T) {
-	hs := serveHTTPWith(t, Options{}, HTTPOptions{MaxConns: 2})
+	hs := serveHTTP(t, HTTPOptions{MaxConns: 2})
 	addr := strings.TrimPrefix(hs.url, "http://")
 	var open []net.Conn
 	for range 2 {
