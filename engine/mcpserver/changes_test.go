@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
 
@@ -58,20 +59,14 @@ func TestSandboxesChangedReachesEveryLiveSession(t *testing.T) {
 	modernOpts, modern := sdkNotes()
 	modernSDK := sdkClient(t, serveWith(t, srv), "2026-07-28", modernOpts)
 	for _, cs := range []*sdk.ClientSession{legacySDK, modernSDK} {
-		if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: sandboxesURI}); err != nil {
+		if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: tools.SandboxesURI}); err != nil {
 			t.Fatalf("subscribe: %v", err)
 		}
 	}
 	// A stateless client subscribes through a stream, which the server
 	// records asynchronously.
 	eventually(t, "both go-sdk sessions have subscribed", func() bool {
-		n := 0
-		srv.live.each(func(c *connSession) {
-			if c.IsSubscribedToResource(sandboxesURI) {
-				n++
-			}
-		})
-		return n == 2
+		return srv.transport.Subscribed(tools.SandboxesURI) == 2
 	})
 
 	srv.SandboxesChanged()
@@ -80,8 +75,8 @@ func TestSandboxesChangedReachesEveryLiveSession(t *testing.T) {
 		if got := awaitNote(t, who, ch); got != "list_changed" {
 			t.Errorf("%s first got %q, want list_changed", who, got)
 		}
-		if got := awaitNote(t, who, ch); got != "updated "+sandboxesURI {
-			t.Errorf("%s then got %q, want updated %s", who, got, sandboxesURI)
+		if got := awaitNote(t, who, ch); got != "updated "+tools.SandboxesURI {
+			t.Errorf("%s then got %q, want updated %s", who, got, tools.SandboxesURI)
 		}
 	}
 	if got := awaitNote(t, "mcp-go", plain); got != "list_changed" {

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -134,11 +133,6 @@ func TestBackendErrorsAreSortedByKind(t *testing.T) {
 		_, err := c.CallTool(testContext(t), req)
 		if err == nil || !strings.Contains(err.Error(), "docker unavailable") {
 			t.Errorf("CallTool error = %v, want a JSON-RPC error mentioning the cause", err)
-		}
-	})
-	t.Run("an argument problem is a user error", func(t *testing.T) {
-		if !sandbox.IsUserError(&badArguments{msg: "x"}) || !errors.Is(&badArguments{}, sandbox.ErrInvalid) {
-			t.Error("badArguments must classify as sandbox.ErrInvalid")
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -159,78 +159,6 @@ func TestHTTPTransportsServeEveryProtocolVersion(t *testing.T) {
 	}
 }
 
-// TestHTTPRefusesWithoutTheRightToken: 401 with no detail, on every path,
-// before anything else is looked at.
-func TestHTTPRefusesWithoutTheRightToken(t *testing.T) {
-	hs := serveHTTP(t, Options{})
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	for _, auth := range []string{"", "Bearer wrong-token", "Bearer first-token-and-more", "Basic Zmlyc3QtdG9rZW4=", "first-token"} {
-		for _, path := range []string{PathStreamable, PathSSE, PathMessage + "?sessionId=x", "/nope", "/.well-known/oauth-protected-resource"} {
-			req, _ := http.NewRequest(http.MethodPost, hs.url+path, strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			if auth != "" {
-				req.Header.Set("Authorization", auth)
-			}
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			got.ReadFrom(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized || got.Len() != 0 {
-				t.Errorf("%s with %q: %d %q, want 401 and an empty body", path, auth, resp.StatusCode, got.String())
-			}
-		}
-	}
-	if _, err := sdkHTTPClient(t, hs.url, PathStreamable, "wrong", "2025-11-25"); err == nil {
-		t.Error("go-sdk connected with a wrong token")
-	}
-	if len(hs.fake.sessionsStarted()) != 0 {
-		t.Error("a session started without the token")
-	}
-}
-
-// TestHTTPRefusesForeignOriginsAndHosts is the DNS-rebinding defence: a web
-// page's request carries its Origin, and a rebound name its Host.
-func TestHTTPRefusesForeignOriginsAndHosts(t *testing.T) {
-	hs := serveHTTP(t, Options{})
-	port := strings.TrimPrefix(hs.url, "http://127.0.0.1:")
-	cases := []struct {
-		origin, host string
-		want         int
-	}{
-		{"https://evil.example", "", http.StatusForbidden},
-		{"http://localhost.evil.example:" + port, "", http.StatusForbidden},
-		{"null", "", http.StatusForbidden},
-		{"", "evil.example:" + port, http.StatusForbidden},
-		{"", "localhost:1", http.StatusForbidden},
-		{"http://localhost:3000", "", http.StatusOK},
-		{"http://127.0.0.1:" + port, "localhost:" + port, http.StatusOK},
-		{"", "[::1]:" + port, http.StatusOK},
-	}
-	for _, c := range cases {
-		req, _ := http.NewRequest(http.MethodPost, hs.url+PathStreamable, strings.NewReader(
-			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer first-token")
-		if c.origin != "" {
-			req.Header.Set("Origin", c.origin)
-		}
-		if c.host != "" {
-			req.Host = c.host
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != c.want {
-			t.Errorf("Origin %q Host %q: %d, want %d", c.origin, c.host, resp.StatusCode, c.want)
-		}
-	}
-}
-
 // TestHTTPOversizeRequestIsRefusedAndTheSessionGoesOn: a request over the
 // limit gets a tool error naming the limit (never read into memory whole),
 // and the same session keeps working.
@@ -330,12 +258,12 @@ func TestHTTPIdleSessionExpires(t *testing.T) {
 }
 
 // TestHTTPBoundsRequestsInFlightPerSession: as on the socket, one session
-// runs at most maxInFlight requests at once; beyond that it is told to wait
+// runs at most transport.MaxInFlight requests at once; beyond that it is told to wait
 // (429), and other sessions are unaffected.
 func TestHTTPBoundsRequestsInFlightPerSession(t *testing.T) {
 	hs := serveHTTP(t, Options{})
 	release := make(chan struct{})
-	started := make(chan struct{}, 2*maxInFlight)
+	started := make(chan struct{}, 2*transport.MaxInFlight)
 	hs.fake.onExec = func(ctx context.Context, _ sandbox.Owner, _ sandbox.CommandRequest) sandbox.ExecOutcome {
 		started <- struct{}{}
 		select {
@@ -383,16 +311,16 @@ func TestHTTPBoundsRequestsInFlightPerSession(t *testing.T) {
 	}
 	busy, other := session(), session()
 	var calls sync.WaitGroup
-	for range maxInFlight {
+	for range transport.MaxInFlight {
 		calls.Go(func() {
 			if code := post(busy); code != http.StatusOK {
 				t.Errorf("a call within the limit: %d", code)
 			}
 		})
 	}
-	waitStarted(maxInFlight)
+	waitStarted(transport.MaxInFlight)
 	if code := post(busy); code != http.StatusTooManyRequests {
-		t.Errorf("call %d in flight on one session: %d, want 429", maxInFlight+1, code)
+		t.Errorf("call %d in flight on one session: %d, want 429", transport.MaxInFlight+1, code)
 	}
 	calls.Go(func() {
 		if code := post(other); code != http.StatusOK {

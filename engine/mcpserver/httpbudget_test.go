@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -138,7 +139,7 @@ func statelessCall(t *testing.T, hs *httpServer, name string, extra map[string]s
 // total every client is told to retry.
 func TestHTTPStatelessFloodLeavesOthersTheirBudget(t *testing.T) {
 	hs := serveHTTP(t, Options{})
-	started, release := heldExecs(hs, maxHTTPInFlight+1)
+	started, release := heldExecs(hs, transport.MaxHTTPInFlight+1)
 	defer release()
 	var calls sync.WaitGroup
 	defer calls.Wait()
@@ -159,20 +160,20 @@ func TestHTTPStatelessFloodLeavesOthersTheirBudget(t *testing.T) {
 			}
 		}
 	}
-	hold("flood", maxInFlight)
+	hold("flood", transport.MaxInFlight)
 	for _, extra := range []map[string]string{nil, {"Mcp-Session-Id": "made-up"}} {
 		code, retry, text := statelessCall(t, hs, "flood", extra, true)
 		if code != http.StatusTooManyRequests || retry == "" || !strings.Contains(text, "for this client") {
-			t.Errorf("call %d of one client (headers %v): %d, Retry-After %q, %s; want 429 with Retry-After", maxInFlight+1, extra, code, retry, text)
+			t.Errorf("call %d of one client (headers %v): %d, Retry-After %q, %s; want 429 with Retry-After", transport.MaxInFlight+1, extra, code, retry, text)
 		}
 	}
 	hold("calm", 1) // runs while the flood is at its limit
-	hold("flood-2", maxInFlight)
-	hold("flood-3", maxInFlight)
-	hold("flood-4", maxInFlight-1)
+	hold("flood-2", transport.MaxInFlight)
+	hold("flood-3", transport.MaxInFlight)
+	hold("flood-4", transport.MaxInFlight-1)
 	code, retry, text := statelessCall(t, hs, "late", nil, true)
 	if code != http.StatusTooManyRequests || retry != "1" || !strings.Contains(text, "from all its HTTP clients") {
-		t.Errorf("past the endpoint's %d in flight: %d, Retry-After %q, %s; want 429 naming the total", maxHTTPInFlight, code, retry, text)
+		t.Errorf("past the endpoint's %d in flight: %d, Retry-After %q, %s; want 429 naming the total", transport.MaxHTTPInFlight, code, retry, text)
 	}
 	release()
 }

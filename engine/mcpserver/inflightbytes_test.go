@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -34,7 +35,7 @@ func TestInFlightRequestBytesAreBounded(t *testing.T) {
 	c := mcpGoClient(t, serve(t, fake, Options{MaxRequestBytes: maxRequest}))
 	const requests = 8
 	stdin := strings.Repeat("x", 60<<10) // each request about 61 KiB on the wire
-	limit := int32(inFlightBytes(maxRequest) / (61 << 10))
+	limit := int32(transport.InFlightBytes(maxRequest) / (61 << 10))
 	var wg sync.WaitGroup
 	for range requests {
 		wg.Go(func() {
@@ -47,7 +48,7 @@ func TestInFlightRequestBytesAreBounded(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // would more be dispatched?
 	if got := most.Load(); got > limit {
-		t.Errorf("%d requests of 61 KiB ran at once, want at most %d (%d bytes in flight)", got, limit, inFlightBytes(maxRequest))
+		t.Errorf("%d requests of 61 KiB ran at once, want at most %d (%d bytes in flight)", got, limit, transport.InFlightBytes(maxRequest))
 	}
 	close(release)
 	wg.Wait()

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -113,8 +114,8 @@ func TestOnlyTheSandboxesResourceTakesSubscriptions(t *testing.T) {
 		t.Run(protocol, func(t *testing.T) {
 			srv := New(newFake(), Options{})
 			cs := sdkClient(t, serveWith(t, srv), protocol, nil)
-			if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: sandboxesURI}); err != nil {
-				t.Fatalf("subscribe to %s: %v", sandboxesURI, err)
+			if err := cs.Subscribe(testContext(t), &sdk.SubscribeParams{URI: tools.SandboxesURI}); err != nil {
+				t.Fatalf("subscribe to %s: %v", tools.SandboxesURI, err)
 			}
 			if protocol != "2025-11-25" {
 				return // a stateless client's subscription is a stream; its refusal arrives asynchronously
@@ -124,31 +125,5 @@ func TestOnlyTheSandboxesResourceTakesSubscriptions(t *testing.T) {
 				t.Errorf("subscribe to a logs resource: %v, want a refusal that says which resource sends updates", err)
 			}
 		})
-	}
-}
-
-func TestChangeNotificationsFollowTheSessionState(t *testing.T) {
-	c := newConnSession()
-	methods := func() []string {
-		var out []string
-		for _, n := range c.changeNotifications() {
-			out = append(out, n.Method)
-		}
-		return out
-	}
-	if got := methods(); got != nil {
-		t.Errorf("before initialize: %v, want nothing", got)
-	}
-	c.Initialize()
-	if diff := cmp.Diff([]string{"notifications/resources/list_changed"}, methods()); diff != "" {
-		t.Errorf("after initialize (-want +got):\n%s", diff)
-	}
-	c.SubscribeToResource(sandboxesURI)
-	want := []string{"notifications/resources/list_changed", "notifications/resources/updated"}
-	if diff := cmp.Diff(want, methods()); diff != "" {
-		t.Errorf("subscribed (-want +got):\n%s", diff)
-	}
-	if uri := c.changeNotifications()[1].Params.AdditionalFields["uri"]; uri != sandboxesURI {
-		t.Errorf("updated names %v, want %s", uri, sandboxesURI)
 	}
 }

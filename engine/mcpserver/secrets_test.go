@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -24,10 +23,4 @@ func TestListSecrets(t *testing.T) {
 		}},
 		wantText: []string{"$OPENAI_API_KEY: works with api.openai.com.", "GH_TOKEN: not available (no value stored)", "placeholder"},
 	}})
-}
-
-func TestListSecretsTextNone(t *testing.T) {
-	if got := secretsText(secretsListed{}); !strings.Contains(got, "Settings → Secrets") {
-		t.Fatal(got)
-	}
 }

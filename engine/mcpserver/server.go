@@ -1,20 +1,18 @@
 // Package mcpserver serves Sandtray's engine over the Model Context Protocol.
+// It is the assembly of two packages, and what the host imports:
 //
-// It is the only package that imports github.com/mark3labs/mcp-go. Each MCP
-// tool has one constructor returning its schema and handler; the handlers
-// validate arguments, call the engine through the consumer-defined Backend
-// interface, and answer with structured content plus a readable text part.
-// Bad input and refused actions are tool errors a model can act on; failures
-// of Docker or the host are Go errors, which reach the client as JSON-RPC
-// errors.
+//   - package transport carries the messages: newline-delimited JSON-RPC on
+//     any byte stream (ServeConn for a socket or pipe connection, ServeStdio
+//     for a process's stdin and stdout, one MCP session each), and Streamable
+//     HTTP and SSE behind a bearer-token guard (NewHTTP), with the sessions
+//     and the budgets of requests in flight;
+//   - package tools is the catalog: every MCP tool, in sets that each ask the
+//     engine for a small interface, and the resources sandtray://sandboxes
+//     and sandtray://sandbox/{id}/logs.
 //
-// Two resources show the same data to clients that read rather than call:
-// sandtray://sandboxes and sandtray://sandbox/{id}/logs. The host calls
+// New registers every tool set with one Backend, the union of the sets'
+// interfaces, which *engine.Engine provides. The host calls
 // SandboxesChanged when sandboxes come and go, so clients hear of it.
-//
-// A Server speaks newline-delimited JSON-RPC on any byte stream: ServeConn
-// serves one connection as one MCP session (the unix socket gives each client
-// its own), and ServeStdio serves a process's stdin and stdout the same way.
 package mcpserver
 
 import (
@@ -23,86 +21,47 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/engine/mcpserver/tools"
+	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 )
 
-// Backend is what the MCP tools need from the engine; *engine.Engine
-// satisfies it, and tests use an in-memory fake.
+// Backend is what the whole server needs from the engine: the session
+// hooks and every tool set's interface. *engine.Engine satisfies it, and
+// tests use an in-memory fake. Each tool set asks only for its own part
+// (tools.Sandboxes, tools.Executor, tools.Files, ...), so a tool reaches no
+// more of the engine than it uses.
 //
-// A ref is a sandbox id, a unique id prefix, or a sandbox name. In ExecCommand
-// and ExecCode an empty ref means the calling session's default sandbox, which
-// the engine creates on first use. The owner identifies the calling MCP
-// session: Session is the MCP session id and Client the clientInfo "name
-// version" the client announced.
+// A ref is a sandbox id, a unique id prefix, or a sandbox name. The owner
+// identifies the calling MCP session: Session is the MCP session id and
+// Client the clientInfo "name version" the client announced.
 //
 // Errors are classified with the kinds in engine/sandbox: the server turns an
 // error for which sandbox.IsUserError is true into a tool error carrying
 // err.Error(), which must therefore be a sentence a model can act on, and any
 // other error into a JSON-RPC error.
 type Backend interface {
-	// SessionStarted is called once per MCP session, as soon as the client is
-	// known: after initialize, or at the first tool call of a client that
-	// skips the handshake.
-	SessionStarted(owner sandbox.Owner)
-	// SessionEnded is called when a started session's connection closes, after
-	// its last tool call has returned.
-	SessionEnded(session string)
+	// Sessions hears when each MCP session starts and ends.
+	transport.Sessions
 
-	// Create makes a sandbox. progress is never nil and must not be called
-	// after Create returns.
-	Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error)
-	// List describes every sandbox, with fresh resource stats.
-	List(ctx context.Context) ([]sandbox.Info, error)
-	// Stop stops a sandbox's container, keeping its filesystem.
-	Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error)
-	// Delete removes a sandbox and its container.
-	Delete(ctx context.Context, owner sandbox.Owner, ref string) error
-	// SetPersistent makes a sandbox survive its session (or not).
-	SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error)
-
-	// ExecCommand runs a shell command; see sandbox.CommandRequest.
-	ExecCommand(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommandRequest) (sandbox.ExecOutcome, error)
-	// ExecCode runs a code snippet; see sandbox.CodeRequest.
-	ExecCode(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CodeRequest) (sandbox.ExecOutcome, error)
-	// JobStatus reports a background job and its output from offset since.
-	JobStatus(ctx context.Context, jobID string, since int64) (sandbox.JobStatus, error)
-	// JobStop kills a background job.
-	JobStop(ctx context.Context, jobID string) (sandbox.JobStatus, error)
-
-	// WriteFile writes one file; the result has Path and Size set, Data empty.
-	WriteFile(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.WriteRequest) (sandbox.FileContent, error)
-	// ReadFile reads up to limit bytes from offset (limit 0: the engine's cap).
-	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
-	// ListFiles lists a directory to the given depth (1: its entries only).
-	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
-	// MakeDirectory creates a directory and its parents, returning its absolute path.
-	MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, path string) (string, error)
-	// CopyToSandbox copies a host file or directory into a sandbox.
-	CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, hostPath, path string) (sandbox.CopyResult, error)
-	// CopyFromSandbox copies a sandbox file or directory to the host.
-	CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, path, hostPath string) (sandbox.CopyResult, error)
-	// InstallPackages installs packages in a sandbox, with network access
-	// for the install only, and records their versions in its manifest.
-	// progress is never nil and must not be called after it returns.
-	InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error)
-	// Commit saves a sandbox's filesystem as a new tagged image. progress is
-	// never nil and must not be called after it returns.
-	Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error)
-	// ExportDockerfile returns a Dockerfile that rebuilds a sandbox and, when
-	// hostPath is not empty, writes it there with its build context.
-	ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error)
-	// Diff reports how a sandbox's filesystem (under path, if set) differs from its image.
-	Diff(ctx context.Context, owner sandbox.Owner, ref, path string) (sandbox.Diff, error)
-	// Logs returns the last tail entries of a sandbox's activity log.
-	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+	tools.Sandboxes
+	tools.Lifecycle
+	tools.Executor
+	tools.Files
+	tools.Transfer
+	tools.Installer
+	tools.Capture
+	tools.Snapshots
+	tools.Ports
+	tools.Network
+	tools.Secrets
+	tools.Resources
 }
 
 // DefaultMaxRequestBytes is the default cap on one request: a JSON-RPC
 // message, and the arguments of one tool call.
-const DefaultMaxRequestBytes = 16 << 20
+const DefaultMaxRequestBytes = transport.DefaultMaxRequestBytes
 
 // defaultLanguages are the languages execute_code and create_sandbox accept
 // when Options.Languages is empty.
@@ -124,42 +83,11 @@ type Options struct {
 	LanguageAliases map[string]string
 }
 
-// Server is Sandtray's MCP server: every tool, wired to a Backend, with one
-// MCP session per served connection.
+// Server is Sandtray's MCP server: every tool, wired to a Backend, served
+// by the transport with one MCP session per connection.
 type Server struct {
-	mcp      *server.MCPServer
-	opts     Options
-	log      *slog.Logger
-	sessions *sessionRegistry
-	live     liveSessions
-	tasks    *taskRuns
-	// remoteChanged holds one pending "sandboxes changed" for the HTTP
-	// endpoint's sessions, which have no writer of their own.
-	remoteChanged chan struct{}
+	transport *transport.Server
 }
-
-// toolConstructors lists every tool the server offers, in the order of the
-// README's tool table.
-var toolConstructors = []func(*toolkit) (mcp.Tool, server.ToolHandlerFunc){
-	createSandbox, listSandboxes,
-	executeCode, executeCommand,
-	writeFile, readFile, listFiles, makeDirectory,
-	copyToSandbox, copyFromSandbox,
-	installPackages, persistSandbox, commitSandbox, exportDockerfile, diffSandbox,
-	snapshotSandbox, listSnapshots, deleteSnapshot, restoreSandbox, forkSandbox, // snapshots.go
-	jobStatus, jobStop, sandboxLogs,
-	exposePort, unexposePort, requestNetwork,
-	listSecrets,
-	stopSandbox, deleteSandbox,
-}
-
-const instructions = `Sandtray runs code in isolated Docker sandboxes on the user's machine.
-execute_code and execute_command work without any setup: with no sandbox_id they use this session's default sandbox, created on first use.
-Paths inside a sandbox are relative to /workspace unless absolute. Sandboxes have no network unless created with network "egress" (through Sandtray's egress gate: the package indexes, and hosts the user approves; request_network asks) or "bridge" (when the user allows it).
-Ephemeral sandboxes are removed after the session ends; persist_sandbox keeps one.
-To keep an environment, install_packages records exact versions, commit_sandbox saves a sandbox as an image, and export_dockerfile writes a Dockerfile that rebuilds it.
-Before something risky, snapshot_sandbox saves a sandbox's files; restore_sandbox goes back to them, and fork_sandbox makes independent copies to try approaches side by side.
-` + servingHowTo
 
 // New returns a Server whose tools call b.
 func New(b Backend, opts Options) *Server {
@@ -173,40 +101,39 @@ func New(b Backend, opts Options) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	tasks := newTaskRuns()
-	s := &Server{opts: opts, log: log, sessions: newSessionRegistry(b, log, tasks), tasks: tasks,
-		remoteChanged: make(chan struct{}, 1)}
-
-	hooks := &server.Hooks{}
-	hooks.AddOnRegisterSession(s.sessions.registered)
-	hooks.AddOnUnregisterSession(s.sessions.unregistered)
-	hooks.AddAfterInitialize(s.sessions.initialized)
-	s.mcp = server.NewMCPServer("sandtray", opts.Version,
-		server.WithToolCapabilities(false),
-		// Subscriptions and list changes are served for sandtray://sandboxes
-		// only; see SandboxesChanged.
-		server.WithResourceCapabilities(true, true),
-		server.WithHooks(hooks),
-		server.WithRecovery(),
-		server.WithInstructions(instructions),
-		// execute_code, execute_command and install_packages may run as
-		// tasks; see tasks.go.
-		server.WithTaskCapabilities(true, true, true),
-		server.WithTaskHooks(tasks.hooks()),
-	)
-
-	k := &toolkit{
-		backend:   b,
-		maxBytes:  opts.MaxRequestBytes,
-		languages: opts.Languages, languageAliases: opts.LanguageAliases,
-		owner: s.sessions.owner,
-		log:   log, tasks: tasks,
+	t := transport.New(transport.Options{
+		Name: "sandtray", Version: opts.Version,
+		Instructions:    tools.Instructions,
+		MaxRequestBytes: opts.MaxRequestBytes,
+		Logger:          log,
+		Sessions:        b,
+		ChangesURI:      tools.SandboxesURI,
+		Oversize:        tools.OversizeRequest,
+	})
+	k := &tools.Kit{
+		MaxRequestBytes: opts.MaxRequestBytes,
+		Languages:       opts.Languages, LanguageAliases: opts.LanguageAliases,
+		Owner: t.Owner, TaskRun: t.TaskRun,
+		Log: log,
 	}
-	for _, build := range toolConstructors {
-		s.mcp.AddTool(build(k))
+	// mcp-go lists tools by name, whatever order they are added in.
+	for _, set := range [][]server.ServerTool{
+		tools.SandboxTools(k, b), tools.LifecycleTools(k, b),
+		tools.ExecTools(k, b), tools.JobTools(k, b), tools.LogTools(k, b),
+		tools.FileTools(k, b), tools.TransferTools(k, b),
+		tools.InstallTools(k, b), tools.CaptureTools(k, b), tools.SnapshotTools(k, b),
+		tools.PortTools(k, b), tools.NetworkTools(k, b), tools.SecretTools(k, b),
+	} {
+		t.MCP().AddTools(set...)
 	}
-	addResources(s.mcp, k)
-	return s
+	tools.AddResources(t.MCP(), b)
+	return &Server{transport: t}
+}
+
+// ServeConn serves conn as one MCP session speaking newline-delimited
+// JSON-RPC (MCP's stdio framing); see transport.Server.ServeConn.
+func (s *Server) ServeConn(ctx context.Context, conn io.ReadWriteCloser) error {
+	return s.transport.ServeConn(ctx, conn)
 }
 
 // ServeStdio serves one MCP session on in and out, such as a process's stdin
@@ -214,18 +141,37 @@ func New(b Backend, opts Options) *Server {
 // is an io.Closer it is closed when ctx is done, so that a blocked read ends,
 // and when ServeStdio returns; out is never closed.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return s.ServeConn(ctx, stdio{Reader: in, Writer: out})
+	return s.transport.ServeStdio(ctx, in, out)
 }
 
-// stdio joins a reader and a writer into the connection ServeConn expects.
-type stdio struct {
-	io.Reader
-	io.Writer
-}
+// SandboxesChanged tells every connected client that the set of sandboxes
+// changed: each live session gets notifications/resources/list_changed and,
+// if it subscribed to sandtray://sandboxes, notifications/resources/updated.
+// The host calls it from the engine's snapshot watcher whenever a sandbox
+// comes or goes. It never blocks.
+func (s *Server) SandboxesChanged() { s.transport.ResourcesChanged() }
 
-func (s stdio) Close() error {
-	if c, ok := s.Reader.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
+// NewHTTP returns the HTTP endpoint of s: Streamable HTTP at PathStreamable
+// and the legacy HTTP+SSE transport at PathSSE. Serve starts it.
+func (s *Server) NewHTTP(opts HTTPOptions) *HTTPServer { return s.transport.NewHTTP(opts) }
+
+// The HTTP endpoint, from package transport.
+type (
+	// HTTPOptions configures the HTTP endpoint.
+	HTTPOptions = transport.HTTPOptions
+	// HTTPServer serves the MCP server over HTTP, behind a bearer-token guard.
+	HTTPServer = transport.HTTPServer
+)
+
+// HTTP paths; see package transport.
+const (
+	PathStreamable = transport.PathStreamable
+	PathSSE        = transport.PathSSE
+	PathMessage    = transport.PathMessage
+)
+
+// Defaults of the HTTP endpoint; see package transport.
+const (
+	DefaultSessionIdle = transport.DefaultSessionIdle
+	DefaultMaxConns    = transport.DefaultMaxConns
+)
