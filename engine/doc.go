@@ -35,7 +35,7 @@
 //
 // One execute_code call, in one direction, through at most six files:
 //
-//  1. mcpserver/exec.go: the tool's arguments into a sandbox.CodeRequest;
+//  1. mcpserver/tools/exec.go: the tool's arguments into a sandbox.CodeRequest;
 //  2. execute.go: ExecCode validates, picks the language, asks the registry
 //     for its sandbox, and dispatch runs the work (on the caller's
 //     goroutine, or as a job when it outlasts its wait);
