@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
 .PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
-.PHONY: cross cross-test deps-platforms deps-mingw test-podman vet-here test-go test-fault-last
+.PHONY: cross cross-test deps-platforms deps-mingw test-podman vet-here test-compile test-go test-fault-last
 
 # apt_install installs those of the Debian packages $(1) that are missing,
 # running $(2) first when some are.
@@ -47,9 +47,14 @@ vet-here:
 	$(GO) vet ./...
 	$(GO) vet -tags fault ./engine/securitytest/
 
+# test-compile: builds every package's race test binary (running none) while
+# the sandbox image is built, so test-go starts testing at once.
+test-compile:
+	$(GO) test -race -count=1 -run '^$$' -exec /bin/true ./... >/dev/null
+
 # test-go: every package's tests, packages three at a time (most of their
 # time is spent waiting on Docker).
-test-go: docker test-image deps-platforms
+test-go: docker test-image deps-platforms test-compile
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -p 3 -timeout 30m ./...
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
