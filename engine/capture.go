@@ -29,9 +29,8 @@ func (t boxTarget) captureTarget() capture.Target {
 	e.mu.Lock()
 	pkgs := slices.Clone(b.state.Packages)
 	e.mu.Unlock()
-	return capture.Target{ID: b.id, Name: b.name, Image: b.spec.Image, Workdir: b.spec.Workdir,
+	return capture.Target{Handle: t, Image: b.spec.Image,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
-		Gone:       t.Gone,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		Execs:      func() int { return e.execs.ExecsIn(b.id) },
 		Starting:   func() int { return e.execs.StartingIn(b.id) },

@@ -38,7 +38,7 @@ func (e *Engine) CopyToSandbox(ctx context.Context, owner sandbox.Owner, ref, ho
 		return sandbox.CopyResult{}, err
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.CopyResult, error) {
-		return e.files.CopyIn(ctx, t.fileTarget(), src, dest, t.log("copy_to_sandbox", owner))
+		return e.files.CopyIn(ctx, t, src, dest, t.log("copy_to_sandbox", owner))
 	})
 }
 
@@ -54,7 +54,7 @@ func (e *Engine) CopyFromSandbox(ctx context.Context, owner sandbox.Owner, ref, 
 		return sandbox.CopyResult{}, err
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.CopyResult, error) {
-		return e.files.CopyOut(ctx, t.fileTarget(), p, dst, t.log("copy_from_sandbox", owner))
+		return e.files.CopyOut(ctx, t, p, dst, t.log("copy_from_sandbox", owner))
 	})
 }
 
@@ -66,6 +66,6 @@ func (e *Engine) SaveFiles(ctx context.Context, ref, p, hostPath string) (sandbo
 		return sandbox.CopyResult{}, fmt.Errorf("host path %q must be absolute: %w", hostPath, sandbox.ErrInvalid)
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.CopyResult, error) {
-		return e.files.Save(ctx, t.fileTarget(), p, filepath.Clean(hostPath), t.log("copy_from_sandbox", appOwner))
+		return e.files.Save(ctx, t, p, filepath.Clean(hostPath), t.log("copy_from_sandbox", appOwner))
 	})
 }

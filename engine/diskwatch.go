@@ -28,7 +28,7 @@ func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 		}
 		return out
 	}
-	report := func(t run.Target, note string) {
+	report := func(t sandbox.Handle, note string) {
 		e.record(t.ID(), sandbox.Activity{Tool: "disk_watchdog", Stderr: "[sandtray: " + note + "]"})
 		e.notify(t.ID(), "Sandbox over its disk limit", fmt.Sprintf("%s: %s.", t.Name(), note))
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/run"
@@ -32,7 +33,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	cmd := req.Command
 	env := sandbox.EnvList(req.Env)
 	if req.Workdir != "" {
-		env = append(env, "SANDTRAY_CWD="+boxTarget{e, b}.fileTarget().Path(req.Workdir))
+		env = append(env, "SANDTRAY_CWD="+files.Path(boxTarget{e, b}, req.Workdir))
 		cmd = "cd -- \"$SANDTRAY_CWD\" || exit 1\n" + cmd
 	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}
@@ -236,7 +237,8 @@ func (s *settings) timeoutFor(requested time.Duration, background bool) (time.Du
 	return s.Limits.ExecTimeout.Duration, nil
 }
 
-// boxTarget is a sandbox of the engine as run and kernel see it.
+// boxTarget is a sandbox of the engine as the packages under engine/internal
+// see it: its sandbox.Handle.
 type boxTarget struct {
 	e *Engine
 	b *box
@@ -245,6 +247,7 @@ type boxTarget struct {
 func (t boxTarget) ID() string                              { return t.b.id }
 func (t boxTarget) Name() string                            { return t.b.name }
 func (t boxTarget) Workdir() string                         { return t.b.spec.Workdir }
+func (t boxTarget) User() string                            { return t.b.spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
 func (t boxTarget) MarkStopped()                            { t.e.setStatus(t.b, sandbox.StatusStopped) }
 func (t boxTarget) Gone(err error) error                    { return t.e.gone(t.b, err) }

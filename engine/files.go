@@ -27,11 +27,6 @@ func withFiles[T any](ctx context.Context, e *Engine, ref string, do func(boxTar
 	return do(boxTarget{e, b})
 }
 
-// fileTarget is the sandbox as the file tools see it.
-func (t boxTarget) fileTarget() files.Target {
-	return files.Target{ID: t.b.id, Name: t.b.name, Workdir: t.b.spec.Workdir, User: t.b.spec.User, Gone: t.Gone}
-}
-
 // log records in the sandbox's activity log what tool did for owner.
 func (t boxTarget) log(tool string, owner sandbox.Owner) func(input string, err error, detail string) {
 	return func(input string, err error, detail string) {
@@ -49,7 +44,7 @@ func (e *Engine) WriteFile(ctx context.Context, owner sandbox.Owner, ref string,
 		return sandbox.FileContent{}, err
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.FileContent, error) {
-		return e.files.WriteFile(ctx, t.fileTarget(), req, t.log("write_file", owner))
+		return e.files.WriteFile(ctx, t, req, t.log("write_file", owner))
 	})
 }
 
@@ -59,7 +54,7 @@ func (e *Engine) MakeDirectory(ctx context.Context, owner sandbox.Owner, ref, p 
 		return "", err
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (string, error) {
-		return e.files.MakeDirectory(ctx, t.fileTarget(), p, t.log("make_directory", owner))
+		return e.files.MakeDirectory(ctx, t, p, t.log("make_directory", owner))
 	})
 }
 
@@ -71,8 +66,7 @@ func (e *Engine) ReadFile(ctx context.Context, owner sandbox.Owner, ref, p strin
 		return sandbox.FileContent{}, err
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.FileContent, error) {
-		ft := t.fileTarget()
-		return e.files.Read(ctx, ft, ft.Path(p), offset, limit)
+		return e.files.Read(ctx, t, files.Path(t, p), offset, limit)
 	})
 }
 
@@ -86,7 +80,6 @@ func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p stri
 		p = "."
 	}
 	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Listing, error) {
-		ft := t.fileTarget()
-		return e.files.List(ctx, ft, ft.Path(p), depth, all)
+		return e.files.List(ctx, t, files.Path(t, p), depth, all)
 	})
 }

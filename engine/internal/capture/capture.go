@@ -78,19 +78,16 @@ func New(d Docker, cfg Config, log *slog.Logger) *Capture {
 	return &Capture{docker: d, cfg: cfg, log: log}
 }
 
-// Target is the sandbox a call works on, as the engine knows it.
+// Target is the sandbox a call works on, as the engine knows it: its handle,
+// what capture needs of its spec and state, and the engine's part in an
+// install (the hold, the gate, the init).
 type Target struct {
-	ID, Name string
+	sandbox.Handle
 	Image    string
-	Workdir  string
 	Language string
 	Network  string
 	Env      map[string]string
 	Packages []sandbox.Package // its manifest
-	// Gone turns the error of a Docker call on the sandbox into the
-	// engine's answer when its container was removed behind its back; nil
-	// keeps errors as they are.
-	Gone func(error) error
 	// Hold, when set, keeps new calls out of the sandbox from when it
 	// returns until release is called, once the calls in flight there have
 	// ended (background jobs go on; an install stops their processes).
@@ -119,13 +116,6 @@ type Target struct {
 	// Installed, when set, saves packages an install just installed in
 	// the sandbox's manifest (see MergePackages).
 	Installed func([]sandbox.Package)
-}
-
-func (t Target) gone(err error) error {
-	if t.Gone == nil {
-		return err
-	}
-	return t.Gone(err)
 }
 
 // Exec is one process for a Runner: it runs with the engine's caps, sweep

@@ -51,9 +51,9 @@ func Tag(image, namespace string) (string, error) {
 // and after. The image an overwrite took the tag from is removed when
 // nothing else names or uses it (see dropReplaced).
 func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bool, progress sandbox.Progress) (sandbox.CommitResult, error) {
-	ctr, err := c.docker.Inspect(ctx, t.ID)
+	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil {
-		return sandbox.CommitResult{}, t.gone(fmt.Errorf("commit sandbox %s: %w", t.Name, err))
+		return sandbox.CommitResult{}, t.Gone(fmt.Errorf("commit sandbox %s: %w", t.Name(), err))
 	}
 	replaced, err := c.checkCommitTarget(ctx, t, ctr.ImageID, tag, overwrite)
 	if err != nil {
@@ -63,12 +63,12 @@ func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bo
 	if err != nil {
 		return sandbox.CommitResult{}, err
 	}
-	report(progress, 0, 1, fmt.Sprintf("committing sandbox %s to %s (it pauses while Docker copies its files)", t.Name, tag))
-	id, err := c.docker.Commit(ctx, t.ID, tag, cfg)
+	report(progress, 0, 1, fmt.Sprintf("committing sandbox %s to %s (it pauses while Docker copies its files)", t.Name(), tag))
+	id, err := c.docker.Commit(ctx, t.ID(), tag, cfg)
 	if err != nil {
-		return sandbox.CommitResult{}, t.gone(fmt.Errorf("commit sandbox %s to %s: %w", t.Name, tag, err))
+		return sandbox.CommitResult{}, t.Gone(fmt.Errorf("commit sandbox %s to %s: %w", t.Name(), tag, err))
 	}
-	msg := fmt.Sprintf("committed sandbox %s to %s (%s)", t.Name, tag, sandbox.ShortID(strings.TrimPrefix(id, "sha256:")))
+	msg := fmt.Sprintf("committed sandbox %s to %s (%s)", t.Name(), tag, sandbox.ShortID(strings.TrimPrefix(id, "sha256:")))
 	if replaced != "" && replaced != id && c.dropReplaced(ctx, replaced, tag) {
 		msg += fmt.Sprintf("; removed the image %s named before (%s), which nothing else named or used", tag, sandbox.ShortID(strings.TrimPrefix(replaced, "sha256:")))
 	}
@@ -98,12 +98,12 @@ func (c *Capture) dropReplaced(ctx context.Context, id, tag string) bool {
 func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag string, overwrite bool) (string, error) {
 	if base, err := imageref.Tag(t.Image); err == nil && base == tag {
 		return "", fmt.Errorf("%s is the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name, e.g. %q: %w",
-			tag, t.Name, suggestTag(tag, t.Name), sandbox.ErrForbidden)
+			tag, t.Name(), suggestTag(tag, t.Name()), sandbox.ErrForbidden)
 	}
 	for _, p := range c.cfg.Protected {
 		if n, err := imageref.Tag(p); err == nil && n == tag {
 			return "", fmt.Errorf("%s is an image Sandtray's configuration starts sandboxes from (default, language or pool image), and Sandtray never overwrites those; pick another name, e.g. %q: %w",
-				tag, suggestTag(tag, t.Name), sandbox.ErrForbidden)
+				tag, suggestTag(tag, t.Name()), sandbox.ErrForbidden)
 		}
 	}
 	existing, err := c.docker.InspectImage(ctx, tag)
@@ -113,10 +113,10 @@ func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag s
 	case err != nil:
 		return "", fmt.Errorf("look for image %s: %w", tag, err)
 	case existing.ID == baseID:
-		return "", fmt.Errorf("%s names the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name: %w", tag, t.Name, sandbox.ErrForbidden)
+		return "", fmt.Errorf("%s names the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name: %w", tag, t.Name(), sandbox.ErrForbidden)
 	case existing.Labels[sandbox.LabelCommittedFrom] == "":
 		return "", fmt.Errorf("image %s exists and was not committed by Sandtray, which moves only tags of its own commits; pick another name, e.g. %q: %w",
-			tag, suggestTag(tag, t.Name), sandbox.ErrForbidden)
+			tag, suggestTag(tag, t.Name()), sandbox.ErrForbidden)
 	case !overwrite:
 		return "", fmt.Errorf("image %s already exists; pick another tag, or pass overwrite to move the tag to this sandbox: %w", tag, sandbox.ErrConflict)
 	}
@@ -129,7 +129,7 @@ func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag s
 func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (runtime.ImageConfig, error) {
 	base, err := c.docker.InspectImage(ctx, baseID)
 	if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
-		return runtime.ImageConfig{}, fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name, err)
+		return runtime.ImageConfig{}, fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name(), err)
 	}
 	labels := map[string]string{}
 	for k, v := range base.Labels {
@@ -137,7 +137,7 @@ func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (ru
 			labels[k] = v
 		}
 	}
-	labels[sandbox.LabelCommittedFrom] = t.Name
+	labels[sandbox.LabelCommittedFrom] = t.Name()
 	labels[sandbox.LabelCommittedAt] = time.Now().UTC().Format(time.RFC3339)
 	env := map[string]string{}
 	for _, kv := range base.Env {
@@ -147,7 +147,7 @@ func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (ru
 	maps.Copy(env, t.Env)
 	return runtime.ImageConfig{
 		Labels: labels, Env: sandbox.EnvList(env), Cmd: base.Cmd, Entrypoint: base.Entrypoint,
-		User: base.User, Workdir: t.Workdir,
+		User: base.User, Workdir: t.Workdir(),
 	}, nil
 }
 

@@ -13,13 +13,13 @@ import (
 // limited to those under p (relative to the workdir unless absolute) when p
 // is given.
 func (c *Capture) Diff(ctx context.Context, t Target, p string) (sandbox.Diff, error) {
-	changes, err := c.docker.Diff(ctx, t.ID)
+	changes, err := c.docker.Diff(ctx, t.ID())
 	if err != nil {
-		return sandbox.Diff{}, t.gone(fmt.Errorf("diff sandbox %s: %w", t.Name, err))
+		return sandbox.Diff{}, t.Gone(fmt.Errorf("diff sandbox %s: %w", t.Name(), err))
 	}
 	prefix := ""
 	if p != "" {
-		prefix = path.Join(t.Workdir, p)
+		prefix = path.Join(t.Workdir(), p)
 		if path.IsAbs(p) {
 			prefix = path.Clean(p)
 		}

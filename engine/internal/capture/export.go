@@ -77,13 +77,13 @@ func (c *Capture) export(ctx context.Context, t Target, dir string) (ex sandbox.
 
 // planExport reads the sandbox's diff, base image and manifest.
 func (c *Capture) planExport(ctx context.Context, t Target) (*exportPlan, error) {
-	p := &exportPlan{name: t.Name, id: t.ID, env: t.Env, workdir: t.Workdir, packages: slices.Clone(t.Packages)}
+	p := &exportPlan{name: t.Name(), id: t.ID(), env: t.Env, workdir: t.Workdir(), packages: slices.Clone(t.Packages)}
 	if err := c.planBase(ctx, t, p); err != nil {
 		return nil, err
 	}
-	changes, err := c.docker.Diff(ctx, t.ID)
+	changes, err := c.docker.Diff(ctx, t.ID())
 	if err != nil {
-		return nil, t.gone(fmt.Errorf("diff sandbox %s: %w", t.Name, err))
+		return nil, t.Gone(fmt.Errorf("diff sandbox %s: %w", t.Name(), err))
 	}
 	if err := c.planPackages(ctx, t, p, changes); err != nil {
 		return nil, err
@@ -97,17 +97,17 @@ func (c *Capture) planExport(ctx context.Context, t Target) (*exportPlan, error)
 // planBase picks the FROM line: the sandbox's image reference, pinned to
 // the digest of the image the sandbox really runs when the image has one.
 func (c *Capture) planBase(ctx context.Context, t Target, p *exportPlan) error {
-	ctr, err := c.docker.Inspect(ctx, t.ID)
+	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil {
-		return t.gone(fmt.Errorf("inspect sandbox %s: %w", t.Name, err))
+		return t.Gone(fmt.Errorf("inspect sandbox %s: %w", t.Name(), err))
 	}
 	img, err := c.docker.InspectImage(ctx, ctr.ImageID)
 	if err != nil {
-		return fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name, err)
+		return fmt.Errorf("inspect the base image of sandbox %s: %w", t.Name(), err)
 	}
 	if !validImageUser(img.User) {
 		return fmt.Errorf("the base image of sandbox %s has USER %q, which is not a user name or id (name, uid, or either with :group), and Sandtray will not write it into a Dockerfile; export a sandbox of another image: %w",
-			t.Name, img.User, sandbox.ErrInvalid)
+			t.Name(), img.User, sandbox.ErrInvalid)
 	}
 	p.from, p.user = t.Image, img.User
 	if d := digestFor(t.Image, img.RepoDigests); d != "" {
@@ -158,7 +158,7 @@ func (c *Capture) planPaths(ctx context.Context, t Target, p *exportPlan, change
 		case ch.Kind == runtime.ChangeAdded:
 			p.roots = append(p.roots, ch.Path)
 		case !isAncestorOfAny(ch.Path, all):
-			st, err := c.docker.StatPath(ctx, t.ID, ch.Path)
+			st, err := c.docker.StatPath(ctx, t.ID(), ch.Path)
 			if err == nil && !os.FileMode(st.Mode).IsDir() {
 				p.roots = append(p.roots, ch.Path)
 			}

@@ -128,11 +128,11 @@ func (c *Capture) dpkgReport(ctx context.Context, t Target, pkgs []string) (stri
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{
+	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{
 		Cmd: append([]string{"/bin/sh", "-c", dpkgScript, "sandtray-dpkg"}, pkgs...), Stdout: &out, Stderr: io.Discard,
 	})
 	if err != nil {
-		return "", t.gone(fmt.Errorf("read the packages installed in sandbox %s: %w", t.Name, err))
+		return "", t.Gone(fmt.Errorf("read the packages installed in sandbox %s: %w", t.Name(), err))
 	}
 	return out.String(), nil
 }

@@ -112,12 +112,12 @@ func (c *Capture) writeArchive(ctx context.Context, t Target, p *exportPlan, w i
 	tw := tar.NewWriter(w)
 	written := map[string]bool{}
 	for _, r := range p.roots {
-		rc, _, err := c.docker.CopyFrom(ctx, t.ID, r)
+		rc, _, err := c.docker.CopyFrom(ctx, t.ID(), r)
 		if errors.Is(err, sandbox.ErrNotFound) {
 			continue // removed since the diff
 		}
 		if err != nil {
-			return 0, t.gone(fmt.Errorf("read %s from sandbox %s: %w", r, t.Name, err))
+			return 0, t.Gone(fmt.Errorf("read %s from sandbox %s: %w", r, t.Name(), err))
 		}
 		err = copyEntries(tw, tar.NewReader(rc), r, &p.filter, written, take)
 		rc.Close()

@@ -36,7 +36,7 @@ func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Pro
 	}
 	release := func() {}
 	if t.Hold != nil {
-		report(progress, 0, 0, "waiting for the calls running in sandbox "+t.Name+" to end; new calls wait for the install")
+		report(progress, 0, 0, "waiting for the calls running in sandbox "+t.Name()+" to end; new calls wait for the install")
 		if release, err = t.Hold(ctx); err != nil {
 			return nil, err
 		}
@@ -49,8 +49,8 @@ func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Pro
 	return func(resume bool) error {
 		defer release()
 		if !resume {
-			c.log.Error("sandbox left online after an install: its other processes stay stopped", "sandbox", t.Name, "stopped", len(f.procs))
-			return fmt.Errorf("the %d other processes of sandbox %s stay stopped, as it is still online; restart the sandbox: %w", len(f.procs), t.Name, sandbox.ErrConflict)
+			c.log.Error("sandbox left online after an install: its other processes stay stopped", "sandbox", t.Name(), "stopped", len(f.procs))
+			return fmt.Errorf("the %d other processes of sandbox %s stay stopped, as it is still online; restart the sandbox: %w", len(f.procs), t.Name(), sandbox.ErrConflict)
 		}
 		return c.thaw(ctx, t, f)
 	}, nil
@@ -161,13 +161,13 @@ func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, errors.Join(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name, ctx.Err()), c.thaw(ctx, t, f))
+			return nil, errors.Join(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name(), ctx.Err()), c.thaw(ctx, t, f))
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 250*time.Millisecond)
 	}
 	err := fmt.Errorf("sandbox %s cannot be given the network for the install: its other processes must be stopped while it is online, and they could not be (%s). "+
-		"Nothing went online. Stop its background jobs (job_stop) or what they started, and try again: %w", t.Name, why, sandbox.ErrConflict)
+		"Nothing went online. Stop its background jobs (job_stop) or what they started, and try again: %w", t.Name(), why, sandbox.ErrConflict)
 	return nil, errors.Join(err, c.thaw(ctx, t, f))
 }
 
@@ -184,7 +184,7 @@ func (c *Capture) freezeInit(ctx context.Context, t Target, f *frozen) error {
 		}
 	}
 	if err := t.SignalInit(ctx, "SIGSTOP"); err != nil {
-		return fmt.Errorf("stop the init (PID 1) of sandbox %s for the install: %w", t.Name, err)
+		return fmt.Errorf("stop the init (PID 1) of sandbox %s for the install: %w", t.Name(), err)
 	}
 	f.init = true
 	return nil
@@ -199,10 +199,10 @@ type passResult struct {
 // freezeOnce runs one pass as user and adds what it stopped to f.
 func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *frozen) (passResult, error) {
 	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
+	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
 		Env: installEnv(t, installPath, packageManager{}), User: user, Stdout: &out, Stderr: io.Discard})
 	if err != nil {
-		return passResult{}, t.gone(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name, err))
+		return passResult{}, t.Gone(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name(), err))
 	}
 	var p passResult
 	done := false
@@ -221,7 +221,7 @@ func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *froz
 		}
 	}
 	if !done {
-		return p, fmt.Errorf("stop the other processes in sandbox %s for the install: the pass did not finish (%q): %w", t.Name, out.String(), sandbox.ErrConflict)
+		return p, fmt.Errorf("stop the other processes in sandbox %s for the install: the pass did not finish (%q): %w", t.Name(), out.String(), sandbox.ErrConflict)
 	}
 	return p, nil
 }
@@ -254,8 +254,8 @@ func (c *Capture) continueInit(ctx context.Context, t Target) error {
 		}
 		select {
 		case <-ctx.Done():
-			c.log.Error("continue a sandbox's init after an install", "sandbox", t.Name, "err", err)
-			return fmt.Errorf("could not continue the init (PID 1) of sandbox %s that was stopped for the install (restart the sandbox): %w", t.Name, err)
+			c.log.Error("continue a sandbox's init after an install", "sandbox", t.Name(), "err", err)
+			return fmt.Errorf("could not continue the init (PID 1) of sandbox %s that was stopped for the install (restart the sandbox): %w", t.Name(), err)
 		case <-time.After(wait):
 		}
 	}
@@ -274,7 +274,7 @@ func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
 	for _, u := range passUsers {
 		for wait := 250 * time.Millisecond; ; wait *= 2 {
 			var out bytes.Buffer
-			_, err = c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
+			_, err = c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
 				User: u, Stdout: &out, Stderr: io.Discard})
 			if err == nil && strings.HasPrefix(out.String(), "resumed ") {
 				break
@@ -282,7 +282,7 @@ func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
 			if err == nil {
 				err = fmt.Errorf("the resume pass said %q", out.String())
 			}
-			if errors.Is(t.gone(err), sandbox.ErrNotFound) || ctx.Err() != nil {
+			if errors.Is(t.Gone(err), sandbox.ErrNotFound) || ctx.Err() != nil {
 				break
 			}
 			select {
@@ -295,8 +295,8 @@ func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
 		}
 	}
 	if err != nil {
-		c.log.Error("resume a sandbox's processes after an install", "sandbox", t.Name, "err", err)
-		return fmt.Errorf("could not resume the processes of sandbox %s that were stopped for the install (restart the sandbox to end them): %w", t.Name, err)
+		c.log.Error("resume a sandbox's processes after an install", "sandbox", t.Name(), "err", err)
+		return fmt.Errorf("could not resume the processes of sandbox %s that were stopped for the install (restart the sandbox to end them): %w", t.Name(), err)
 	}
 	return nil
 }

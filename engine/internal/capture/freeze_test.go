@@ -31,7 +31,7 @@ func TestFreezeStopsAnInitThatIsNotSandtrays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var sent []string
-			tg := Target{Name: "s",
+			tg := Target{Handle: handle{name: "s"},
 				InitIsOurs: func(context.Context) (bool, error) { return tc.ours, tc.oursErr },
 				SignalInit: func(_ context.Context, sig string) error { sent = append(sent, sig); return nil }}
 			f := &frozen{seen: map[string]bool{}}
@@ -49,7 +49,7 @@ func TestFreezeStopsAnInitThatIsNotSandtrays(t *testing.T) {
 			}
 		})
 	}
-	refused := Target{Name: "s", SignalInit: func(context.Context, string) error { return sandbox.ErrUnavailable }}
+	refused := Target{Handle: handle{name: "s"}, SignalInit: func(context.Context, string) error { return sandbox.ErrUnavailable }}
 	if err := c.freezeInit(ctx, refused, &frozen{}); !errors.Is(err, sandbox.ErrUnavailable) {
 		t.Errorf("a PID 1 Docker could not stop: %v; want the install refused", err)
 	}
@@ -75,7 +75,7 @@ func (d passDocker) Exec(_ context.Context, _ string, o runtime.ExecOptions) (in
 func TestFreezeWaitsForRelaysStillStarting(t *testing.T) {
 	c := New(passDocker{roots: 3}, Config{}, slog.New(slog.DiscardHandler))
 	starting := 3
-	tg := Target{Name: "s", ID: "c1",
+	tg := Target{Handle: handle{id: "c1", name: "s"},
 		InitIsOurs: func(context.Context) (bool, error) { return true, nil },
 		Execs:      func() int { return 1 },
 		Starting: func() int {
@@ -90,3 +90,15 @@ func TestFreezeWaitsForRelaysStillStarting(t *testing.T) {
 		t.Errorf("the freeze ended with %d relays still starting; want it to wait for them", starting)
 	}
 }
+
+// handle is a sandbox as the engine would hand it to capture.
+type handle struct{ id, name string }
+
+func (h handle) ID() string                        { return h.id }
+func (h handle) Name() string                      { return h.name }
+func (handle) Workdir() string                     { return "" }
+func (handle) User() string                        { return "" }
+func (handle) EnsureRunning(context.Context) error { return nil }
+func (handle) MarkStopped()                        {}
+func (handle) Gone(err error) error                { return err }
+func (handle) WaitExecs(context.Context) error     { return nil }

@@ -127,13 +127,13 @@ func (c *Capture) runInstall(ctx context.Context, t Target, r Runner, req sandbo
 // its root is read-only and it has no network, by the user's choice, so a
 // package manager could not work there and must not go online for it.
 func (c *Capture) checkWritableRoot(ctx context.Context, t Target) error {
-	ctr, err := c.docker.Inspect(ctx, t.ID)
+	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil {
-		return t.gone(fmt.Errorf("inspect sandbox %s: %w", t.Name, err))
+		return t.Gone(fmt.Errorf("inspect sandbox %s: %w", t.Name(), err))
 	}
 	if ctr.ReadOnlyRoot {
 		return fmt.Errorf("sandbox %s runs in the strict profile (sandbox.profile = \"strict\" in the user's config): its root filesystem is read-only and it has no network, so packages cannot be installed in it. "+
-			"Use what the image has, or create the sandbox from an image that already has the packages (ask the user to build one), or ask the user to use the standard profile: %w", t.Name, sandbox.ErrForbidden)
+			"Use what the image has, or create the sandbox from an image that already has the packages (ask the user to build one), or ask the user to use the standard profile: %w", t.Name(), sandbox.ErrForbidden)
 	}
 	return nil
 }
@@ -153,7 +153,7 @@ func (c *Capture) install(ctx context.Context, t Target, r Runner, m packageMana
 		}
 		defer closeGate()
 		env = append(env, proxy...)
-		report(progress, 0, 0, "sandbox "+t.Name+" reaches "+strings.Join(m.hosts, ", ")+" through Sandtray's egress gate for the install, and nothing else; its other processes are stopped until it ends")
+		report(progress, 0, 0, "sandbox "+t.Name()+" reaches "+strings.Join(m.hosts, ", ")+" through Sandtray's egress gate for the install, and nothing else; its other processes are stopped until it ends")
 	}
 	lines := &lineProgress{fn: progress, max: c.cfg.OutputBytes}
 	out, err := r.Run(ctx, Exec{
@@ -185,7 +185,7 @@ func (c *Capture) install(ctx context.Context, t Target, r Runner, m packageMana
 // for this install only (no Docker network is attached at any point).
 func (c *Capture) openGate(ctx context.Context, t Target, m packageManager) (env []string, closeGate func(), err error) {
 	if t.Gate == nil {
-		return nil, nil, fmt.Errorf("sandbox %s has no network and Sandtray cannot open the egress gate for its install: %w", t.Name, sandbox.ErrUnsupported)
+		return nil, nil, fmt.Errorf("sandbox %s has no network and Sandtray cannot open the egress gate for its install: %w", t.Name(), sandbox.ErrUnsupported)
 	}
 	return t.Gate(ctx, m.hosts)
 }
@@ -202,12 +202,12 @@ func (c *Capture) installedVersions(ctx context.Context, t Target, m packageMana
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var stdout bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{
+	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{
 		Cmd: append([]string{"/bin/sh", "-c", m.query, "sandtray-query"}, names...),
 		Env: installEnv(t, c.imagePath(ctx, t), m), User: installUser, Stdout: &stdout, Stderr: io.Discard,
 	})
 	if err != nil {
-		return nil, t.gone(fmt.Errorf("read installed versions in sandbox %s: %w", t.Name, err))
+		return nil, t.Gone(fmt.Errorf("read installed versions in sandbox %s: %w", t.Name(), err))
 	}
 	versions := m.parse(stdout.String(), names)
 	out := []sandbox.Package{}
@@ -215,7 +215,7 @@ func (c *Capture) installedVersions(ctx context.Context, t Target, m packageMana
 		if v, ok := versions[n]; ok && validVersion.MatchString(v) {
 			out = append(out, sandbox.Package{Manager: m.name, Name: n, Version: v})
 		} else {
-			c.log.Warn("no installed version found", "sandbox", t.Name, "manager", m.name, "package", n)
+			c.log.Warn("no installed version found", "sandbox", t.Name(), "manager", m.name, "package", n)
 		}
 	}
 	return out, nil
@@ -252,8 +252,8 @@ func (c *Capture) availableManagers(ctx context.Context, t Target) (map[string]b
 	const probe = `for c in apt-get apk pip3 pip npm; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true`
 	var out bytes.Buffer
 	env := installEnv(t, c.imagePath(ctx, t), packageManager{}) // where the install will look
-	if _, err := c.docker.Exec(ctx, t.ID, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", probe}, Env: env, Stdout: &out, Stderr: io.Discard}); err != nil {
-		return nil, t.gone(fmt.Errorf("look for package managers in sandbox %s: %w", t.Name, err))
+	if _, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", probe}, Env: env, Stdout: &out, Stderr: io.Discard}); err != nil {
+		return nil, t.Gone(fmt.Errorf("look for package managers in sandbox %s: %w", t.Name(), err))
 	}
 	have := map[string]bool{}
 	for _, cmd := range strings.Fields(out.String()) {

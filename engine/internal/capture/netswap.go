@@ -23,22 +23,22 @@ const restoreTimeout = 30 * time.Second
 // disconnects every other network first (Docker refuses "none" next to
 // anything else), then connects want if it is missing.
 func (c *Capture) setNetwork(ctx context.Context, t Target, want string) error {
-	ctr, err := c.docker.Inspect(ctx, t.ID)
+	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil {
-		return t.gone(err)
+		return t.Gone(err)
 	}
 	for _, n := range ctr.Networks {
 		if n == want {
 			continue
 		}
-		if err := c.docker.DisconnectNetwork(ctx, t.ID, n); err != nil {
+		if err := c.docker.DisconnectNetwork(ctx, t.ID(), n); err != nil {
 			return err
 		}
 	}
 	if slices.Contains(ctr.Networks, want) {
 		return nil
 	}
-	return c.docker.ConnectNetwork(ctx, t.ID, want)
+	return c.docker.ConnectNetwork(ctx, t.ID(), want)
 }
 
 // RestoreOffline takes t off any network it is on when it must be on none
@@ -49,13 +49,13 @@ func (c *Capture) RestoreOffline(ctx context.Context, t Target) {
 	if !c.keptOffline(t) {
 		return
 	}
-	ctr, err := c.docker.Inspect(ctx, t.ID)
+	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil || slices.Equal(ctr.Networks, []string{sandbox.NetworkNone}) {
 		return
 	}
-	c.log.Warn("sandbox found on a network it must not be on; taking it offline", "sandbox", t.Name, "networks", ctr.Networks)
+	c.log.Warn("sandbox found on a network it must not be on; taking it offline", "sandbox", t.Name(), "networks", ctr.Networks)
 	if err := c.setNetwork(ctx, t, sandbox.NetworkNone); err != nil {
-		c.log.Error("take sandbox offline", "sandbox", t.Name, "err", err)
+		c.log.Error("take sandbox offline", "sandbox", t.Name(), "err", err)
 	}
 }
 

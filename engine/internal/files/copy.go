@@ -29,11 +29,11 @@ func (f *Files) CheckSource(src string) error {
 // dest is the new name. Host symlinks are copied as links, never followed.
 // log hears of the copy once it began; one into a new destination that
 // fails removes what it wrote.
-func (f *Files) CopyIn(ctx context.Context, t Target, src, dest string, log Log) (sandbox.CopyResult, error) {
-	dir, name := t.Workdir, filepath.Base(src)
+func (f *Files) CopyIn(ctx context.Context, t sandbox.Handle, src, dest string, log Log) (sandbox.CopyResult, error) {
+	dir, name := t.Workdir(), filepath.Base(src)
 	if dest != "" {
-		abs := t.Path(dest)
-		if st, err := f.docker.StatPath(ctx, t.ID, abs); err == nil && fs.FileMode(st.Mode).IsDir() {
+		abs := Path(t, dest)
+		if st, err := f.docker.StatPath(ctx, t.ID(), abs); err == nil && fs.FileMode(st.Mode).IsDir() {
 			dir = abs
 		} else {
 			dir, name = path.Dir(abs), path.Base(abs)
@@ -47,7 +47,7 @@ func (f *Files) CopyIn(ctx context.Context, t Target, src, dest string, log Log)
 		return sandbox.CopyResult{}, err
 	}
 	res := sandbox.CopyResult{Path: path.Join(dir, name)}
-	_, err = f.docker.StatPath(ctx, t.ID, res.Path)
+	_, err = f.docker.StatPath(ctx, t.ID(), res.Path)
 	fresh := errors.Is(err, sandbox.ErrNotFound) // a failed copy removes what it began
 	pr, pw := io.Pipe()
 	tarred := make(chan error, 1)
@@ -56,7 +56,7 @@ func (f *Files) CopyIn(ctx context.Context, t Target, src, dest string, log Log)
 		pw.CloseWithError(err)
 		tarred <- err
 	}()
-	err = f.docker.CopyTo(ctx, t.ID, dir, pr)
+	err = f.docker.CopyTo(ctx, t.ID(), dir, pr)
 	pr.CloseWithError(err) // unblocks the tar writer if Docker stopped reading
 	if terr := <-tarred; terr != nil && !errors.Is(terr, io.ErrClosedPipe) {
 		err = terr // the host side's reason (a limit crossed while copying) says more
@@ -66,7 +66,7 @@ func (f *Files) CopyIn(ctx context.Context, t Target, src, dest string, log Log)
 		if fresh {
 			f.removePartial(ctx, t, res.Path)
 		}
-		return sandbox.CopyResult{}, fmt.Errorf("copy %s into sandbox %s: %w", src, t.Name, err)
+		return sandbox.CopyResult{}, fmt.Errorf("copy %s into sandbox %s: %w", src, t.Name(), err)
 	}
 	return res, nil
 }
@@ -74,11 +74,11 @@ func (f *Files) CopyIn(ctx context.Context, t Target, src, dest string, log Log)
 // removePartial removes what a failed or cancelled copy into a new
 // destination wrote. It outlives a cancelled ctx (which is why the copy
 // ended) but for a bounded time, and the call still holds the sandbox.
-func (f *Files) removePartial(ctx context.Context, t Target, p string) {
+func (f *Files) removePartial(ctx context.Context, t sandbox.Handle, p string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := f.Remove(ctx, t, p); err != nil && f.cfg.Log != nil {
-		f.cfg.Log.Warn("remove a partial copy", "sandbox", t.Name, "path", p, "err", err)
+		f.cfg.Log.Warn("remove a partial copy", "sandbox", t.Name(), "path", p, "err", err)
 	}
 }
 
@@ -87,30 +87,30 @@ func (f *Files) removePartial(ctx context.Context, t Target, p string) {
 // other dst is the new name, and must not exist: nothing on the host is
 // overwritten. Symlinks, devices and names that would escape are skipped and
 // reported (see hostfs.Extract). log hears of the copy once it began.
-func (f *Files) CopyOut(ctx context.Context, t Target, p, dst string, log Log) (sandbox.CopyResult, error) {
+func (f *Files) CopyOut(ctx context.Context, t sandbox.Handle, p, dst string, log Log) (sandbox.CopyResult, error) {
 	return f.copyOut(ctx, t, p, dst, f.cfg.Limits, log)
 }
 
 // Save is CopyOut for a person, who picked dst in the app: no copy limit
 // binds it.
-func (f *Files) Save(ctx context.Context, t Target, p, dst string, log Log) (sandbox.CopyResult, error) {
+func (f *Files) Save(ctx context.Context, t sandbox.Handle, p, dst string, log Log) (sandbox.CopyResult, error) {
 	return f.copyOut(ctx, t, p, dst, hostfs.Limits{}, log)
 }
 
-func (f *Files) copyOut(ctx context.Context, t Target, p, dst string, lim hostfs.Limits, log Log) (sandbox.CopyResult, error) {
-	src := t.Path(p)
+func (f *Files) copyOut(ctx context.Context, t sandbox.Handle, p, dst string, lim hostfs.Limits, log Log) (sandbox.CopyResult, error) {
+	src := Path(t, p)
 	if st, err := os.Stat(dst); err == nil && st.IsDir() {
 		dst = filepath.Join(dst, path.Base(src))
 	}
 	if _, err := os.Lstat(dst); err == nil {
 		return sandbox.CopyResult{}, fmt.Errorf("host path %s already exists and Sandtray never overwrites host files; pick a new name: %w", dst, sandbox.ErrConflict)
 	}
-	rc, st, err := f.docker.CopyFrom(ctx, t.ID, src)
+	rc, st, err := f.docker.CopyFrom(ctx, t.ID(), src)
 	if errors.Is(err, sandbox.ErrNotFound) {
-		return sandbox.CopyResult{}, fmt.Errorf("no %s in sandbox %s: %w", src, t.Name, sandbox.ErrNotFound)
+		return sandbox.CopyResult{}, fmt.Errorf("no %s in sandbox %s: %w", src, t.Name(), sandbox.ErrNotFound)
 	}
 	if err != nil {
-		return sandbox.CopyResult{}, t.gone(fmt.Errorf("copy %s: %w", src, err))
+		return sandbox.CopyResult{}, t.Gone(fmt.Errorf("copy %s: %w", src, err))
 	}
 	defer rc.Close()
 	if fs.FileMode(st.Mode).IsRegular() {

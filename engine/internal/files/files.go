@@ -20,14 +20,14 @@ import (
 
 // Write writes data to the file p (absolute) in t, creating missing parent
 // folders, owned by the sandbox's user.
-func (f *Files) Write(ctx context.Context, t Target, p string, data []byte, mode fs.FileMode) error {
+func (f *Files) Write(ctx context.Context, t sandbox.Handle, p string, data []byte, mode fs.FileMode) error {
 	dir := path.Dir(p)
-	if st, err := f.docker.StatPath(ctx, t.ID, dir); errors.Is(err, sandbox.ErrNotFound) {
+	if st, err := f.docker.StatPath(ctx, t.ID(), dir); errors.Is(err, sandbox.ErrNotFound) {
 		if err := f.Mkdir(ctx, t, dir); err != nil {
 			return err
 		}
 	} else if err != nil {
-		return t.gone(fmt.Errorf("write %s: %w", p, err))
+		return t.Gone(fmt.Errorf("write %s: %w", p, err))
 	} else if !fs.FileMode(st.Mode).IsDir() {
 		return fmt.Errorf("cannot write %s: %s is not a folder: %w", p, dir, sandbox.ErrConflict)
 	}
@@ -46,7 +46,7 @@ func (f *Files) Write(ctx context.Context, t Target, p string, data []byte, mode
 	if err := tw.Close(); err != nil {
 		return err
 	}
-	if err := f.docker.CopyTo(ctx, t.ID, dir, &buf); err != nil {
+	if err := f.docker.CopyTo(ctx, t.ID(), dir, &buf); err != nil {
 		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
@@ -57,23 +57,23 @@ func (f *Files) Write(ctx context.Context, t Target, p string, data []byte, mode
 // header, so without this a sandbox whose sandbox.user is not root could not
 // change its own files. A sandbox with no sandbox.user runs as its image's
 // user and gets root's files, as it always has.
-func (f *Files) Owner(ctx context.Context, t Target) (uid, gid int, err error) {
-	if t.User == "" {
+func (f *Files) Owner(ctx context.Context, t sandbox.Handle) (uid, gid int, err error) {
+	if t.User() == "" {
 		return 0, 0, nil
 	}
-	uid, gid, err = f.docker.UserIDs(ctx, t.ID, t.User)
+	uid, gid, err = f.docker.UserIDs(ctx, t.ID(), t.User())
 	if err != nil {
-		return 0, 0, t.gone(fmt.Errorf("find the ids of user %q in sandbox %s: %w", t.User, t.Name, err))
+		return 0, 0, t.Gone(fmt.Errorf("find the ids of user %q in sandbox %s: %w", t.User(), t.Name(), err))
 	}
 	return uid, gid, nil
 }
 
 // Mkdir creates a folder and its parents inside the sandbox.
-func (f *Files) Mkdir(ctx context.Context, t Target, dir string) error {
+func (f *Files) Mkdir(ctx context.Context, t sandbox.Handle, dir string) error {
 	var out bytes.Buffer
-	code, err := f.docker.Exec(ctx, t.ID, execOptions([]string{"mkdir", "-p", "--", dir}, &out))
+	code, err := f.docker.Exec(ctx, t.ID(), execOptions([]string{"mkdir", "-p", "--", dir}, &out))
 	if err != nil {
-		return t.gone(fmt.Errorf("create folder %s: %w", dir, err))
+		return t.Gone(fmt.Errorf("create folder %s: %w", dir, err))
 	}
 	if code != 0 {
 		return fmt.Errorf("cannot create folder %s: %s: %w", dir, bytes.TrimSpace(out.Bytes()), sandbox.ErrConflict)
@@ -83,11 +83,11 @@ func (f *Files) Mkdir(ctx context.Context, t Target, dir string) error {
 
 // Remove removes p (a file or a folder with its contents) inside the
 // sandbox: what a failed copy left half written.
-func (f *Files) Remove(ctx context.Context, t Target, p string) error {
+func (f *Files) Remove(ctx context.Context, t sandbox.Handle, p string) error {
 	var out bytes.Buffer
-	code, err := f.docker.Exec(ctx, t.ID, execOptions([]string{"rm", "-rf", "--", p}, &out))
+	code, err := f.docker.Exec(ctx, t.ID(), execOptions([]string{"rm", "-rf", "--", p}, &out))
 	if err != nil {
-		return t.gone(fmt.Errorf("remove %s: %w", p, err))
+		return t.Gone(fmt.Errorf("remove %s: %w", p, err))
 	}
 	if code != 0 {
 		return fmt.Errorf("cannot remove %s: %s: %w", p, bytes.TrimSpace(out.Bytes()), sandbox.ErrConflict)
@@ -97,14 +97,14 @@ func (f *Files) Remove(ctx context.Context, t Target, p string) error {
 
 // resolve follows symlinks (inside the sandbox) and refuses folders and
 // special files with a message saying what to use instead.
-func (f *Files) resolve(ctx context.Context, t Target, p string) (string, error) {
+func (f *Files) resolve(ctx context.Context, t sandbox.Handle, p string) (string, error) {
 	for range 16 {
-		st, err := f.docker.StatPath(ctx, t.ID, p)
+		st, err := f.docker.StatPath(ctx, t.ID(), p)
 		if errors.Is(err, sandbox.ErrNotFound) {
-			return "", fmt.Errorf("no file %s in sandbox %s; list_files shows what is there: %w", p, t.Name, sandbox.ErrNotFound)
+			return "", fmt.Errorf("no file %s in sandbox %s; list_files shows what is there: %w", p, t.Name(), sandbox.ErrNotFound)
 		}
 		if err != nil {
-			return "", t.gone(fmt.Errorf("stat %s: %w", p, err))
+			return "", t.Gone(fmt.Errorf("stat %s: %w", p, err))
 		}
 		mode := fs.FileMode(st.Mode)
 		switch {
@@ -175,14 +175,14 @@ func entryType(findType string) string {
 
 // Read reads up to limit bytes of the file p (absolute) from offset. A
 // symlink is followed inside the sandbox.
-func (f *Files) Read(ctx context.Context, t Target, p string, offset, limit int64) (sandbox.FileContent, error) {
+func (f *Files) Read(ctx context.Context, t sandbox.Handle, p string, offset, limit int64) (sandbox.FileContent, error) {
 	abs, err := f.resolve(ctx, t, p)
 	if err != nil {
 		return sandbox.FileContent{}, err
 	}
-	rc, _, err := f.docker.CopyFrom(ctx, t.ID, abs)
+	rc, _, err := f.docker.CopyFrom(ctx, t.ID(), abs)
 	if err != nil {
-		return sandbox.FileContent{}, t.gone(fmt.Errorf("read %s: %w", abs, err))
+		return sandbox.FileContent{}, t.Gone(fmt.Errorf("read %s: %w", abs, err))
 	}
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -202,7 +202,7 @@ func (f *Files) Read(ctx context.Context, t Target, p string, offset, limit int6
 
 // List lists the folder abs to depth levels (1: just its entries); hidden
 // entries are skipped unless all is set.
-func (f *Files) List(ctx context.Context, t Target, abs string, depth int, all bool) (sandbox.Listing, error) {
+func (f *Files) List(ctx context.Context, t sandbox.Handle, abs string, depth int, all bool) (sandbox.Listing, error) {
 	if depth <= 0 {
 		depth = 1
 	}
@@ -213,12 +213,12 @@ func (f *Files) List(ctx context.Context, t Target, abs string, depth int, all b
 	out := recordsWriter{max: maxListEntries + 1} // find's output past the cap is never kept
 	opts := execOptions([]string{"/bin/sh", "-c", listScript, abs, strconv.Itoa(depth), map[bool]string{true: "all"}[all]}, &out)
 	opts.Stderr = &errOut
-	code, err := f.docker.Exec(ctx, t.ID, opts)
+	code, err := f.docker.Exec(ctx, t.ID(), opts)
 	if err != nil {
-		return sandbox.Listing{}, t.gone(fmt.Errorf("list %s: %w", abs, err))
+		return sandbox.Listing{}, t.Gone(fmt.Errorf("list %s: %w", abs, err))
 	}
 	if code == 3 {
-		return sandbox.Listing{}, fmt.Errorf("no folder %s in sandbox %s: %w", abs, t.Name, sandbox.ErrNotFound)
+		return sandbox.Listing{}, fmt.Errorf("no folder %s in sandbox %s: %w", abs, t.Name(), sandbox.ErrNotFound)
 	}
 	if code != 0 && out.Len() == 0 {
 		return sandbox.Listing{}, fmt.Errorf("list %s needs GNU find in the image: %s: %w", abs, strings.TrimSpace(errOut.String()), sandbox.ErrUnsupported)

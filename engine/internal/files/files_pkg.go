@@ -2,7 +2,7 @@
 // archive API and lists its folders: write_file, read_file,
 // make_directory, list_files, and the copies between the host and a
 // sandbox (copy_to_sandbox, copy_from_sandbox, the app's save), whose host
-// side is hostfs'. It never sees the engine: the sandbox is a Target value,
+// side is hostfs'. It never sees the engine: the sandbox is a sandbox.Handle,
 // and the activity log a Log.
 package files
 
@@ -15,9 +15,10 @@ import (
 
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Docker is what the file tools need from Docker.
+// Docker is what the file tools need of the container runtime.
 type Docker interface {
 	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
@@ -26,29 +27,12 @@ type Docker interface {
 	UserIDs(ctx context.Context, id, user string) (uid, gid int, err error)
 }
 
-// Target is the sandbox a file tool works in.
-type Target struct {
-	ID, Name string
-	Workdir  string
-	User     string // sandbox.user: who owns what the tools write; "" root
-	// Gone turns the error of a Docker call on the sandbox into the
-	// engine's answer when its container was removed behind its back.
-	Gone func(error) error
-}
-
-func (t Target) gone(err error) error {
-	if t.Gone == nil {
-		return err
-	}
-	return t.Gone(err)
-}
-
-// Path makes p absolute, relative to the sandbox's workdir.
-func (t Target) Path(p string) string {
+// Path makes p absolute, relative to sandbox t's workdir.
+func Path(t sandbox.Handle, p string) string {
 	if strings.HasPrefix(p, "/") {
 		return path.Clean(p)
 	}
-	return path.Join(t.Workdir, p)
+	return path.Join(t.Workdir(), p)
 }
 
 // Config is what the file tools need of the engine's configuration.

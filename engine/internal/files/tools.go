@@ -50,8 +50,8 @@ func CheckList(depth int) error {
 // WriteFile is write_file: it writes req.Data to req.Path (relative to the
 // workdir) in t, creating missing parent folders, with req.Mode's
 // permissions (0644 when it has none), and tells log.
-func (f *Files) WriteFile(ctx context.Context, t Target, req sandbox.WriteRequest, log Log) (sandbox.FileContent, error) {
-	p := t.Path(req.Path)
+func (f *Files) WriteFile(ctx context.Context, t sandbox.Handle, req sandbox.WriteRequest, log Log) (sandbox.FileContent, error) {
+	p := Path(t, req.Path)
 	if p == "/" || strings.HasSuffix(req.Path, "/") {
 		return sandbox.FileContent{}, fmt.Errorf("path %q names a folder; give a file name: %w", req.Path, sandbox.ErrInvalid)
 	}
@@ -69,8 +69,8 @@ func (f *Files) WriteFile(ctx context.Context, t Target, req sandbox.WriteReques
 
 // MakeDirectory is make_directory: it creates p (relative to the workdir)
 // and its parents in t, tells log, and returns the folder's absolute path.
-func (f *Files) MakeDirectory(ctx context.Context, t Target, p string, log Log) (string, error) {
-	abs := t.Path(p)
+func (f *Files) MakeDirectory(ctx context.Context, t sandbox.Handle, p string, log Log) (string, error) {
+	abs := Path(t, p)
 	err := f.Mkdir(ctx, t, abs)
 	log(abs, err, "")
 	return abs, err

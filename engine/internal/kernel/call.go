@@ -32,7 +32,7 @@ const (
 // Run runs code on t's kernel for lang, starting one when needed (a fresh
 // one with reset). ok is false when the image cannot run a kernel, and the
 // caller should take the exec path.
-func (ks *Set) Run(ctx context.Context, t Target, lang, code string, reset bool, timeout time.Duration, out *run.Output) (res run.Result, ok bool, err error) {
+func (ks *Set) Run(ctx context.Context, t sandbox.Handle, lang, code string, reset bool, timeout time.Duration, out *run.Output) (res run.Result, ok bool, err error) {
 	s := ks.slot(t.ID(), lang)
 	if err := s.lock(ctx, timeout, lang+" kernel of sandbox "+t.Name()); err != nil {
 		return run.Result{}, true, err
@@ -63,7 +63,7 @@ func (ks *Set) Run(ctx context.Context, t Target, lang, code string, reset bool,
 	return res, true, nil
 }
 
-func (ks *Set) request(t Target, id, code string, out *run.Output) []byte {
+func (ks *Set) request(t sandbox.Handle, id, code string, out *run.Output) []byte {
 	keep := ks.limits.LogOutputBytes
 	if out.Combined() != nil {
 		keep = max(keep, run.JobOutputKept)

@@ -138,7 +138,7 @@ var ErrUnavailable = errors.New("no kernel for this image")
 type kernel struct {
 	lang   string
 	set    *Set
-	target Target
+	target sandbox.Handle
 	in     *kernelInput
 	cancel context.CancelFunc // aborts the exec: the last resort of kill
 	exited chan struct{}      // closed when the exec has ended
@@ -212,7 +212,7 @@ type channel func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 // start starts a kernel for lang in t with one docker exec of the launcher,
 // and waits for its hello. Its exec lives until the kernel is killed or the
 // set's base context is done.
-func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error) {
+func (ks *Set) start(ctx context.Context, t sandbox.Handle, lang string) (*kernel, error) {
 	cmd := []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")}
 	return ks.startOn(ctx, t, lang, false, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return ks.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr})
@@ -221,7 +221,7 @@ func (ks *Set) start(ctx context.Context, t Target, lang string) (*kernel, error
 
 // startOn starts a kernel for lang in t on ch (attached: the container's
 // attachment) and waits for its hello.
-func (ks *Set) startOn(ctx context.Context, t Target, lang string, attached bool, ch channel) (*kernel, error) {
+func (ks *Set) startOn(ctx context.Context, t sandbox.Handle, lang string, attached bool, ch channel) (*kernel, error) {
 	execCtx, cancel := context.WithCancel(ks.base)
 	in := newKernelInput()
 	in.rest = bootBlob(lang) // the first bytes the exec reads
@@ -401,12 +401,6 @@ func (k *kernel) send(kind byte, payload []byte) error {
 	return k.in.send(appendFrame(nil, kind, payload))
 }
 
-// heldTarget is a Target that may hold every new process out for a while
-// (an install's network window): WaitExecs returns once it lets them in.
-type heldTarget interface {
-	WaitExecs(ctx context.Context) error
-}
-
 // kill ends the kernel: the supervisor kills the interpreter's process
 // group and exits. If the exec has not ended within a grace, the engine
 // kills both from outside and abandons the exec.
@@ -428,11 +422,9 @@ func (k *kernel) kill(ctx context.Context) {
 		if pids.PID > 1 { // a supervisor that is the container's init cannot be killed from inside, and -1 is every process
 			script = "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
 		}
-		if h, ok := k.target.(heldTarget); ok {
-			// An install has the sandbox online and starts nothing else
-			// there meanwhile (the kernel is stopped): the kill waits.
-			_ = h.WaitExecs(context.WithoutCancel(ctx))
-		}
+		// An install may have the sandbox online and start nothing else
+		// there meanwhile (the kernel is stopped): the kill waits.
+		_ = k.target.WaitExecs(context.WithoutCancel(ctx))
 		// The caller's context is likely done (the kill ends a cancelled
 		// run): only its values are kept.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)

@@ -19,17 +19,6 @@ type Docker interface {
 	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 }
 
-// Target is the sandbox a kernel runs in, as the engine keeps it.
-type Target interface {
-	ID() string
-	Name() string
-	Workdir() string
-	// EnsureRunning starts the sandbox when it is stopped.
-	EnsureRunning(ctx context.Context) error
-	// Gone turns a "no such container" into the engine's answer.
-	Gone(err error) error
-}
-
 // Limits are what a run's frames may carry.
 type Limits struct {
 	OutputBytes    int // per stream, to the model
@@ -111,7 +100,7 @@ func (s *slot) unlock() { <-s.sem }
 // get returns the slot's kernel, starting one when there is none, it died,
 // or reset asks for a fresh one. restarted reports a start that lost the
 // state of a kernel that died. The caller holds s.sem.
-func (ks *Set) get(ctx context.Context, t Target, s *slot, lang string, reset bool) (k *kernel, restarted bool, err error) {
+func (ks *Set) get(ctx context.Context, t sandbox.Handle, s *slot, lang string, reset bool) (k *kernel, restarted bool, err error) {
 	ks.mu.Lock()
 	k, unavailable, closed := s.k, s.unavailable, ks.closed
 	ks.mu.Unlock()
@@ -257,13 +246,13 @@ func waitKernels(wg *sync.WaitGroup, kernels []*kernel, grace time.Duration) {
 // pool calls it on a pooled container, so the first execute_code of a
 // sandbox taken from the pool finds its kernel running. A kernel already
 // there is kept.
-func (ks *Set) Warm(ctx context.Context, t Target, lang string) error {
+func (ks *Set) Warm(ctx context.Context, t sandbox.Handle, lang string) error {
 	return ks.warmOn(ctx, t, lang, false, nil)
 }
 
 // warmOn is Warm, on ch when it is given (see startOn); a channel it does
 // not use is not streamed, and ends with its context.
-func (ks *Set) warmOn(ctx context.Context, t Target, lang string, attached bool, ch channel) error {
+func (ks *Set) warmOn(ctx context.Context, t sandbox.Handle, lang string, attached bool, ch channel) error {
 	s := ks.slot(t.ID(), lang)
 	if err := s.lock(ctx, startTimeout, lang+" kernel"); err != nil {
 		return err
@@ -298,7 +287,7 @@ func (ks *Set) warmOn(ctx context.Context, t Target, lang string, attached bool,
 
 // WarmSoon starts t's kernel for lang in the background (see Warm), bounded
 // by the kernel's start timeout and the set's lifetime; CloseAll waits for it.
-func (ks *Set) WarmSoon(t Target, lang string) {
+func (ks *Set) WarmSoon(t sandbox.Handle, lang string) {
 	ks.mu.Lock()
 	if ks.closed {
 		ks.mu.Unlock()
@@ -335,7 +324,7 @@ type Attachment interface {
 // kernels, as every later kernel of t does). Until then the launcher may
 // not yet have made itself not dumpable, and nothing else may run in t:
 // the engine waits for it before it lets t be called.
-func (ks *Set) StartAttached(t Target, att Attachment) <-chan struct{} {
+func (ks *Set) StartAttached(t sandbox.Handle, att Attachment) <-chan struct{} {
 	ready := make(chan struct{})
 	ks.mu.Lock()
 	if ks.closed {

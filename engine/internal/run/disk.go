@@ -94,7 +94,7 @@ func (d *Disk) CallEnded() {
 // quota on fuse-overlayfs, nor on overlay2 outside xfs with project quotas,
 // so the engine enforces it. It does not return until ctx is done or it
 // stopped the call.
-func (r *Runner) WatchDisk(ctx context.Context, t Target, d *Disk, limit int64, cancel context.CancelCauseFunc) {
+func (r *Runner) WatchDisk(ctx context.Context, t sandbox.Handle, d *Disk, limit int64, cancel context.CancelCauseFunc) {
 	timer := time.NewTimer(diskPollLocal)
 	defer timer.Stop()
 	var measure func(context.Context) (int64, error)
@@ -129,7 +129,7 @@ func (r *Runner) WatchDisk(ctx context.Context, t Target, d *Disk, limit int64, 
 
 // diskMeter picks how to measure t: a walk of its writable layer when the
 // engine can read it, else Docker's size computation.
-func (r *Runner) diskMeter(ctx context.Context, t Target, d *Disk) (func(context.Context) (int64, error), time.Duration) {
+func (r *Runner) diskMeter(ctx context.Context, t sandbox.Handle, d *Disk) (func(context.Context) (int64, error), time.Duration) {
 	d.mu.Lock()
 	upper, known := d.upperDir, d.known
 	d.mu.Unlock()

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // The watch between calls measures a sandbox's layer only when its
@@ -49,7 +51,7 @@ type CPUUsage interface {
 // Meter measures a sandbox's writable layer, in bytes on disk. The
 // Runner's walks the layer's folder when it can read it, else asks Docker.
 type Meter interface {
-	Measure(ctx context.Context, t Target, d *Disk) (int64, error)
+	Measure(ctx context.Context, t sandbox.Handle, d *Disk) (int64, error)
 }
 
 // Action is what the watch between calls asks the engine to do.
@@ -116,7 +118,7 @@ func NewIdleWatch(cpu CPUUsage, meter Meter) *IdleWatch {
 // land after its own watchdog measured. A verdict to act holds new calls
 // out of the sandbox (they wait in CallStarted) until the caller calls
 // d.Acted.
-func (w *IdleWatch) Check(ctx context.Context, t Target, d *Disk, limit int64) (Verdict, error) {
+func (w *IdleWatch) Check(ctx context.Context, t sandbox.Handle, d *Disk, limit int64) (Verdict, error) {
 	r, ok := w.cpu.CPU(t.ID())
 	now := w.now()
 	d.mu.Lock()
@@ -193,7 +195,7 @@ func (w *IdleWatch) Rebase(d *Disk, used int64) {
 
 // Measure measures t's writable layer once: a walk of its folder when the
 // engine can read it, else Docker's size computation.
-func (r *Runner) Measure(ctx context.Context, t Target, d *Disk) (int64, error) {
+func (r *Runner) Measure(ctx context.Context, t sandbox.Handle, d *Disk) (int64, error) {
 	measure, _ := r.diskMeter(ctx, t, d)
 	return measure(ctx)
 }

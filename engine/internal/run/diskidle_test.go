@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // fakeCPU is a sandbox's CPU time, as the test sets it, read at the
@@ -25,7 +27,7 @@ type fakeMeter struct {
 	measured int
 }
 
-func (m *fakeMeter) Measure(context.Context, Target, *Disk) (int64, error) {
+func (m *fakeMeter) Measure(context.Context, sandbox.Handle, *Disk) (int64, error) {
 	m.measured++
 	return m.size, nil
 }
@@ -216,7 +218,7 @@ type slowMeter struct {
 	measured int
 }
 
-func (m *slowMeter) Measure(context.Context, Target, *Disk) (int64, error) {
+func (m *slowMeter) Measure(context.Context, sandbox.Handle, *Disk) (int64, error) {
 	m.measured++
 	*m.clock = m.clock.Add(m.took)
 	return 1 << 20, nil

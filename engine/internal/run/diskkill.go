@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Init is what the disk watch knows of a sandbox's PID 1 before it kills
@@ -59,7 +60,7 @@ const killWriters = `want=$1; n=0; e=0; for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do 
 // and as root: without capabilities each may only signal its own uid's
 // processes, and a process may have been left by an install, which runs as
 // root. It returns how many it killed.
-func (r *Runner) KillWriters(ctx context.Context, t Target, main int) (int, error) {
+func (r *Runner) KillWriters(ctx context.Context, t sandbox.Handle, main int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	total := 0
@@ -85,7 +86,7 @@ func (r *Runner) KillWriters(ctx context.Context, t Target, main int) (int, erro
 // StopSandbox stops t (docker kill): for a sandbox that went on growing
 // past its limit after KillWriters. It starts again on next use, with its
 // files.
-func (r *Runner) StopSandbox(ctx context.Context, t Target) error {
+func (r *Runner) StopSandbox(ctx context.Context, t sandbox.Handle) error {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	return t.Gone(r.docker.Kill(ctx, t.ID()))

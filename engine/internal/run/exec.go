@@ -75,7 +75,7 @@ type Result struct {
 
 // Run runs p in t with one docker exec, killing its process group at the
 // timeout or when ctx is cancelled, and caps each stream.
-func (r *Runner) Run(ctx context.Context, t Target, p Process) (Result, error) {
+func (r *Runner) Run(ctx context.Context, t sandbox.Handle, p Process) (Result, error) {
 	if err := t.EnsureRunning(ctx); err != nil {
 		return Result{}, err
 	}
@@ -119,17 +119,11 @@ func (r *Runner) Run(ctx context.Context, t Target, p Process) (Result, error) {
 	return res, nil
 }
 
-// heldTarget is a Target that may hold every new process out for a while
-// (an install's network window): WaitExecs returns once it lets them in.
-type heldTarget interface {
-	WaitExecs(ctx context.Context) error
-}
-
 // restartStopped starts a sandbox that Docker says is not running although
 // the engine thought so: the daemon restarted (or someone ran docker stop)
 // and the events saying so have not arrived yet. It reports whether the
 // sandbox runs now.
-func (r *Runner) restartStopped(ctx context.Context, t Target) bool {
+func (r *Runner) restartStopped(ctx context.Context, t sandbox.Handle) bool {
 	c, err := r.docker.Inspect(ctx, t.ID())
 	if err != nil || StatusOf(c.State) != sandbox.StatusStopped {
 		return false
@@ -152,13 +146,11 @@ func (o *Result) Render() {
 // context is already done (it keeps ctx's values only). A sandbox whose pids are all taken (a fork bomb)
 // may refuse even that exec: after a few tries it is restarted, which ends
 // every process in it and keeps its files; restarted says so.
-func (r *Runner) killGroup(ctx context.Context, t Target, key, user string) (restarted bool) {
-	if h, ok := t.(heldTarget); ok {
-		// An install has the sandbox online, and nothing but it starts
-		// there: the kill waits for it (the call's processes are stopped
-		// meanwhile), and its time starts after.
-		_ = h.WaitExecs(context.WithoutCancel(ctx))
-	}
+func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user string) (restarted bool) {
+	// An install may have the sandbox online, and nothing but it starts
+	// there: the kill waits for it (the call's processes are stopped
+	// meanwhile), and its time starts after.
+	_ = t.WaitExecs(context.WithoutCancel(ctx))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
 	pidFile := PidDir + "/" + key + ".pid"

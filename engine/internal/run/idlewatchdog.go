@@ -18,7 +18,7 @@ const watchMeasureTimeout = 30 * time.Second
 
 // Watched is one running sandbox as the watchdog between calls sees it.
 type Watched struct {
-	Target Target
+	Target sandbox.Handle
 	Disk   *Disk
 	// Init says what its PID 1 is, before the watch kills around it; nil:
 	// Docker's init, with its main process (Init{Ours: true, Main: MainOldest}).
@@ -43,14 +43,14 @@ type Watchdog struct {
 	runner  *Runner
 	limit   int64
 	running func() []Watched
-	report  func(t Target, note string)
+	report  func(t sandbox.Handle, note string)
 }
 
 // Watchdog returns the watchdog between calls for sandboxes limited to
 // limit bytes: running lists the sandboxes to look at each period, and
 // report is told, in a sentence, what was done to one of them and why (the
 // engine logs it, records it in the sandbox's log, and shows a notice).
-func (r *Runner) Watchdog(limit int64, running func() []Watched, report func(t Target, note string)) *Watchdog {
+func (r *Runner) Watchdog(limit int64, running func() []Watched, report func(t sandbox.Handle, note string)) *Watchdog {
 	return &Watchdog{runner: r, limit: limit, running: running, report: report}
 }
 

@@ -19,7 +19,7 @@ const oomCounters = "/sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/mem
 // OOMKills reads the count of out-of-memory kills of t's cgroup, as the
 // sandbox sees it. ok is false when the sandbox has no such count; err is
 // set when it refused the exec (it is stopping, or has stopped).
-func (r *Runner) OOMKills(ctx context.Context, t Target) (n int64, ok bool, err error) {
+func (r *Runner) OOMKills(ctx context.Context, t sandbox.Handle) (n int64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	var out bytes.Buffer
@@ -36,7 +36,7 @@ func (r *Runner) OOMKills(ctx context.Context, t Target) (n int64, ok bool, err 
 // the sandbox cannot tell (under gVisor, running out of memory stops the
 // whole sandbox, and its cgroup files are gVisor's own), Docker's record
 // decides.
-func (r *Runner) DiedOfMemory(ctx context.Context, t Target) bool {
+func (r *Runner) DiedOfMemory(ctx context.Context, t sandbox.Handle) bool {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	deadline := time.Now().Add(2 * time.Second)

@@ -34,6 +34,9 @@ func (fakeTarget) Name() string                        { return "sb-test" }
 func (fakeTarget) EnsureRunning(context.Context) error { return nil }
 func (fakeTarget) MarkStopped()                        {}
 func (fakeTarget) Gone(err error) error                { return err }
+func (fakeTarget) Workdir() string                     { return "" }
+func (fakeTarget) User() string                        { return "" }
+func (fakeTarget) WaitExecs(context.Context) error     { return nil }
 
 // TestDiedOfMemoryEndsWithItsContext: waiting for Docker to record how a
 // sandbox ended gives up when its context does (the engine closing), not

@@ -28,20 +28,6 @@ type Docker interface {
 	SizeRw(ctx context.Context, id string) (int64, error)
 }
 
-// Target is the sandbox a process runs in, as the engine keeps it.
-type Target interface {
-	ID() string
-	Name() string
-	// EnsureRunning starts the sandbox when it is stopped, and waits while
-	// it is paused.
-	EnsureRunning(ctx context.Context) error
-	// MarkStopped records that Docker found the sandbox stopped.
-	MarkStopped()
-	// Gone turns a "no such container" into the engine's answer (the
-	// container was removed behind its back); other errors pass.
-	Gone(err error) error
-}
-
 // Limits cap each stream of a run: for the model, and kept for the log.
 type Limits struct {
 	OutputBytes    int
