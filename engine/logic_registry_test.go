@@ -1,0 +1,188 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/config"
+
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// TestLogicCreateListStopStartRemove: a sandbox is listed once created,
+// with its name and owner; stop stops its container and a later call
+// starts it again and runs; delete removes the container and the listing,
+// and a second delete is not found.
+func TestLogicCreateListStopStartRemove(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	a := le.create(t, sandbox.CreateRequest{Name: "alpha"})
+	b := le.create(t, sandbox.CreateRequest{})
+	if a.Name != "alpha" || a.Status != sandbox.StatusRunning || a.Owner != le.owner || a.Image != logicImage {
+		t.Fatalf("created %+v, want alpha, running, our owner, image %s", a, logicImage)
+	}
+	if !validName.MatchString(b.Name) || b.Name == a.Name {
+		t.Errorf("unnamed sandbox got name %q", b.Name)
+	}
+	list, err := le.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := infoIDs(list); !slices.Equal(got, sortedCopy([]string{a.ID, b.ID})) {
+		t.Errorf("listed %v, want %v", got, []string{a.ID, b.ID})
+	}
+	if got, err := le.Get(ctx, "alpha"); err != nil || got.ID != a.ID {
+		t.Errorf("get by name: %+v, %v", got, err)
+	}
+	if got, err := le.Get(ctx, a.ID[:8]); err != nil || got.ID != a.ID {
+		t.Errorf("get by id prefix: %+v, %v", got, err)
+	}
+	if _, err := le.Create(ctx, le.owner, sandbox.CreateRequest{Name: "alpha"}, nil); !errorsIs(err, sandbox.ErrConflict) {
+		t.Errorf("a second sandbox named alpha: %v, want a conflict", err)
+	}
+
+	st, err := le.Stop(ctx, le.owner, "alpha")
+	if err != nil || st.Status != sandbox.StatusStopped {
+		t.Fatalf("stop: %+v, %v", st, err)
+	}
+	if got := containerState(le.rt, a.ID); got != "exited" {
+		t.Errorf("stopped sandbox's container is %q, want exited", got)
+	}
+	if got := le.run(t, "alpha", sandbox.CommandRequest{Command: "echo back"}); got.Stdout != "back\n" || got.ExitCode != 0 {
+		t.Errorf("a call after stop: %+v, want it to start the sandbox and print back", got)
+	}
+	if got := containerState(le.rt, a.ID); got != "running" {
+		t.Errorf("after a call the container is %q, want running", got)
+	}
+	if got := le.status("alpha"); got != sandbox.StatusRunning {
+		t.Errorf("after a call the sandbox is %q, want running", got)
+	}
+
+	if err := le.Delete(ctx, le.owner, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if got := containerState(le.rt, a.ID); got != "" {
+		t.Errorf("deleted sandbox's container is still there (%s)", got)
+	}
+	if _, err := le.Get(ctx, "alpha"); !errorsIs(err, sandbox.ErrNotFound) {
+		t.Errorf("get after delete: %v, want not found", err)
+	}
+	if err := le.Delete(ctx, le.owner, a.ID); !errorsIs(err, sandbox.ErrNotFound) {
+		t.Errorf("second delete: %v, want not found", err)
+	}
+	if got := infoIDs(mustList(t, le)); !slices.Equal(got, []string{b.ID}) {
+		t.Errorf("after delete: %v, want only %s", got, b.ID)
+	}
+}
+
+func infoIDs(list []sandbox.Info) []string {
+	var ids []string
+	for _, i := range list {
+		ids = append(ids, i.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func mustList(t *testing.T, le *logicEngine) []sandbox.Info {
+	t.Helper()
+	list, err := le.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// TestLogicRemovedBehindTheEnginesBack: a container removed outside the
+// engine (docker rm) leaves the engine's list by its event, and a call
+// naming it is refused as not found; with no events to tell it (its loops
+// stopped), the call itself finds out and drops the sandbox.
+func TestLogicRemovedBehindTheEnginesBack(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	a := le.create(t, sandbox.CreateRequest{Name: "a"})
+	b := le.create(t, sandbox.CreateRequest{Name: "b"})
+	if err := le.rt.Connect().Remove(ctx, a.ID); err != nil { // another client: the Docker CLI
+		t.Fatal(err)
+	}
+	eventually(t, seconds, "the removed sandbox leaves the list", func() bool {
+		return slices.Equal(infoIDs(mustList(t, le)), []string{b.ID})
+	})
+	_, err := le.ExecCommand(ctx, le.owner, a.ID, sandbox.CommandRequest{Command: "true"})
+	wantKind(t, err, sandbox.ErrNotFound)
+
+	le.stopLoops() // no events any more: the call must find out itself
+	if err := le.rt.Connect().Remove(ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = le.ExecCommand(ctx, le.owner, "b", sandbox.CommandRequest{Command: "true"})
+	wantKind(t, err, sandbox.ErrNotFound)
+	if !strings.Contains(err.Error(), "no longer exists") {
+		t.Errorf("the call's error %q does not say the sandbox no longer exists", err)
+	}
+	if list := mustList(t, le); len(list) != 0 {
+		t.Errorf("after the call found it gone, the engine still lists %v", infoIDs(list))
+	}
+}
+
+// TestLogicStoppedBehindTheEnginesBack: a container stopped outside the
+// engine shows as stopped (its events), and the next call starts it again
+// and runs; with the events missed, the call's refused exec starts it.
+func TestLogicStoppedBehindTheEnginesBack(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	a := le.create(t, sandbox.CreateRequest{})
+	if err := le.rt.Connect().Stop(ctx, a.ID, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, seconds, "the sandbox stopped outside shows as stopped", func() bool {
+		return le.status(a.ID) == sandbox.StatusStopped
+	})
+	if got := le.run(t, a.ID, sandbox.CommandRequest{Command: "echo up"}); got.Stdout != "up\n" {
+		t.Errorf("call after an outside stop: %+v", got)
+	}
+	le.stopLoops()
+	if err := le.rt.Connect().Stop(ctx, a.ID, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if le.status(a.ID) != sandbox.StatusRunning {
+		t.Fatal("without events the engine should still believe the sandbox runs")
+	}
+	if got := le.run(t, a.ID, sandbox.CommandRequest{Command: "echo again"}); got.Stdout != "again\n" {
+		t.Errorf("call after a stop the engine missed: %+v", got)
+	}
+	if got := containerState(le.rt, a.ID); got != "running" {
+		t.Errorf("container is %q after the call, want running", got)
+	}
+}
+
+// TestLogicRestartAdoptsAndReaps: after a crash, a new engine on the same
+// state dir adopts the persistent sandbox with its owner, files and log,
+// and removes the ephemeral one whose session it never saw.
+func TestLogicRestartAdoptsAndReaps(t *testing.T) {
+	rt := newFakeDaemon()
+	le := startLogicEngine(t, rt, nil, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{} })
+	ctx := context.Background()
+	keep := le.create(t, sandbox.CreateRequest{Name: "keep", Persistent: true})
+	drop := le.create(t, sandbox.CreateRequest{Name: "drop"})
+	le.run(t, "keep", sandbox.CommandRequest{Command: "echo remembered > note.txt"})
+	le.stopLoops() // the process dies: nothing is cleaned up
+
+	again := startLogicEngineWith(t, rt, le.cfg, le.labels)
+	list := mustList(t, again)
+	if len(list) != 1 || list[0].ID != keep.ID || !list[0].Persistent || list[0].Owner != le.owner || list[0].Name != "keep" {
+		t.Fatalf("after restart: %+v, want only the persistent sandbox, owner kept", list)
+	}
+	if got := containerState(rt, drop.ID); got != "" {
+		t.Errorf("the expired ephemeral sandbox's container is still there (%s)", got)
+	}
+	if logs, _ := again.Logs(ctx, "keep", 0); len(logs) != 2 || logs[1].Input != "echo remembered > note.txt" {
+		t.Errorf("activity after restart: %+v", logs)
+	}
+	if got := again.run(t, "keep", sandbox.CommandRequest{Command: "cat note.txt"}); got.Stdout != "remembered\n" {
+		t.Errorf("file in the adopted sandbox: %+v", got)
+	}
+}
