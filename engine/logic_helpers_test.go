@@ -31,6 +31,7 @@ type logicEngine struct {
 	owner  sandbox.Owner
 	cfg    config.Config
 	labels map[string]string
+	closed bool
 }
 
 // logicConfig is the configuration the logic tests start from: the fake's
@@ -79,14 +80,25 @@ func startLogicEngineWith(t *testing.T, rt *fakeruntime.Runtime, cfg config.Conf
 	if err != nil {
 		t.Fatalf("new engine on the fake runtime: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Close(ctx)
-	})
 	owner := sandbox.Owner{Session: "s-" + sandbox.RandomHex(4), Client: "logic-test 1.0"}
 	e.SessionStarted(owner)
-	return &logicEngine{Engine: e, rt: cli, owner: owner, cfg: cfg, labels: labels}
+	le := &logicEngine{Engine: e, rt: cli, owner: owner, cfg: cfg, labels: labels}
+	t.Cleanup(func() { le.close(t) })
+	return le
+}
+
+// close closes the engine, once (the test's cleanup closes it too).
+func (le *logicEngine) close(t *testing.T) {
+	t.Helper()
+	if le.closed {
+		return
+	}
+	le.closed = true
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := le.Close(ctx); err != nil {
+		t.Errorf("close the engine: %v", err)
+	}
 }
 
 func (le *logicEngine) create(t *testing.T, req sandbox.CreateRequest) sandbox.Info {
