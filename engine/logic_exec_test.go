@@ -190,3 +190,43 @@ func TestLogicExecKilledForMemory(t *testing.T) {
 		t.Errorf("a SIGKILL that was not the OOM killer's: %+v, want a plain exit 137", got)
 	}
 }
+
+// TestLogicExecCodeWithoutKernel: in an image where no kernel can start
+// (the fake's launcher says it has no python3), execute_code runs the code
+// as a fresh process, the code on its stdin; an image with none of the
+// language's runtimes is refused as unsupported, naming the image. (The
+// kernels' framed protocol itself is not simulated.)
+func TestLogicExecCodeWithoutKernel(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	id := le.create(t, sandbox.CreateRequest{}).ID
+	hasPython := true
+	le.rt.SetHandler(func(p *fakeruntime.Proc) int {
+		if !strings.Contains(p.Script(), "command -v \"$r\"") {
+			return p.Builtin()
+		}
+		code, _ := io.ReadAll(p.Stdin)
+		if !hasPython {
+			return 217 // the code script: none of the runtimes
+		}
+		if s, ok := strings.CutPrefix(string(code), "print("); ok {
+			io.WriteString(p.Stdout, strings.TrimSuffix(s, ")")+"\n")
+			return 0
+		}
+		io.WriteString(p.Stderr, "SyntaxError\n")
+		return 1
+	})
+	out, err := le.ExecCode(ctx, le.owner, id, sandbox.CodeRequest{Code: "print(42)"})
+	if err != nil || out.Result.Stdout != "42\n" || out.Result.ExitCode != 0 || out.Result.Outcome.Kernel != sandbox.KernelKept {
+		t.Errorf("code without a kernel: %+v, %v", out.Result, err)
+	}
+	if out, err := le.ExecCode(ctx, le.owner, id, sandbox.CodeRequest{Code: "oops"}); err != nil || out.Result.ExitCode != 1 || out.Result.Stderr != "SyntaxError\n" {
+		t.Errorf("failing code: %+v, %v", out.Result, err)
+	}
+	hasPython = false
+	_, err = le.ExecCode(ctx, le.owner, id, sandbox.CodeRequest{Code: "print(1)"})
+	wantKind(t, err, sandbox.ErrUnsupported)
+	if err != nil && !strings.Contains(err.Error(), logicImage) {
+		t.Errorf("the refusal %q does not name the image", err)
+	}
+}
