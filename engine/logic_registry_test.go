@@ -4,10 +4,13 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/fakeruntime"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -185,4 +188,48 @@ func TestLogicRestartAdoptsAndReaps(t *testing.T) {
 	if got := again.run(t, "keep", sandbox.CommandRequest{Command: "cat note.txt"}); got.Stdout != "remembered\n" {
 		t.Errorf("file in the adopted sandbox: %+v", got)
 	}
+}
+
+// stopAfterList stops container id through another client of the daemon
+// right after the engine's first list of its containers (its adoption at
+// start-up), as a user's `docker stop` at that moment would.
+type stopAfterList struct {
+	*fakeruntime.Runtime
+	id   string
+	once sync.Once
+}
+
+func (s *stopAfterList) List(ctx context.Context, labels map[string]string, all bool) ([]runtime.Container, error) {
+	list, err := s.Runtime.List(ctx, labels, all)
+	s.once.Do(func() {
+		if err := s.Runtime.Connect().Stop(ctx, s.id, time.Second); err != nil {
+			panic(err)
+		}
+	})
+	return list, err
+}
+
+// TestLogicStoppedWhileTheEngineStarts: a sandbox stopped outside the
+// engine just after its start-up listed it shows as stopped: the engine
+// follows the daemon's events from before it lists what it adopts, so
+// nothing that happens in between is missed.
+func TestLogicStoppedWhileTheEngineStarts(t *testing.T) {
+	rt := newFakeDaemon()
+	first := startLogicEngine(t, rt, nil)
+	id := first.create(t, sandbox.CreateRequest{Persistent: true}).ID
+	first.stopLoops() // a crash
+
+	cli := &stopAfterList{Runtime: rt.Connect(), id: id}
+	e, err := New(context.Background(), first.cfg, Options{Runtime: cli, Labels: first.labels, Tick: logicTick, CgroupRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
+	if got := containerState(rt, id); got != "exited" {
+		t.Fatalf("the container is %q; the test meant to stop it during the start-up", got)
+	}
+	eventually(t, seconds, "the sandbox stopped during the start-up shows as stopped", func() bool {
+		info, err := e.Get(context.Background(), id)
+		return err == nil && info.Status == sandbox.StatusStopped
+	})
 }
