@@ -301,3 +301,42 @@ func TestDownAndClosed(t *testing.T) {
 		t.Errorf("another client of the daemon after one closed: %v", err)
 	}
 }
+
+// TestExecStream: a stream's writes reach the process's stdin, its stdout
+// comes back on Read, its stderr is kept apart, and CloseWrite lets it end
+// with its exit code.
+func TestExecStream(t *testing.T) {
+	rt, ctx := newRT(), context.Background()
+	id := started(t, rt, "one")
+	rt.SetHandler(func(p *fakeruntime.Proc) int {
+		in, _ := io.ReadAll(p.Stdin)
+		io.WriteString(p.Stderr, "relay up")
+		io.WriteString(p.Stdout, strings.ToUpper(string(in)))
+		return 5
+	})
+	s, err := rt.ExecStream(ctx, id, "", []string{"relay"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Started(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	s.CloseWrite()
+	out, err := io.ReadAll(s)
+	if err != nil || string(out) != "PING" {
+		t.Errorf("stream output %q, %v", out, err)
+	}
+	if code, err := s.ExitCode(ctx); code != 5 || err != nil || s.Stderr() != "relay up" {
+		t.Errorf("exit %d, %v, stderr %q", code, err, s.Stderr())
+	}
+	s.Close()
+	if err := rt.Stop(ctx, id, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.ExecStream(ctx, id, "", []string{"relay"}); !errors.Is(err, sandbox.ErrConflict) {
+		t.Errorf("a stream in a stopped container: %v", err)
+	}
+}
