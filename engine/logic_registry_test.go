@@ -233,3 +233,34 @@ func TestLogicStoppedWhileTheEngineStarts(t *testing.T) {
 		return err == nil && info.Status == sandbox.StatusStopped
 	})
 }
+
+// TestLogicDaemonGoesAwayAndComesBack: when the daemon stops answering,
+// watchers see it disconnected with a notice, and calls fail as
+// unavailable; when it is back, a notice says so, the engine follows its
+// events again, and calls run.
+func TestLogicDaemonGoesAwayAndComesBack(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	id := le.create(t, sandbox.CreateRequest{}).ID
+	w := le.Watch(ctx)
+	le.rt.SetDown(true)
+	waitSnapshot(t, w, "the daemon shown as gone, with a notice", func(s sandbox.Snapshot) bool {
+		return !s.Docker.Connected && len(s.Notices) > 0 && s.Notices[len(s.Notices)-1].Title == "Docker went away"
+	})
+	_, err := le.ExecCommand(ctx, le.owner, id, sandbox.CommandRequest{Command: "true"})
+	wantKind(t, err, sandbox.ErrUnavailable)
+	if le.status(id) == "" {
+		t.Fatal("a call refused by a daemon that is down dropped the sandbox")
+	}
+	le.rt.SetDown(false)
+	waitSnapshot(t, w, "the daemon shown as back, with a notice", func(s sandbox.Snapshot) bool {
+		return s.Docker.Connected && s.Notices[len(s.Notices)-1].Title == "Docker is back"
+	})
+	if got := le.run(t, id, sandbox.CommandRequest{Command: "echo back"}); got.Stdout != "back\n" {
+		t.Errorf("a call once the daemon is back: %+v", got)
+	}
+	if err := le.rt.Connect().Remove(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, seconds, "a sandbox removed once the daemon is back leaves the list", func() bool { return le.status(id) == "" })
+}
