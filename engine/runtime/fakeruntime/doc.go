@@ -46,11 +46,12 @@
 //     unwrapped (the handler sees the command inside, and the wrapper's
 //     marker ties the process to its call), its kill of a call's process
 //     group kills those processes, its read of the cgroup's OOM-kill count
-//     answers the container's count (Proc.OOMKill raises it), and its kernel
+//     answers the container's count (Proc.OOMKill raises it), its listing
+//     of a folder (list_files) lists the container's files, and its kernel
 //     launcher exits with the launcher's "no python3" status, so the engine
 //     runs code without kernels. Commands no handler takes run on Builtin, a
 //     tiny shell (true, false, exit, echo, cat, sleep, mkdir -p, rm -rf,
-//     hostname) over the container's files.
+//     cd, pwd, hostname; redirections to files) over the container's files.
 //   - Stats: plausible samples: CPU time that grows while processes run,
 //     the memory limit, a usage of a few MB plus the files written, and a
 //     pid count.

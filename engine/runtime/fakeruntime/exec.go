@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -35,6 +37,8 @@ type Handler func(p *Proc) int
 //     "swept";
 //   - its read of the cgroup's OOM-kill count (cat …/memory.events) prints
 //     the container's count (raised by OOMKill and Runtime.Die);
+//   - its listing of a folder (engine/internal/files: GNU find's records)
+//     lists the container's files;
 //   - its kernel launcher (engine/internal/kernel: /bin/sh -c <launcher>
 //     sandtray-kernel …) exits with status 218, the launcher's "this image
 //     has no python3": the engine then runs code as plain processes.
@@ -210,6 +214,8 @@ func (p *Proc) dispatch(h Handler) int {
 		return 0
 	case len(p.Raw) > 3 && p.Raw[3] == "sandtray-kernel":
 		return 218
+	case strings.HasPrefix(script, `cd -- "$0" || exit 3`) && strings.Contains(script, "find . -mindepth 1") && len(p.Raw) > 4:
+		return p.list(p.Raw[3], p.Raw[4], len(p.Raw) > 5 && p.Raw[5] == "all")
 	}
 	if h == nil {
 		return p.Builtin()
@@ -401,4 +407,40 @@ func (r *Runtime) ExecStream(ctx context.Context, id, user string, cmd []string)
 		close(s.done)
 	}()
 	return s, nil
+}
+
+// list prints the engine's listing records (type, size, mode, mtime, link
+// target, path; NUL-terminated, as its GNU find prints them) of the
+// folder dir to depth levels, hidden entries (and what is under them)
+// pruned unless all: exit code 3 when dir is not a folder.
+func (p *Proc) list(dir, depth string, all bool) int {
+	maxDepth, _ := strconv.Atoi(depth)
+	dir = p.abs(dir)
+	p.r.d.mu.Lock()
+	n, ok := p.c.files[dir]
+	if !ok || !n.mode.IsDir() {
+		p.r.d.mu.Unlock()
+		fmt.Fprintf(p.Stderr, "sh: 1: cd: can't cd to %s\n", dir)
+		return 3
+	}
+	var out strings.Builder
+	for _, q := range p.c.files.under(dir) {
+		rel := strings.TrimPrefix(q, strings.TrimSuffix(dir, "/")+"/")
+		parts := strings.Split(rel, "/")
+		if len(parts) > maxDepth || !all && slices.ContainsFunc(parts, func(s string) bool { return strings.HasPrefix(s, ".") }) {
+			continue
+		}
+		f := p.c.files[q]
+		kind := "f"
+		switch {
+		case f.mode.IsDir():
+			kind = "d"
+		case f.mode&fs.ModeSymlink != 0:
+			kind = "l"
+		}
+		fmt.Fprintf(&out, "%s\t%d\t%o\t%d.%09d\t%s\t%s\x00", kind, len(f.data), f.mode.Perm(), f.mtime.Unix(), f.mtime.Nanosecond(), f.link, rel)
+	}
+	p.r.d.mu.Unlock()
+	io.WriteString(p.Stdout, out.String())
+	return 0
 }
