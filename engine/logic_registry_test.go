@@ -264,3 +264,25 @@ func TestLogicDaemonGoesAwayAndComesBack(t *testing.T) {
 	}
 	eventually(t, seconds, "a sandbox removed once the daemon is back leaves the list", func() bool { return le.status(id) == "" })
 }
+
+// TestLogicListShowsResourceUse: the list reads each running sandbox's
+// use now: its memory limit, memory in use and processes; a stopped
+// sandbox shows none.
+func TestLogicListShowsResourceUse(t *testing.T) {
+	le := newLogicEngine(t)
+	ctx := context.Background()
+	a := le.create(t, sandbox.CreateRequest{MemoryMB: 256})
+	list := mustList(t, le)
+	if len(list) != 1 {
+		t.Fatalf("listed %d sandboxes", len(list))
+	}
+	if s := list[0].Stats; s.MemoryLimit != 256<<20 || s.MemoryBytes == 0 || s.Pids == 0 {
+		t.Errorf("a running sandbox's use %+v, want its 256 MB limit, some memory and a process", s)
+	}
+	if _, err := le.Stop(ctx, le.owner, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := mustList(t, le)[0].Stats; s != (sandbox.Stats{}) {
+		t.Errorf("a stopped sandbox's use %+v, want none", s)
+	}
+}
