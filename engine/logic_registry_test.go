@@ -286,3 +286,45 @@ func TestLogicListShowsResourceUse(t *testing.T) {
 		t.Errorf("a stopped sandbox's use %+v, want none", s)
 	}
 }
+
+// TestLogicCreateLimitsKillAndStopAll: creates stop at
+// limits.max_sandboxes (stopped and persistent ones count) and while the
+// user paused them; kill stops a sandbox at once; "stop all ephemeral"
+// stops those and leaves the persistent one running.
+func TestLogicCreateLimitsKillAndStopAll(t *testing.T) {
+	le := newLogicEngine(t, func(c *config.Config) { c.Limits.MaxSandboxes = 3 })
+	ctx := context.Background()
+	a := le.create(t, sandbox.CreateRequest{})
+	b := le.create(t, sandbox.CreateRequest{})
+	per := le.create(t, sandbox.CreateRequest{Persistent: true})
+	_, err := le.Create(ctx, le.owner, sandbox.CreateRequest{}, nil)
+	wantKind(t, err, sandbox.ErrTooLarge)
+	if n := le.rt.Calls("Create"); n != 3 {
+		t.Errorf("%d creates reached the daemon, want 3: the refused one must not", n)
+	}
+	if err := le.Kill(ctx, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := containerState(le.rt, a.ID); got != "exited" || le.status(a.ID) != sandbox.StatusStopped {
+		t.Errorf("killed sandbox: container %q, status %q", got, le.status(a.ID))
+	}
+	_, err = le.Create(ctx, le.owner, sandbox.CreateRequest{}, nil)
+	wantKind(t, err, sandbox.ErrTooLarge) // a stopped sandbox still counts
+	if err := le.Delete(ctx, le.owner, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	le.SetPaused(true)
+	_, err = le.Create(ctx, le.owner, sandbox.CreateRequest{}, nil)
+	wantKind(t, err, sandbox.ErrPaused)
+	le.SetPaused(false)
+	c := le.create(t, sandbox.CreateRequest{})
+
+	if err := le.StopEphemeral(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]sandbox.Status{b.ID: sandbox.StatusStopped, c.ID: sandbox.StatusStopped, per.ID: sandbox.StatusRunning} {
+		if got := le.status(id); got != want {
+			t.Errorf("after stopping all ephemeral sandboxes, %s is %q, want %q", sandbox.ShortID(id), got, want)
+		}
+	}
+}
