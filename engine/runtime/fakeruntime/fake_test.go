@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +340,23 @@ func TestExecStream(t *testing.T) {
 	}
 	if _, err := rt.ExecStream(ctx, id, "", []string{"relay"}); !errors.Is(err, sandbox.ErrConflict) {
 		t.Errorf("a stream in a stopped container: %v", err)
+	}
+}
+
+// TestImportsOnlyTheSeam: the fake imports the standard library,
+// engine/runtime and engine/sandbox, nothing else, so any package's tests
+// can use it without linking a runtime's SDK.
+func TestImportsOnlyTheSeam(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	allowed := []string{"github.com/sandtray/sandtray/engine/runtime", "github.com/sandtray/sandtray/engine/sandbox"}
+	for imp := range strings.Lines(string(out)) {
+		imp = strings.TrimSpace(imp)
+		first, _, _ := strings.Cut(imp, "/")
+		if strings.Contains(first, ".") && !slices.Contains(allowed, imp) {
+			t.Errorf("fakeruntime imports %s; it may import only the standard library and %v", imp, allowed)
+		}
 	}
 }
