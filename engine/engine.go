@@ -176,7 +176,13 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
 	e.dockerStatus.Check(ctx)
+	loopCtx, cancelLoops := context.WithCancel(e.base)
+	e.cancelLoops = cancelLoops
+	// The events first: what happens to a container once adopt has
+	// listed it reaches the event loop, however long the start-up takes.
+	events, errs := e.docker.Events(loopCtx, e.cfg().managed())
 	if err := e.adopt(ctx); err != nil {
+		cancelLoops()
 		return nil, err
 	}
 	e.ports.RestoreAll(ctx)
@@ -185,10 +191,8 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	if tick <= 0 {
 		tick = 2 * time.Second
 	}
-	loopCtx, cancelLoops := context.WithCancel(e.base)
-	e.cancelLoops = cancelLoops
 	loops := []func(){
-		func() { e.eventLoop(loopCtx, tick) },
+		func() { e.eventLoop(loopCtx, tick, events, errs) },
 		func() { e.stats.Run(loopCtx) },
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },

@@ -7,23 +7,29 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // eventLoop follows Docker's container events for managed containers, so a
-// sandbox stopped or removed behind the engine's back shows at once. It
-// reconnects after errors and does not return until ctx is done.
-func (e *Engine) eventLoop(ctx context.Context, tick time.Duration) {
+// sandbox stopped or removed behind the engine's back shows at once:
+// first on events, the stream New opened before its adoption, then on
+// the streams it opens again after errors. It does not return until ctx
+// is done.
+func (e *Engine) eventLoop(ctx context.Context, tick time.Duration, events <-chan runtime.Event, errs <-chan error) {
 	for ctx.Err() == nil {
-		// Every managed container's (an adopted one of an older Sandtray
-		// has no identity); onEvent acts only on its own.
-		events, errs := e.docker.Events(ctx, e.cfg().managed())
+		if events == nil {
+			// Every managed container's (an adopted one of an older
+			// Sandtray has no identity); onEvent acts only on its own.
+			events, errs = e.docker.Events(ctx, e.cfg().managed())
+		}
 		for ev := range events {
 			e.onEvent(ctx, ev.ContainerID, ev.Action)
 		}
 		if err := <-errs; err != nil && ctx.Err() == nil {
 			e.log.Warn("docker events interrupted; reconnecting", "err", err)
 		}
+		events, errs = nil, nil
 		select {
 		case <-ctx.Done():
 		case <-time.After(tick):

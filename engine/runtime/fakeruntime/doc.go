@@ -1,0 +1,66 @@
+// Package fakeruntime is an in-memory runtime.Runtime for tests: a daemon
+// with containers, images, a filesystem per container and processes that a
+// test simulates, so the engine's logic (its registry, reaper, jobs, calls,
+// pool and scoping) can be tested without Docker, in milliseconds.
+//
+// It imports the standard library, engine/runtime and engine/sandbox only,
+// and it is ordinary (non-test) code so that any package's tests may use
+// it.
+//
+// # The daemon
+//
+// New makes a daemon and a client of it (a *Runtime); Connect makes
+// another client of the same daemon, as two engines on one Docker daemon
+// have (Close ends only its own client: its calls then fail with
+// sandbox.ErrUnavailable). SetDown makes the daemon stop answering
+// (sandbox.ErrUnavailable) until it is up again, and breaks the event
+// streams.
+//
+// # What it simulates
+//
+//   - Containers: Create (refusing a missing image with sandbox.ErrNotFound,
+//     a name in use with sandbox.ErrConflict and a zero memory, CPU or pids
+//     limit with sandbox.ErrInvalid, as the Docker runtime does), Start,
+//     Stop, Kill, Signal, Remove, Rename, Inspect (by id, unique id prefix or
+//     name), List by labels, UpdateLimits, networks, Pause and Unpause, and
+//     lifecycle events (create, start, kill, die, stop, destroy, rename,
+//     pause, unpause, update, oom) to Events' subscribers. A container's main
+//     command is not run: a started container runs until stopped, killed or
+//     removed.
+//   - Images: a store of images with their configuration (AddImage), the
+//     images a pull may fetch (AddPullable; any other pull fails with
+//     sandbox.ErrNotFound, as Docker's pull of an unknown image does), tags,
+//     removal, labels, sizes, and image events (pull, tag, untag, delete).
+//   - Files: each container has an in-memory filesystem, made from its
+//     image's files, that StatPath, CopyTo, CopyFrom and ExportContainer read
+//     and write as tar streams, with Docker's semantics (CopyFrom's top
+//     entry is the path's base name; a missing path is sandbox.ErrNotFound).
+//     SizeRw is the size of the files written in the container.
+//   - Processes: Exec and ExecStream run a Handler the test installs
+//     (SetHandler) on a Proc: it reads Proc.Stdin, writes Proc.Stdout and
+//     Proc.Stderr, returns an exit code, or waits on Proc.Done until it is
+//     killed (its container stops, or the engine kills its process group).
+//     As with Docker, a cancelled Exec returns at once and does not kill its
+//     process: only a kill does. The commands the engine runs on its own are
+//     handled before the test's handler (see Proc): its exec wrapper is
+//     unwrapped (the handler sees the command inside, and the wrapper's
+//     marker ties the process to its call), its kill of a call's process
+//     group kills those processes, its read of the cgroup's OOM-kill count
+//     answers the container's count (Proc.OOMKill raises it), its listing
+//     of a folder (list_files) lists the container's files, and its kernel
+//     launcher exits with the launcher's "no python3" status, so the engine
+//     runs code without kernels. Commands no handler takes run on Builtin, a
+//     tiny shell (true, false, exit, echo, cat, sleep, mkdir -p, rm -rf,
+//     cd, pwd, hostname; redirections to files) over the container's files.
+//   - Stats: plausible samples: CPU time that grows while processes run,
+//     the memory limit, a usage of a few MB plus the files written, and a
+//     pid count.
+//
+// # What it refuses
+//
+// What makes no sense in memory fails with an error wrapping
+// sandbox.ErrUnsupported: Attach (the engine does not attach when the
+// daemon is not Docker's own engine, which Daemon says), Diff, Commit,
+// BuildImage, ImportImage and RunBuildStep. GPUSupport reports no GPUs, and
+// Disk no writable-layer folder (the engine then measures with SizeRw).
+package fakeruntime
