@@ -8,7 +8,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
 .PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
-.PHONY: cross cross-test deps-platforms deps-mingw test-podman vet-here test-compile test-go test-fault-last
+.PHONY: cross cross-test deps-platforms deps-mingw test-podman vet-here test-compile test-go test-logic test-fault-last
 
 # apt_install installs those of the Debian packages $(1) that are missing,
 # running $(2) first when some are.
@@ -33,8 +33,7 @@ run: deps docker image build
 ## integration and GUI tests, the attack, file and CIS suite (engine/securitytest),
 ## beside them the end-to-end tests against Podman (make test-podman), then, alone
 ## against Docker, the faults that restart and freeze the daemon (test-fault).
-## The cross builds and vet run beside all of it: the Windows tray app's cgo build
-## is one long single-threaded compile, and the tests mostly wait on Docker.
+## The cross builds and vet run beside all of it: the tests mostly wait on Docker.
 test: deps docker
 	$(MAKE) --no-print-directory -j6 --output-sync=target test-go test-podman test-fault-last cross-test vet-here
 
@@ -56,6 +55,12 @@ test-compile:
 # time is spent waiting on Docker).
 test-go: docker test-image deps-platforms test-compile
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -p 3 -timeout 30m ./...
+
+## test-logic: the engine's logic (registry, reaper, jobs, outcomes, pool, scoping) on the
+## in-memory runtime (engine/runtime/fakeruntime): no Docker needed, seconds.
+test-logic:
+	$(GO) test -race -count=1 ./engine/runtime/ ./engine/runtime/fakeruntime/
+	$(GO) test -race -count=1 -run Logic ./engine/
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
 test-fault: docker test-image
