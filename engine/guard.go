@@ -152,7 +152,7 @@ func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (rel
 
 // holdForWindow is an install's hold on b (capture.Target.Hold): new calls
 // wait (holdForInstall); once the calls in flight have ended, so does every
-// other process the engine would start in b (execgate.go), until release;
+// other process the engine would start in b (engine/internal/execgate), until release;
 // and the disk watch between calls leaves b alone meanwhile, as during a
 // call (the install's own execs are guarded like calls).
 func (e *Engine) holdForWindow(ctx context.Context, b *box) (release func(), err error) {

@@ -22,7 +22,7 @@ func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool().Status() }
 // createFromPool makes a sandbox of spec from a pooled container when one
 // can serve it; see pool.Take for ok and err. Limits are changed in place
 // by the pool; env, which Docker cannot change in a running container, is
-// passed to every process the engine starts in it (see execenv.go), and
+// passed to every process the engine starts in it (see engine/internal/execgate), and
 // the spare's kernel, started without it, is restarted with it.
 func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, named bool) (sandbox.Info, bool, error) {
 	id, name, ok, err := e.pool().Take(ctx, spec, named)

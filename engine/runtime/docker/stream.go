@@ -127,7 +127,7 @@ func (s *ExecConn) Close() error {
 // Started waits until Docker has started the process (it has a pid), or
 // it could not, or ctx is done. ExecStream returns once the stream is
 // attached, a moment before the process exists: an install's freeze counts
-// a stream as starting until then (see engine/execgate.go).
+// a stream as starting until then (see engine/internal/execgate).
 func (s *ExecConn) Started(ctx context.Context) error {
 	for {
 		res, err := s.client.api.ExecInspect(ctx, s.execID, client.ExecInspectOptions{})
