@@ -41,10 +41,12 @@ test: deps docker
 test-fault-last: test-go test-podman
 	$(MAKE) --no-print-directory test-fault
 
-# vet-here: go vet for this platform, the fault tests' build tag too.
-vet-here:
-	$(GO) vet ./...
-	$(GO) vet -tags fault ./engine/securitytest/
+# vet-here: go vet for this platform, the fault tests' build tag too. With
+# -race it checks what test-compile built, and compiles the tree (and GLFW's
+# and OpenGL's C) no second time.
+vet-here: test-compile
+	$(GO) vet -race ./...
+	$(GO) vet -race -tags fault ./engine/securitytest/
 
 # test-compile: builds every package's race test binary (running none) while
 # the sandbox image is built, so test-go starts testing at once.
@@ -111,7 +113,12 @@ cross: cross-windows-gui vet-darwin vet-windows $(addprefix cross-,$(CROSS_OS))
 # Windows tray app's cgo build (mingw compiling GLFW and OpenGL's C, most of
 # a fresh make test's time) is left to make cross and make dist: its Go code
 # is the code test-go builds, and the OS-specific files build here.
-cross-test: vet-darwin vet-windows cross-linux-amd64 cross-darwin-amd64 cross-windows-amd64
+# Linux's build without cgo is left to make cross too: its files are the other
+# Unix's, which cross-darwin-amd64 builds. Each OS's build follows its vet,
+# which compiles the same packages: run side by side they compiled them twice.
+cross-test: vet-darwin vet-windows cross-darwin-amd64 cross-windows-amd64
+cross-darwin-amd64: vet-darwin
+cross-windows-amd64: vet-windows
 
 cross-%:
 	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
