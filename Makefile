@@ -3,6 +3,9 @@
 GO      ?= go
 IMAGE   ?= sandtray/sandbox:latest
 BIN     := bin
+# LOWPRI runs what no test waits for (vet, the cross builds) after what they
+# do wait for (the test binaries, the sandbox image), on a machine with few cores.
+LOWPRI  := nice -n 15
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # gcc for cgo and -race; debootstrap for the offline image; the rest for Fyne.
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
@@ -45,8 +48,8 @@ test-fault-last: test-go test-podman
 # -race it checks what test-compile built, and compiles the tree (and GLFW's
 # and OpenGL's C) no second time.
 vet-here: test-compile
-	$(GO) vet -race ./...
-	$(GO) vet -race -tags fault ./engine/securitytest/
+	$(LOWPRI) $(GO) vet -race ./...
+	$(LOWPRI) $(GO) vet -race -tags fault ./engine/securitytest/
 
 # test-compile: builds every package's race test binary (running none) while
 # the sandbox image is built, so test-go starts testing at once.
@@ -121,7 +124,7 @@ cross-darwin-amd64: vet-darwin
 cross-windows-amd64: vet-windows
 
 cross-%:
-	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
+	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(LOWPRI) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
 
 cross-windows-gui: deps-mingw
 	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -o $(BIN)/cross/windows-amd64-gui/ ./app/cmd/sandtray
@@ -130,7 +133,7 @@ cross-windows-gui: deps-mingw
 # Fyne's packages need cgo on macOS, so the window's code is vetted on Linux
 # (and built for Windows by cross-windows-gui, in make cross).
 vet-%:
-	CGO_ENABLED=0 GOOS=$* $(GO) vet $$(CGO_ENABLED=0 GOOS=$* $(GO) list -e -f '{{.ImportPath}} {{join .Deps " "}}' ./... | grep -v -e fyne.io/fyne -e go-gl | cut -d' ' -f1)
+	CGO_ENABLED=0 GOOS=$* $(LOWPRI) $(GO) vet $$(CGO_ENABLED=0 GOOS=$* $(GO) list -e -f '{{.ImportPath}} {{join .Deps " "}}' ./... | grep -v -e fyne.io/fyne -e go-gl | cut -d' ' -f1)
 
 ## deps-platforms: OpenSSH (the ssh:// end-to-end test), Podman (make test-podman).
 PLATFORM_PKGS := openssh-server openssh-client podman catatonit
