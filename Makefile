@@ -146,7 +146,7 @@ deps-mingw:
 
 ## test-podman: the MCP end-to-end tests against Podman's Docker-compatible API
 ## (installs podman and catatonit, runs `podman system service` on a private socket).
-test-podman: docker test-image deps-platforms
+test-podman: docker test-image deps-platforms test-compile
 	GO=$(GO) IMAGE=$(IMAGE) .ci/test-podman
 
 # (dpkg-query, not dpkg -s: with arm64 added for make dist, a name like libgl1-mesa-dev
