@@ -21,6 +21,7 @@ import (
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testbuild"
 )
 
 // These tests restart, freeze and kill things every other test depends on:
@@ -258,7 +259,7 @@ func TestFaultEngineKilled(t *testing.T) {
 	labels := dockertest.Labels(t)
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "sandtray")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sandtray/sandtray/app/cmd/sandtray")
+	build := testbuild.Command(bin, "github.com/sandtray/sandtray/app/cmd/sandtray")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build sandtray: %v\n%s", err, out)
 	}

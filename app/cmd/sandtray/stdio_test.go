@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testbuild"
 )
 
 // binary and shimBinary are the sandtray and sandtray-mcp commands, built
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary, shimBinary = filepath.Join(dir, "sandtray"), filepath.Join(dir, "sandtray-mcp")
-	if out, err := exec.Command("go", "build", "-o", dir, ".", "../sandtray-mcp").CombinedOutput(); err != nil {
+	if out, err := testbuild.Command(dir, ".", "../sandtray-mcp").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build sandtray: %v\n%s", err, out)
 		os.Exit(1)
 	}
