@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/internal/testwait"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -41,16 +42,22 @@ func TestDiskWatchdogStopsASandboxThatGoesOnGrowing(t *testing.T) {
 		return err == nil && info.Status == sandbox.StatusStopped
 	})
 	<-ended
-	logs, err := te.Logs(ctx, id, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The log says why right after the stop, which Docker's event may show
+	// a moment before.
+	var logs []sandbox.Activity
 	var said string
-	for _, a := range logs {
-		if a.Tool == "disk_watchdog" {
-			said = a.Stderr
+	testwait.Eventually(t, 10*time.Second, "the log to say why the sandbox was stopped", func() bool {
+		var err error
+		if logs, err = te.Logs(ctx, id, 10); err != nil {
+			t.Fatal(err)
 		}
-	}
+		for _, a := range logs {
+			if a.Tool == "disk_watchdog" {
+				said = a.Stderr
+			}
+		}
+		return said != ""
+	})
 	if !strings.Contains(said, "over its disk limit of 64 MB (limits.disk_mb) outside any call") || !strings.Contains(said, "the sandbox was stopped") {
 		t.Errorf("the log does not say why the sandbox was stopped: %+v", logs)
 	}

@@ -167,6 +167,9 @@ func (w *Watchdog) act(ctx context.Context, iw *IdleWatch, s Watched, v Verdict)
 	default:
 		return
 	}
+	// Said first: the stop shows at once, and the log says why with it.
+	r.log.Warn("disk watchdog between calls", "sandbox", t.Name(), "id", sandbox.ShortID(t.ID()), "note", note)
+	w.report(t, note)
 	if v.Act != KillWriters {
 		// What the writers wrote between the measurement and the stop is
 		// not the next call's growth: it is judged from here.
@@ -174,6 +177,4 @@ func (w *Watchdog) act(ctx context.Context, iw *IdleWatch, s Watched, v Verdict)
 			iw.Rebase(s.Disk, used)
 		}
 	}
-	r.log.Warn("disk watchdog between calls", "sandbox", t.Name(), "id", sandbox.ShortID(t.ID()), "note", note)
-	w.report(t, note)
 }
