@@ -113,7 +113,9 @@ func NewIdleWatch(cpu CPUUsage, meter Meter) *IdleWatch {
 // asks to act only when the layer grew by more than the slack since the
 // last measurement outside calls, and is over limit (plus the slack): a
 // sandbox that merely sits over its limit (a call filled it, and that call
-// said so) is left alone. The first measurement after a call only sets the
+// said so) is left alone. Once it acted, the next growth with no call
+// between and the layer still over the limit asks to stop the sandbox,
+// however long the writer paused. The first measurement after a call only sets the
 // size that growth is judged against, since the call's last writes may
 // land after its own watchdog measured. A verdict to act holds new calls
 // out of the sandbox (they wait in CallStarted) until the caller calls
@@ -170,8 +172,15 @@ func (w *IdleWatch) Check(ctx context.Context, t sandbox.Handle, d *Disk, limit 
 		// Growth below the slack adds up: the base stays until it passes.
 		s.base, s.baseKnown = used, true
 	}
-	if !grew || used <= limit+diskSlack {
-		s.strikes = 0
+	if used <= limit+diskSlack {
+		s.strikes = 0 // back within its limit: the next growth past it starts afresh
+		return Verdict{}, nil
+	}
+	if !grew {
+		// Over the limit but not growing: a pause between two writes of a
+		// writer the kill spared keeps its strike, since no call ran since
+		// (a call starts the watch afresh) and so whatever grows the layer
+		// next outlived the kill.
 		return Verdict{}, nil
 	}
 	s.strikes++
