@@ -206,7 +206,7 @@ func (e *Engine) list(owner sandbox.Owner, id string, spec sandbox.Spec, created
 	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
 	e.mu.Lock()
 	e.boxes[id] = b
-	info := b.info(e.ports.Forwards(b.id))
+	info := b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
 	e.mu.Unlock()
 	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
 	e.publish()

@@ -158,7 +158,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
-		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), portStore{e}, log)
+		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), e.savePorts, log)
 	if err := e.newGate(cfg); err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.capture = capture.New(x, e.cfg().captureConfig(), log)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
-	e.stats = stats.New(x, statsSink{e}, log)
+	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
 	e.dockerStatus.Check(ctx)
@@ -185,7 +185,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 		cancelLoops()
 		return nil, err
 	}
-	e.ports.RestoreAll(ctx)
+	e.ports.RestoreAll(ctx, e.savedPorts())
 	e.egressRestore()
 	tick := opts.Tick
 	if tick <= 0 {
@@ -294,7 +294,7 @@ func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
 	e.stats.Freshen(ctx, e.running())
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.listLocked(e.ports), nil
+	return e.listLocked(e.ports, e.stats), nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
@@ -305,7 +305,7 @@ func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	return b.info(e.ports.Forwards(b.id)), nil
+	return b.info(e.ports.Forwards(b.id), e.stats.Of(b.id)), nil
 }
 
 // short, randomHex and envList are the engine's names for the helpers in

@@ -194,13 +194,13 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	}
 	e.mu.Lock()
 	b.status = sandbox.StatusStopped
-	b.stats = sandbox.Stats{}
 	e.mu.Unlock()
+	e.stats.Forget(b.id)
 	if e.ports.End(b.id) {
 		e.publish()
 	}
 	e.mu.Lock()
-	info := b.info(e.ports.Forwards(b.id))
+	info := b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
 	e.mu.Unlock()
 	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
 	e.publish()
@@ -256,7 +256,7 @@ func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref str
 	}
 	b.state.Persistent = persistent
 	b.state.LastUsed = time.Now().UTC()
-	st, info := b.state, b.info(e.ports.Forwards(b.id))
+	st, info := b.state, b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
 	e.mu.Unlock()
 	if err := e.store.save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)

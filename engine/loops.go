@@ -73,10 +73,10 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 	e.mu.Lock()
 	changed := b.status != s
 	b.status = s
-	if s != sandbox.StatusRunning {
-		b.stats = sandbox.Stats{}
-	}
 	e.mu.Unlock()
+	if s != sandbox.StatusRunning || changed {
+		e.stats.Forget(b.id) // a sandbox that stopped, or started again, has no figures yet
+	}
 	if s == sandbox.StatusStopped {
 		if e.ports.End(b.id) {
 			e.publish()

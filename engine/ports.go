@@ -62,23 +62,24 @@ func (e *Engine) UnexposePort(ctx context.Context, owner sandbox.Owner, ref stri
 	return nil
 }
 
-// portStore is the state dir as the port table saves forwards in it.
-type portStore struct{ e *Engine }
-
-func (s portStore) SavePorts(id string, fws []sandbox.PortForward) {
-	s.e.mu.Lock()
-	b, ok := s.e.boxes[id]
-	s.e.mu.Unlock()
+// savePorts keeps a sandbox's forwards in its state, as the port table
+// changes them.
+func (e *Engine) savePorts(id string, fws []sandbox.PortForward) {
+	e.mu.Lock()
+	b, ok := e.boxes[id]
+	e.mu.Unlock()
 	if ok {
-		s.e.changeState(b, "port forwards", func(st *boxState) { st.Ports = fws })
+		e.changeState(b, "port forwards", func(st *boxState) { st.Ports = fws })
 	}
 }
 
-func (s portStore) SavedPorts() []portfwd.Saved {
-	s.e.mu.Lock()
-	defer s.e.mu.Unlock()
+// savedPorts lists the sandboxes with forwards in their state, those to
+// come back at start-up (persistent and running) marked so.
+func (e *Engine) savedPorts() []portfwd.Saved {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	var out []portfwd.Saved
-	for _, b := range s.e.boxes {
+	for _, b := range e.boxes {
 		if len(b.state.Ports) > 0 {
 			out = append(out, portfwd.Saved{ID: b.id, Name: b.name, Ports: b.state.Ports,
 				Restore: b.state.Persistent && b.status == sandbox.StatusRunning})

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/run"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -79,8 +78,6 @@ type box struct {
 	stage    stage
 	status   sandbox.Status
 	state    boxState
-	stats    sandbox.Stats
-	prev     runtime.StatsSample // last raw sample, for CPU %
 	activity []sandbox.Activity
 	busy     int                                // calls in flight; a busy sandbox is never reaped
 	oomKills int64                              // the cgroup's OOM-kill count when last read
@@ -219,12 +216,16 @@ func (e *Engine) saveState(id string) {
 	}
 }
 
-// info is the public view of b, with its port forwards. Callers hold r.mu.
-func (b *box) info(forwards []sandbox.PortForward) sandbox.Info {
+// info is the public view of b, with its port forwards and, while it runs,
+// its stats. Callers hold r.mu.
+func (b *box) info(forwards []sandbox.PortForward, stats sandbox.Stats) sandbox.Info {
+	if b.status != sandbox.StatusRunning {
+		stats = sandbox.Stats{}
+	}
 	return sandbox.Info{
 		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
 		Persistent: b.state.Persistent, Owner: b.state.Owner,
-		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: b.stats,
+		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: stats,
 		Ports: forwards, EgressRules: b.state.Egress,
 	}
 }
@@ -235,12 +236,18 @@ type forwardsOf interface {
 	Forwards(id string) []sandbox.PortForward
 }
 
+// statsOf is a sandbox's stats (stats.Sampler); its lock is a leaf, taken
+// under r.mu.
+type statsOf interface {
+	Of(id string) sandbox.Stats
+}
+
 // listLocked is every sandbox's public view, oldest first. Callers hold
 // r.mu.
-func (r *registry) listLocked(ports forwardsOf) []sandbox.Info {
+func (r *registry) listLocked(ports forwardsOf, stats statsOf) []sandbox.Info {
 	out := make([]sandbox.Info, 0, len(r.boxes))
 	for _, b := range r.boxes {
-		out = append(out, b.info(ports.Forwards(b.id)))
+		out = append(out, b.info(ports.Forwards(b.id), stats.Of(b.id)))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {

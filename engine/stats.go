@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"github.com/sandtray/sandtray/engine/internal/stats"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -19,28 +17,11 @@ func (e *Engine) ShowStats(ids []string) { e.stats.Show(ids) }
 // published as they change. It never blocks.
 func (e *Engine) FollowStats(id string) { e.stats.Follow(id) }
 
-// statsSink is the registry as the stats sampler sees it.
-type statsSink struct{ e *Engine }
-
-func (s statsSink) Running(id string) bool {
-	s.e.mu.Lock()
-	defer s.e.mu.Unlock()
-	b, ok := s.e.boxes[id]
+// statsRunning reports whether sandbox id runs: the stats sampler reads
+// and keeps only those.
+func (e *Engine) statsRunning(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	b, ok := e.boxes[id]
 	return ok && b.status == sandbox.StatusRunning
 }
-
-// Sampled stores a sample in a running sandbox's box.
-func (s statsSink) Sampled(id string, smp runtime.StatsSample) bool {
-	s.e.mu.Lock()
-	defer s.e.mu.Unlock()
-	b, ok := s.e.boxes[id]
-	if !ok || b.status != sandbox.StatusRunning {
-		return false
-	}
-	next := stats.Next(b.prev, smp)
-	changed := stats.VisiblyDifferent(b.stats, next)
-	b.stats, b.prev = next, smp
-	return changed
-}
-
-func (s statsSink) Publish() { s.e.publish() }

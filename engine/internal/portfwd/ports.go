@@ -36,18 +36,18 @@ type Ports struct {
 	*Set
 	policy Policy
 	open   func(id string) Opener // starts processes in sandbox id
-	store  Store
+	onSave OnSave
 	log    *slog.Logger
 	// saveMu makes saves one at a time, so the list saved last is the
-	// newest; it is held across the store's write, and taken before any
-	// lock of the store's.
+	// newest; it is held across onSave, and taken before any lock of its.
 	saveMu sync.Mutex
 }
 
 // NewPorts returns an empty table under policy p, reaching sandboxes with
-// open (see Execs) and saving their forwards in store.
-func NewPorts(p Policy, open func(id string) Opener, store Store, log *slog.Logger) *Ports {
-	return &Ports{Set: NewSet(), policy: p, open: open, store: store, log: log}
+// open (see Execs) and telling onSave of each sandbox's forwards as they
+// change.
+func NewPorts(p Policy, open func(id string) Opener, onSave OnSave, log *slog.Logger) *Ports {
+	return &Ports{Set: NewSet(), policy: p, open: open, onSave: onSave, log: log}
 }
 
 // Check applies the policy to a request, before any sandbox is looked at.

@@ -8,19 +8,15 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// A persistent sandbox's forwards outlive the engine: the table saves each
-// sandbox's list in a Store whenever it changes, and RestoreAll brings them
-// back at the next start.
+// A persistent sandbox's forwards outlive the engine: the table tells its
+// OnSave about each sandbox's list whenever it changes (the engine keeps it
+// in the sandbox's state), and RestoreAll brings them back at the next
+// start from what the engine kept.
 
-// Store keeps each sandbox's forwards across engine restarts (the engine
-// keeps them in its state dir).
-type Store interface {
-	// SavePorts replaces what is saved for sandbox id with fws (none: no
-	// forwards); failures are the store's to log.
-	SavePorts(id string, fws []sandbox.PortForward)
-	// SavedPorts lists the sandboxes with saved forwards.
-	SavedPorts() []Saved
-}
+// OnSave hears that sandbox id's forwards are now fws (none: no forwards);
+// failures to keep them are its to log. The table calls it one at a time,
+// so the list it heard last is the newest.
+type OnSave func(id string, fws []sandbox.PortForward)
 
 // Saved is one sandbox's saved forwards, and whether they are to come back
 // (the sandbox is persistent and running); the others are dropped.
@@ -60,11 +56,11 @@ func (p *Ports) Sandbox(id, name string) Sandbox {
 	return Sandbox{ID: id, Name: name, Opener: p.open(id)}
 }
 
-// Save writes sandbox id's live forwards to the store.
+// Save hands sandbox id's live forwards to OnSave.
 func (p *Ports) Save(id string) {
 	p.saveMu.Lock()
 	defer p.saveMu.Unlock()
-	p.store.SavePorts(id, p.Forwards(id))
+	p.onSave(id, p.Forwards(id))
 }
 
 // End ends sandbox id's forwards, which do not come back (it stopped), and
@@ -77,11 +73,11 @@ func (p *Ports) End(id string) bool {
 	return true
 }
 
-// RestoreAll brings back the saved forwards of the sandboxes the store says
-// are to get them, on their old host ports when free; what the others saved
-// is dropped.
-func (p *Ports) RestoreAll(ctx context.Context) {
-	for _, s := range p.store.SavedPorts() {
+// RestoreAll brings back the saved forwards that are to come back
+// (Saved.Restore), on their old host ports when free, and saves again what
+// each sandbox has then: what the others saved is dropped.
+func (p *Ports) RestoreAll(ctx context.Context, saved []Saved) {
+	for _, s := range saved {
 		if s.Restore {
 			rctx, cancel := context.WithTimeout(ctx, restoreTimeout)
 			p.Restore(rctx, p.Sandbox(s.ID, s.Name), s.Ports)

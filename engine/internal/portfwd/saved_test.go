@@ -11,20 +11,21 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// memStore is a Store in memory.
+// memStore keeps what OnSave hears, in memory, as the engine keeps it in
+// the sandboxes' state.
 type memStore struct {
 	mu    sync.Mutex
 	saved map[string][]sandbox.PortForward
 	keep  map[string]bool // Restore, by sandbox
 }
 
-func (s *memStore) SavePorts(id string, fws []sandbox.PortForward) {
+func (s *memStore) save(id string, fws []sandbox.PortForward) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.saved[id] = fws
 }
 
-func (s *memStore) SavedPorts() []Saved {
+func (s *memStore) list() []Saved {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Saved
@@ -43,12 +44,12 @@ func (s *memStore) ports(id string) []sandbox.PortForward {
 }
 
 // TestSaveEndRestore: the table saves a sandbox's forwards, drops them when
-// it ends them, and brings back only those the store says to restore.
+// it ends them, and brings back only those it is told to restore.
 func TestSaveEndRestore(t *testing.T) {
 	srv := serve(t, 0, func(c net.Conn) { io.WriteString(c, "hi") })
 	store := &memStore{saved: map[string][]sandbox.PortForward{}, keep: map[string]bool{"a": true}}
 	local := func(string) Opener { return localOpener{} }
-	p := NewPorts(Policy{MaxPerSandbox: 2, MaxConns: 4}, local, store, slog.New(slog.DiscardHandler))
+	p := NewPorts(Policy{MaxPerSandbox: 2, MaxConns: 4}, local, store.save, slog.New(slog.DiscardHandler))
 	defer p.Close()
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
@@ -63,9 +64,9 @@ func TestSaveEndRestore(t *testing.T) {
 	saved := store.ports("a")[0]
 	// A restart: the forwards end without being saved, then come back.
 	p.Close()
-	p2 := NewPorts(Policy{MaxPerSandbox: 2, MaxConns: 4}, local, store, slog.New(slog.DiscardHandler))
+	p2 := NewPorts(Policy{MaxPerSandbox: 2, MaxConns: 4}, local, store.save, slog.New(slog.DiscardHandler))
 	defer p2.Close()
-	p2.RestoreAll(ctx)
+	p2.RestoreAll(ctx, store.list())
 	if got := p2.Forwards("a"); len(got) != 1 || got[0].Port != srv.port {
 		t.Errorf("restored for a: %+v, want the forward of port %d", got, srv.port)
 	}

@@ -4,7 +4,8 @@
 // pollEvery for the rows in view, nothing while the window is closed;
 // list_sandboxes samples what it lists once, on demand (Freshen). Nothing
 // polls every sandbox in the background. It never sees the engine: it reads
-// through Docker and hands each sample to a Sink.
+// through Docker, keeps the figures (Of), asks only whether a sandbox runs,
+// and says when what the GUI shows changed.
 package stats
 
 import (
@@ -53,45 +54,64 @@ type Docker interface {
 	StreamStats(ctx context.Context, id string, fn func(runtime.StatsSample)) error
 }
 
-// Sink is where the samples go: the sandboxes' registry.
-type Sink interface {
-	// Running reports whether the sandbox id runs: only those are read.
-	Running(id string) bool
-	// Sampled takes a sample of id into its stats (see Next) and reports
-	// whether what the GUI shows of them changed (see VisiblyDifferent).
-	Sampled(id string, smp runtime.StatsSample) bool
-	// Publish tells watchers about the changes; it is called at most once
-	// a publishDelay.
-	Publish()
-}
-
-// Sampler keeps what is sampled, for whom. Create it with New and run its
-// loop with Run.
+// Sampler keeps what is sampled, for whom, and the figures. Create it with
+// New and run its loop with Run.
 type Sampler struct {
-	docker Docker
-	sink   Sink
-	log    *slog.Logger
-	kick   chan struct{} // buffer of one: a coalesced reconcile request
+	docker  Docker
+	running func(id string) bool
+	changed func()
+	log     *slog.Logger
+	kick    chan struct{} // buffer of one: a coalesced reconcile request
 
-	// mu guards the fields below; it is taken before the sink's lock,
-	// never after.
+	// mu guards the fields below; running is called with it held, so
+	// running must not call the Sampler.
 	mu       sync.Mutex
 	followed string   // streamed
 	shown    []string // polled
 	open     map[string]*stream
 	sampled  map[string]time.Time // when each sandbox's stats were last read (or tried)
 	pending  bool                 // a coalesced publish is due
+
+	// figMu guards figs; it is taken alone, so Of may be called under any
+	// lock of the caller's.
+	figMu sync.Mutex
+	figs  map[string]figures
+}
+
+// figures are one sandbox's stats, and the sample they came from (the next
+// sample's CPU is the average since it).
+type figures struct {
+	stats sandbox.Stats
+	last  runtime.StatsSample
 }
 
 type stream struct{ cancel context.CancelFunc }
 
-// New returns a Sampler that reads through d and hands the samples to sink.
-func New(d Docker, sink Sink, log *slog.Logger) *Sampler {
+// New returns a Sampler that reads through d the sandboxes running says run
+// (only those are read, and only their samples kept), and calls changed,
+// at most once a publishDelay, when what the GUI shows of their stats
+// changed (see VisiblyDifferent).
+func New(d Docker, running func(id string) bool, changed func(), log *slog.Logger) *Sampler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Sampler{docker: d, sink: sink, log: log, kick: make(chan struct{}, 1),
-		open: map[string]*stream{}, sampled: map[string]time.Time{}}
+	return &Sampler{docker: d, running: running, changed: changed, log: log, kick: make(chan struct{}, 1),
+		open: map[string]*stream{}, sampled: map[string]time.Time{}, figs: map[string]figures{}}
+}
+
+// Of returns sandbox id's stats as last sampled (none before a sample, or
+// since Forget).
+func (s *Sampler) Of(id string) sandbox.Stats {
+	s.figMu.Lock()
+	defer s.figMu.Unlock()
+	return s.figs[id].stats
+}
+
+// Forget drops sandbox id's stats: it stopped, or is gone.
+func (s *Sampler) Forget(id string) {
+	s.figMu.Lock()
+	defer s.figMu.Unlock()
+	delete(s.figs, id)
 }
 
 // Show says which sandboxes' CPU and memory someone shows now (the GUI: the
@@ -170,7 +190,7 @@ func (s *Sampler) poll(ctx context.Context, now time.Time) time.Duration {
 	next := pollEvery
 	var due []string
 	for _, id := range s.shown {
-		if id == s.followed || !s.sink.Running(id) {
+		if id == s.followed || !s.running(id) {
 			continue // streamed, or nothing to read
 		}
 		left := pollEvery - now.Sub(s.sampled[id])
@@ -220,7 +240,7 @@ func (s *Sampler) reconcile(ctx context.Context, wg *sync.WaitGroup) {
 		}
 	}
 	id := s.followed
-	if id == "" || s.open[id] != nil || !s.sink.Running(id) {
+	if id == "" || s.open[id] != nil || !s.running(id) {
 		return
 	}
 	sctx, cancel := context.WithCancel(ctx)
@@ -240,13 +260,22 @@ func (s *Sampler) reconcile(ctx context.Context, wg *sync.WaitGroup) {
 	})
 }
 
-// take hands a sample to the sink and publishes, soon and coalesced, when
-// what the GUI shows of the sandbox's stats changed.
+// take keeps a sample of a running sandbox in its stats (see Next) and
+// publishes, soon and coalesced, when what the GUI shows of them changed.
 func (s *Sampler) take(id string, smp runtime.StatsSample) {
 	s.mu.Lock()
 	s.sampled[id] = time.Now()
 	s.mu.Unlock()
-	if s.sink.Sampled(id, smp) {
+	if !s.running(id) {
+		return
+	}
+	s.figMu.Lock()
+	f := s.figs[id]
+	next := Next(f.last, smp)
+	changed := VisiblyDifferent(f.stats, next)
+	s.figs[id] = figures{stats: next, last: smp}
+	s.figMu.Unlock()
+	if changed {
 		s.publishSoon()
 	}
 }
@@ -264,7 +293,7 @@ func (s *Sampler) publishSoon() {
 		s.mu.Lock()
 		s.pending = false
 		s.mu.Unlock()
-		s.sink.Publish()
+		s.changed()
 	})
 }
 

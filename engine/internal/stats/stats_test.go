@@ -85,60 +85,41 @@ func (d *fakeDocker) count(m map[string]int, id string) int {
 	return m[id]
 }
 
-// fakeSink keeps the samples as the engine's registry does.
-type fakeSink struct {
+// fakeRegistry says which sandboxes run, and counts what the Sampler
+// publishes, as the engine's registry does.
+type fakeRegistry struct {
 	mu        sync.Mutex
 	running   map[string]bool
-	prev      map[string]runtime.StatsSample
-	stats     map[string]sandbox.Stats
 	published int
 }
 
-func newFakeSink(running ...string) *fakeSink {
-	k := &fakeSink{running: map[string]bool{}, prev: map[string]runtime.StatsSample{}, stats: map[string]sandbox.Stats{}}
+func newFakeRegistry(running ...string) *fakeRegistry {
+	k := &fakeRegistry{running: map[string]bool{}}
 	for _, id := range running {
 		k.running[id] = true
 	}
 	return k
 }
 
-func (k *fakeSink) Running(id string) bool {
+func (k *fakeRegistry) isRunning(id string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.running[id]
 }
 
-func (k *fakeSink) Sampled(id string, smp runtime.StatsSample) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if !k.running[id] {
-		return false
-	}
-	next := Next(k.prev[id], smp)
-	changed := VisiblyDifferent(k.stats[id], next)
-	k.stats[id], k.prev[id] = next, smp
-	return changed
-}
-
-func (k *fakeSink) Publish() {
+func (k *fakeRegistry) publish() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.published++
 }
 
-func (k *fakeSink) setRunning(id string, on bool) {
+func (k *fakeRegistry) setRunning(id string, on bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.running[id] = on
 }
 
-func (k *fakeSink) get(id string) sandbox.Stats {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.stats[id]
-}
-
-func (k *fakeSink) publishes() int {
+func (k *fakeRegistry) publishes() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.published
@@ -177,8 +158,8 @@ func run(t *testing.T, s *Sampler, d *fakeDocker) {
 // sandbox is not read at all.
 func TestPollEvery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, k := newFakeDocker(), newFakeSink("a")
-		s := New(d, k, nil)
+		d, k := newFakeDocker(), newFakeRegistry("a")
+		s := New(d, k.isRunning, k.publish, nil)
 		ctx := context.Background()
 		s.shown = []string{"a", "b"} // as Show, without waking Run
 		t0 := time.Now()
@@ -192,7 +173,7 @@ func TestPollEvery(t *testing.T) {
 		if got := s.sampledAt("b"); !got.IsZero() || d.count(d.reads, "b") != 0 {
 			t.Errorf("a stopped sandbox was read: %v", got)
 		}
-		if got := k.get("a"); got.MemoryBytes == 0 {
+		if got := s.Of("a"); got.MemoryBytes == 0 {
 			t.Errorf("the read gave no stats: %+v", got)
 		}
 		time.Sleep(time.Second)
@@ -215,8 +196,8 @@ func TestPollEvery(t *testing.T) {
 // read together from then on; nothing is read once no row is in view.
 func TestRunPolls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, k := newFakeDocker(), newFakeSink("a", "b")
-		s := New(d, k, nil)
+		d, k := newFakeDocker(), newFakeRegistry("a", "b")
+		s := New(d, k.isRunning, k.publish, nil)
 		run(t, s, d)
 		start := time.Now()
 		reads := func(want int) {
@@ -250,8 +231,8 @@ func TestRunPolls(t *testing.T) {
 // opened again when a later look finds the sandbox running.
 func TestRunFollows(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, k := newFakeDocker(), newFakeSink("a")
-		s := New(d, k, nil)
+		d, k := newFakeDocker(), newFakeRegistry("a")
+		s := New(d, k.isRunning, k.publish, nil)
 		run(t, s, d)
 		s.Follow("b") // not running
 		synctest.Wait()
@@ -269,7 +250,7 @@ func TestRunFollows(t *testing.T) {
 		if d.count(d.reads, "a") != 0 {
 			t.Errorf("the followed sandbox was polled as well")
 		}
-		if got := k.get("a"); got.MemoryBytes == 0 || got.CPUPercent < 9.9 || got.CPUPercent > 10.1 {
+		if got := s.Of("a"); got.MemoryBytes == 0 || got.CPUPercent < 9.9 || got.CPUPercent > 10.1 {
 			t.Errorf("the stream gave %+v, want 10 MB at 10%% CPU", got)
 		}
 		s.Follow("")
@@ -311,9 +292,9 @@ func TestRunFollows(t *testing.T) {
 // same are not published at all.
 func TestPublishCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, k := newFakeDocker(), newFakeSink("a", "b")
+		d, k := newFakeDocker(), newFakeRegistry("a", "b")
 		d.grow = 1 << 20
-		s := New(d, k, nil)
+		s := New(d, k.isRunning, k.publish, nil)
 		ctx := context.Background()
 		for range 3 {
 			s.read(ctx, []string{"a", "b"}, pollWait)
@@ -349,8 +330,8 @@ func TestPublishCoalesced(t *testing.T) {
 // daemon that does not answer holds it freshWait at most.
 func TestFreshen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		d, k := newFakeDocker(), newFakeSink("a", "b")
-		s := New(d, k, nil)
+		d, k := newFakeDocker(), newFakeRegistry("a", "b")
+		s := New(d, k.isRunning, k.publish, nil)
 		ctx := context.Background()
 		s.read(ctx, []string{"a"}, pollWait)
 		s.Freshen(ctx, []string{"a", "b"})
@@ -387,4 +368,24 @@ func TestVisiblyDifferent(t *testing.T) {
 			t.Errorf("VisiblyDifferent(%+v) = %v, want %v", c.next, got, c.want)
 		}
 	}
+}
+
+// TestFiguresOfRunningSandboxes: only a running sandbox's samples are kept,
+// and Forget (it stopped) drops its figures.
+func TestFiguresOfRunningSandboxes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d, k := newFakeDocker(), newFakeRegistry("a")
+		s := New(d, k.isRunning, k.publish, nil)
+		s.read(context.Background(), []string{"a", "b"}, pollWait)
+		if got := s.Of("a"); got.MemoryBytes == 0 {
+			t.Errorf("the running sandbox's stats: %+v, want its memory", got)
+		}
+		if got := s.Of("b"); got != (sandbox.Stats{}) {
+			t.Errorf("a sandbox not running has stats %+v", got)
+		}
+		s.Forget("a")
+		if got := s.Of("a"); got != (sandbox.Stats{}) {
+			t.Errorf("after Forget: %+v, want none", got)
+		}
+	})
 }
