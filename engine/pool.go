@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/execgate"
-	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -41,37 +39,23 @@ func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec s
 	return e.register(owner, id, spec, now, st), true, nil
 }
 
-// poolHost is what the warm pool needs of the engine.
-type poolHost struct{ e *Engine }
-
-func (h poolHost) Spec(image string) (sandbox.Spec, error) {
-	spec, err := h.e.cfg().specFor(sandbox.CreateRequest{Image: image})
+// poolSpec is the spec a spare of image is made with: the defaults, with
+// no name.
+func (c *settings) poolSpec(image string) (sandbox.Spec, error) {
+	spec, err := c.specFor(sandbox.CreateRequest{Image: image})
 	spec.Name = ""
 	return spec, err
 }
 
-func (h poolHost) Labels(spec sandbox.Spec, created time.Time) (map[string]string, error) {
-	return h.e.cfg().sandboxLabels(spec, created)
-}
-
-func (h poolHost) CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions {
-	return h.e.cfg().createOptions(containerName, hostname, spec, labels)
-}
-
-func (h poolHost) StartOrRemove(ctx context.Context, id, image string) error {
-	return h.e.startOrRemove(ctx, id, image)
-}
-
-func (h poolHost) WarmKernel(ctx context.Context, id, workdir, lang string) error {
-	if err := h.e.kernels.Warm(ctx, h.e.containerTarget(id, workdir), lang); !errors.Is(err, kernel.ErrUnavailable) {
-		return err
+// poolContainer is a spare's container: hardened and labelled as a
+// sandbox's.
+func (c *settings) poolContainer(name string, spec sandbox.Spec, created time.Time) (runtime.CreateOptions, error) {
+	labels, err := c.sandboxLabels(spec, created)
+	if err != nil {
+		return runtime.CreateOptions{}, err
 	}
-	return nil
+	return c.createOptions("", name, spec, labels), nil
 }
-
-func (h poolHost) Forget(id string) { h.e.kernels.Close(id) }
-
-func (h poolHost) Changed() { h.e.publish() }
 
 // adoptPooled restores what a handed-out pooled container's labels cannot
 // know (see engine/internal/pool) from its saved state, passing its env to

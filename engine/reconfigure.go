@@ -85,7 +85,9 @@ func anyUnder(keys []string, prefixes ...string) bool {
 // until it has ended.
 func (e *Engine) startPool(ctx context.Context) {
 	c := e.cfg()
-	p := pool.New(pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope()), e.docker, poolHost{e}, e.log)
+	pc := pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope())
+	pc.Spec, pc.Container = c.poolSpec, c.poolContainer
+	p := pool.New(pc, e.docker, e.kernels, e.publish, e.log)
 	e.warm.Store(p)
 	if p == nil { // disabled
 		e.poolStop = func() {}

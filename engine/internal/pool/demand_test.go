@@ -10,7 +10,7 @@ import (
 
 // newTestPool is a pool with a clock the test moves; nothing runs.
 func newTestPool(cfg Config, now *time.Time) *Pool {
-	p := New(cfg, nil, nil, slog.New(slog.DiscardHandler))
+	p := New(cfg, nil, nil, nil, slog.New(slog.DiscardHandler))
 	p.now = func() time.Time { return *now }
 	return p
 }

@@ -83,7 +83,7 @@ func (p *Pool) imagesChanged(ctx context.Context) {
 		}
 	}
 	if changed {
-		p.host.Changed()
+		p.changed()
 	}
 	p.refill()
 }

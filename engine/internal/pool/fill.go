@@ -2,10 +2,13 @@ package pool
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -103,7 +106,7 @@ func (p *Pool) plan(ctx context.Context) {
 	}
 	if len(surplus) > 0 {
 		p.work.Go(func() { p.RemoveAll(ctx, surplus) })
-		p.host.Changed()
+		p.changed()
 	}
 }
 
@@ -143,7 +146,7 @@ func (p *Pool) fillOne(ctx context.Context, image string) {
 		p.removeOne(ctx, c.id)
 		return
 	}
-	p.host.Changed()
+	p.changed()
 	p.refill()
 }
 
@@ -153,7 +156,7 @@ func (p *Pool) fillOne(ctx context.Context, image string) {
 func (p *Pool) make(ctx context.Context, image string) (pooled, uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, fillTimeout)
 	defer cancel()
-	spec, err := p.host.Spec(image)
+	spec, err := p.cfg.Spec(image)
 	if err != nil {
 		return pooled{}, 0, err
 	}
@@ -161,20 +164,22 @@ func (p *Pool) make(ctx context.Context, image string) (pooled, uint64, error) {
 	if err != nil {
 		return pooled{}, 0, err
 	}
-	labels, err := p.host.Labels(spec, p.now().UTC())
-	if err != nil {
-		return pooled{}, 0, err
-	}
-	labels[sandbox.LabelPool] = p.instance
 	name := "sb-" + sandbox.RandomHex(3)
-	id, err := p.docker.Create(ctx, p.host.CreateOptions(Prefix+name, name, spec, labels))
+	opts, err := p.cfg.Container(name, spec, p.now().UTC())
 	if err != nil {
 		return pooled{}, 0, err
 	}
-	if err := p.host.StartOrRemove(ctx, id, image); err != nil {
+	opts.Name = Prefix + name
+	opts.Labels[sandbox.LabelPool] = p.instance
+	id, err := p.docker.Create(ctx, opts)
+	if err != nil {
 		return pooled{}, 0, err
 	}
-	if err := p.host.WarmKernel(ctx, id, spec.Workdir, Kernel); err != nil {
+	if err := p.docker.Start(ctx, id); err != nil {
+		p.removeOne(ctx, id)
+		return pooled{}, 0, fmt.Errorf("start sandbox from image %s: %w", image, err)
+	}
+	if err := p.kernels.Warm(ctx, spare{id: id, name: name, workdir: spec.Workdir}, Kernel); err != nil && !errors.Is(err, kernel.ErrUnavailable) {
 		p.removeOne(ctx, id)
 		return pooled{}, 0, err
 	}
@@ -224,3 +229,16 @@ func (p *Pool) scope() map[string]string {
 	maps.Copy(s, p.cfg.Scope)
 	return s
 }
+
+// spare is a spare's container as its kernel sees it: running, in no
+// registry, held by nothing.
+type spare struct{ id, name, workdir string }
+
+func (s spare) ID() string                          { return s.id }
+func (s spare) Name() string                        { return s.name }
+func (s spare) Workdir() string                     { return s.workdir }
+func (s spare) User() string                        { return "" }
+func (s spare) EnsureRunning(context.Context) error { return nil }
+func (s spare) MarkStopped()                        {}
+func (s spare) Gone(err error) error                { return err }
+func (s spare) WaitExecs(context.Context) error     { return nil }

@@ -11,10 +11,21 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// fakeDocker answers the pool's Docker calls at once.
+// fakeDocker answers the pool's Docker calls at once, but Start, which
+// waits for gate when there is one, and counts the starts waiting there.
 type fakeDocker struct {
-	mu sync.Mutex
-	n  int
+	mu      sync.Mutex
+	n       int
+	gate    chan struct{}
+	waiting chan struct{}
+}
+
+func (f *fakeDocker) Start(context.Context, string) error {
+	if f.gate != nil {
+		f.waiting <- struct{}{}
+		<-f.gate
+	}
+	return nil
 }
 
 func (f *fakeDocker) Create(context.Context, runtime.CreateOptions) (string, error) {
@@ -41,35 +52,27 @@ func (f *fakeDocker) Stats(context.Context, string) (runtime.StatsSample, error)
 	return runtime.StatsSample{MemoryUsage: 20 << 20}, nil
 }
 
-// gatedHost holds every fill's start until the test opens the gate, and
-// counts the starts waiting there.
-type gatedHost struct {
-	gate    chan struct{}
-	waiting chan struct{}
-}
+// noKernels is a Kernels whose every kernel starts at once.
+type noKernels struct{}
 
-func (h *gatedHost) Spec(image string) (sandbox.Spec, error) { return sandbox.Spec{Image: image}, nil }
-func (h *gatedHost) Labels(sandbox.Spec, time.Time) (map[string]string, error) {
-	return map[string]string{}, nil
+func (noKernels) Warm(context.Context, sandbox.Handle, string) error { return nil }
+func (noKernels) Close(string)                                       {}
+
+// plainSpares make a spare of the image, with no settings.
+func plainSpares(c Config) Config {
+	c.Spec = func(image string) (sandbox.Spec, error) { return sandbox.Spec{Image: image}, nil }
+	c.Container = func(string, sandbox.Spec, time.Time) (runtime.CreateOptions, error) {
+		return runtime.CreateOptions{Labels: map[string]string{}}, nil
+	}
+	return c
 }
-func (h *gatedHost) CreateOptions(string, string, sandbox.Spec, map[string]string) runtime.CreateOptions {
-	return runtime.CreateOptions{}
-}
-func (h *gatedHost) StartOrRemove(ctx context.Context, _, _ string) error {
-	h.waiting <- struct{}{}
-	<-h.gate
-	return nil
-}
-func (h *gatedHost) WarmKernel(context.Context, string, string, string) error { return nil }
-func (h *gatedHost) Forget(string)                                            {}
-func (h *gatedHost) Changed()                                                 {}
 
 // TestFillsInParallel: a drained pool makes Parallel spares at once, not
 // one after another, and no more than Parallel.
 func TestFillsInParallel(t *testing.T) {
-	h := &gatedHost{gate: make(chan struct{}), waiting: make(chan struct{}, 10)}
-	p := New(Config{Size: 4, Images: []string{"img"}, MaxTotal: 8, MemoryMB: 1024, Idle: time.Minute, Parallel: 2},
-		&fakeDocker{}, h, slog.New(slog.DiscardHandler))
+	h := &fakeDocker{gate: make(chan struct{}), waiting: make(chan struct{}, 10)}
+	p := New(plainSpares(Config{Size: 4, Images: []string{"img"}, MaxTotal: 8, MemoryMB: 1024, Idle: time.Minute, Parallel: 2}),
+		h, noKernels{}, func() {}, slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx, time.Hour); close(done) }()

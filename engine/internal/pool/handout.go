@@ -31,7 +31,7 @@ func (p *Pool) NoteUse(spec sandbox.Spec) {
 	if p == nil {
 		return
 	}
-	if base, err := p.host.Spec(spec.Image); err == nil && Adjustable(base, spec) {
+	if base, err := p.cfg.Spec(spec.Image); err == nil && Adjustable(base, spec) {
 		p.Note(spec.Image)
 	}
 }

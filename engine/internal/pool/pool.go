@@ -29,6 +29,7 @@ const Kernel = "python"
 // Docker is what the pool needs from Docker.
 type Docker interface {
 	Create(ctx context.Context, o runtime.CreateOptions) (string, error)
+	Start(ctx context.Context, id string) error
 	Rename(ctx context.Context, id, name string) error
 	List(ctx context.Context, labels map[string]string, all bool) ([]runtime.Container, error)
 	Remove(ctx context.Context, id string) error
@@ -38,24 +39,14 @@ type Docker interface {
 	Stats(ctx context.Context, id string) (runtime.StatsSample, error)
 }
 
-// Host is what the pool needs from the engine that owns it.
-type Host interface {
-	// Spec is the spec a pooled container of image is made with: the
-	// defaults, with no name. An image the engine cannot pool fails.
-	Spec(image string) (sandbox.Spec, error)
-	// Labels are the immutable labels of a new container of spec.
-	Labels(spec sandbox.Spec, created time.Time) (map[string]string, error)
-	// CreateOptions is the hardened container for spec.
-	CreateOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions
-	// StartOrRemove starts a new container, removing it when it fails to start.
-	StartOrRemove(ctx context.Context, id, image string) error
-	// WarmKernel starts the kernel for lang in container id; an image that
-	// cannot run one reports ok.
-	WarmKernel(ctx context.Context, id, workdir, lang string) error
-	// Forget frees what the engine keeps about container id (its kernels).
-	Forget(id string)
-	// Changed says what the pool holds changed (for the GUI); it must not block.
-	Changed()
+// Kernels is the engine's kernels (kernel.Set) as the pool warms a
+// spare's and ends them.
+type Kernels interface {
+	// Warm starts the kernel for lang in the container h; an image that
+	// cannot run one fails with kernel.ErrUnavailable.
+	Warm(ctx context.Context, h sandbox.Handle, lang string) error
+	// Close ends what is kept about container id (its kernels).
+	Close(id string)
 }
 
 // Config is the pool's budget. Every image in Images, and every other image
@@ -65,7 +56,8 @@ type Host interface {
 // as measured. Parallel fills run at once. SandboxName is the container
 // name a hand-out renames a spare to, for its sandbox name; Scope selects
 // the engine's containers (its identity among them: another engine's spares
-// are never the pool's).
+// are never the pool's). Spec and Container make a spare as the engine
+// makes a sandbox, from its configuration.
 type Config struct {
 	Size        int
 	Images      []string
@@ -75,6 +67,12 @@ type Config struct {
 	Parallel    int
 	SandboxName func(name string) string
 	Scope       map[string]string
+	// Spec is the spec a spare of image is made with: the defaults, with
+	// no name. An image the engine cannot pool fails.
+	Spec func(image string) (sandbox.Spec, error)
+	// Container is the hardened container of spec named name (its
+	// hostname too), with the labels of a sandbox made at created.
+	Container func(name string, spec sandbox.Spec, created time.Time) (runtime.CreateOptions, error)
 }
 
 // pooled is one ready container of the pool.
@@ -93,7 +91,8 @@ type Pool struct {
 	instance string // LabelPool value of this engine's containers
 	cfg      Config
 	docker   Docker
-	host     Host
+	kernels  Kernels
+	changed  func()
 	log      *slog.Logger
 	now      func() time.Time
 	kick     chan struct{} // buffer of one: a coalesced replan request
@@ -107,13 +106,15 @@ type Pool struct {
 	lastTake time.Time
 }
 
-// New returns a pool for cfg, or nil when cfg.Size or cfg.MaxTotal is 0.
-func New(cfg Config, d Docker, host Host, log *slog.Logger) *Pool {
+// New returns a pool for cfg, or nil when cfg.Size or cfg.MaxTotal is 0. It
+// makes spares through d, warms their kernels in kernels, and calls changed
+// (which must not block) when what it holds changed, for the GUI.
+func New(cfg Config, d Docker, kernels Kernels, changed func(), log *slog.Logger) *Pool {
 	if cfg.Size <= 0 || cfg.MaxTotal <= 0 {
 		return nil
 	}
 	cfg.Parallel = max(cfg.Parallel, 1)
-	p := &Pool{instance: sandbox.RandomHex(6), cfg: cfg, docker: d, host: host, log: log, now: time.Now,
+	p := &Pool{instance: sandbox.RandomHex(6), cfg: cfg, docker: d, kernels: kernels, changed: changed, log: log, now: time.Now,
 		kick: make(chan struct{}, 1), images: map[string]*imageState{}}
 	for _, img := range cfg.Images {
 		p.state(img).configured = true

@@ -19,7 +19,7 @@ func (p *Pool) Gone(ctx context.Context, id string) {
 		return
 	}
 	p.removeOne(ctx, id) // died, not yet removed: a rare event, done at once
-	p.host.Changed()
+	p.changed()
 	p.refill()
 }
 
@@ -84,7 +84,7 @@ func (p *Pool) removeOne(ctx context.Context, id string) {
 func (p *Pool) RemoveAll(ctx context.Context, ids []string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
-	RemoveAll(ctx, p.docker, p.host.Forget, p.log, ids)
+	RemoveAll(ctx, p.docker, p.kernels.Close, p.log, ids)
 }
 
 // RemoveAll removes pooled containers in parallel (a forced remove takes

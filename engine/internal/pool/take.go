@@ -50,7 +50,7 @@ func (p *Pool) Take(ctx context.Context, spec sandbox.Spec, named bool) (id, nam
 			return "", "", false, nil
 		}
 		p.refill()
-		p.host.Changed()
+		p.changed()
 		name = spec.Name
 		if !named {
 			name = c.name
@@ -67,8 +67,8 @@ func (p *Pool) Take(ctx context.Context, spec sandbox.Spec, named bool) (id, nam
 		case err == nil:
 			return c.id, name, true, nil
 		case errors.Is(err, sandbox.ErrNotFound):
-			p.host.Forget(c.id) // its warm kernel went with it
-			continue            // removed behind the engine's back; try the next
+			p.kernels.Close(c.id) // its warm kernel went with it
+			continue              // removed behind the engine's back; try the next
 		case errors.Is(err, sandbox.ErrConflict) && named && !errors.Is(err, errAdjust):
 			p.keep(ctx, c)
 			return "", "", true, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", name, sandbox.ErrConflict)
