@@ -32,8 +32,6 @@ func (t boxTarget) captureTarget() capture.Target {
 	return capture.Target{Handle: t, Image: b.spec.Image,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
-		Execs:      func() int { return e.execs.ExecsIn(b.id) },
-		Starting:   func() int { return e.execs.StartingIn(b.id) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		Gate:       e.installGate(b),
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },

@@ -35,6 +35,13 @@ type Docker interface {
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
 	ConnectNetwork(ctx context.Context, id, network string) error
 	DisconnectNetwork(ctx context.Context, id, network string) error
+	// ExecsIn counts the execs the engine has in flight in container id:
+	// started, or about to start (engine/internal/execgate).
+	ExecsIn(id string) int
+	// StartingIn counts those of ExecsIn whose process the runtime has not
+	// started yet, as far as the engine can tell (a relay's stream until
+	// the runtime reports its process): the freeze waits for none.
+	StartingIn(id string) int
 }
 
 // Config is what capture needs of the engine's configuration.
@@ -92,13 +99,6 @@ type Target struct {
 	// returns until release is called, once the calls in flight there have
 	// ended (background jobs go on; an install stops their processes).
 	Hold func(ctx context.Context) (release func(), err error)
-	// Execs, when set, counts the execs the engine has in flight in the
-	// sandbox: started, or about to start.
-	Execs func() int
-	// Starting, when set, counts those of Execs whose process Docker has
-	// not started yet, as far as the engine can tell (a relay's stream
-	// until Docker reports its process): the freeze waits for none.
-	Starting func() int
 	// Gate opens an install's way out through the egress gate, for a
 	// sandbox without the bridge network: hosts granted for this call, and
 	// the installer's proxy environment; close ends it. nil refuses such

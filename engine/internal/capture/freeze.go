@@ -130,13 +130,7 @@ func (c *Capture) freeze(ctx context.Context, t Target) (*frozen, error) {
 	users := passUsers
 	var why string
 	for round, wait := 0, 10*time.Millisecond; round < freezeRounds; round++ {
-		execs, starting := 0, 0
-		if t.Execs != nil {
-			execs = t.Execs()
-		}
-		if t.Starting != nil {
-			starting = t.Starting()
-		}
+		execs, starting := c.docker.ExecsIn(t.ID()), c.docker.StartingIn(t.ID())
 		stopped, roots, left := 0, 0, 0
 		for i, u := range users {
 			p, err := c.freezeOnce(ctx, t, u, f)

@@ -59,7 +59,19 @@ func TestFreezeStopsAnInitThatIsNotSandtrays(t *testing.T) {
 // came in from outside and none running.
 type passDocker struct {
 	Docker
-	roots int
+	roots    int
+	starting *int // relays still starting, one fewer each time they are counted
+}
+
+func (d passDocker) ExecsIn(string) int { return 1 }
+
+func (d passDocker) StartingIn(string) int {
+	if d.starting == nil {
+		return 0
+	}
+	n := *d.starting
+	*d.starting = max(n-1, 0)
+	return n
 }
 
 func (d passDocker) Exec(_ context.Context, _ string, o runtime.ExecOptions) (int, error) {
@@ -73,16 +85,10 @@ func (d passDocker) Exec(_ context.Context, _ string, o runtime.ExecOptions) (in
 // until none is starting, even when older processes from outside (other
 // relays, a job) outnumber the execs in flight.
 func TestFreezeWaitsForRelaysStillStarting(t *testing.T) {
-	c := New(passDocker{roots: 3}, Config{}, slog.New(slog.DiscardHandler))
 	starting := 3
+	c := New(passDocker{roots: 3, starting: &starting}, Config{}, slog.New(slog.DiscardHandler))
 	tg := Target{Handle: handle{id: "c1", name: "s"},
-		InitIsOurs: func(context.Context) (bool, error) { return true, nil },
-		Execs:      func() int { return 1 },
-		Starting: func() int {
-			n := starting
-			starting = max(starting-1, 0)
-			return n
-		}}
+		InitIsOurs: func(context.Context) (bool, error) { return true, nil }}
 	if _, err := c.freeze(context.Background(), tg); err != nil {
 		t.Fatal(err)
 	}
