@@ -306,7 +306,8 @@ func (r *registry) drop(id string) {
 	}
 }
 
-// forget drops a sandbox from memory and the state dir.
+// forget drops a sandbox from memory and the state dir, and closes its
+// port forwards.
 func (e *Engine) forget(id string) {
 	e.mu.Lock()
 	var image string
@@ -318,6 +319,9 @@ func (e *Engine) forget(id string) {
 	e.kernels.Close(id)
 	e.egressDown(id)
 	e.drop(id)
+	// Its host ports close now, not when the runtime's event of the
+	// container's end arrives: whoever was told it is gone may reuse them.
+	e.ports.RemoveBox(id)
 	e.store.Remove(id)
 	e.publish()
 }

@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// deafEvents is the runtime with an event stream that never says anything,
+// as when Docker's events lag behind under load.
+type deafEvents struct{ runtime.Runtime }
+
+func (deafEvents) Events(ctx context.Context, _ map[string]string) (<-chan runtime.Event, <-chan error) {
+	out, errs := make(chan runtime.Event), make(chan error)
+	go func() { <-ctx.Done(); close(out); close(errs) }()
+	return out, errs
+}
+
+// TestDeleteClosesTheForwardsAtOnce: once delete_sandbox has answered, the
+// sandbox's host ports refuse connections, whether or not Docker's event of
+// the container's end has reached the engine yet.
+func TestDeleteClosesTheForwardsAtOnce(t *testing.T) {
+	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return deafEvents{d} })
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	fw, err := te.ExposePort(ctx, te.owner, id, 8000, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(fw.HostPort)
+	c, err := net.DialTimeout("tcp4", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("the forward does not listen: %v", err)
+	}
+	c.Close()
+	if err := te.Delete(ctx, te.owner, id); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.DialTimeout("tcp4", addr, 5*time.Second); err == nil {
+		c.Close()
+		t.Errorf("host port %d still accepts connections after delete_sandbox answered", fw.HostPort)
+	}
+}
