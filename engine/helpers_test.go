@@ -61,10 +61,13 @@ func newTestEngineOn(t *testing.T, wrap func(runtime.Runtime) runtime.Runtime, c
 	return &testEngine{Engine: e, docker: cli, owner: owner, cfg: cfg, labels: labels}
 }
 
-// stopLoops stops the background loops as a crash would: nothing is removed.
+// stopLoops stops the background loops as a crash would: nothing is
+// removed. The last-use saves pending are written first, so that none
+// writes the state dir while the test's cleanup removes it.
 func (e *Engine) stopLoops() {
 	e.cancelLoops()
 	e.loops.Wait()
+	e.saves.flush()
 }
 
 func (te *testEngine) create(t *testing.T, req sandbox.CreateRequest) sandbox.Info {

@@ -13,14 +13,17 @@ const lastUseSaveDelay = time.Second
 // warm calls off the disk: mark notes a sandbox, and save runs for each
 // marked one at most once per lastUseSaveDelay, off the caller's path.
 type lastUse struct {
-	save  func(id string) // writes one sandbox's state
-	mu    sync.Mutex
-	dirty map[string]struct{} // guarded by mu: sandbox ids whose last use is not saved yet
-	timer *time.Timer         // guarded by mu: pending save of dirty, or nil
+	save func(id string) // writes one sandbox's state
+	// flushing holds a token while a flush saves: a flush waits for the one
+	// under way, so once Close's has returned nothing writes the state dir.
+	flushing chan struct{}
+	mu       sync.Mutex
+	dirty    map[string]struct{} // guarded by mu: sandbox ids whose last use is not saved yet
+	timer    *time.Timer         // guarded by mu: pending save of dirty, or nil
 }
 
 func newLastUse(save func(id string)) *lastUse {
-	return &lastUse{save: save, dirty: map[string]struct{}{}}
+	return &lastUse{save: save, dirty: map[string]struct{}{}, flushing: make(chan struct{}, 1)}
 }
 
 // mark schedules a save of id's state.
@@ -33,8 +36,10 @@ func (s *lastUse) mark(id string) {
 	}
 }
 
-// flush saves the marked states now.
+// flush saves the marked states now, once any flush under way is done.
 func (s *lastUse) flush() {
+	s.flushing <- struct{}{}
+	defer func() { <-s.flushing }()
 	s.mu.Lock()
 	dirty := s.dirty
 	s.dirty = map[string]struct{}{}
