@@ -115,7 +115,10 @@ func processes(t *testing.T, e *env, id string) []string {
 }
 
 func forkBomb(t *testing.T, e *env, id string) {
-	out := e.client.command(t, id, `bash -c ':(){ :|:& };:'`, 5)
+	// The call lasts while the bomb grows: the bash that starts it alone
+	// returns at once, and on a busy host the call could end (and its sweep
+	// kill the bomb) before a fork failed, leaving nothing to report.
+	out := e.client.command(t, id, `bash -c ':(){ :|:& };:; sleep 3'`, 5)
 	t.Logf("fork bomb: timed_out=%v exit=%d %.200s", out.timedOut, out.code, out.text)
 	said := out.timedOut || strings.Contains(out.text, "Resource temporarily unavailable") || strings.Contains(out.text, "process limit")
 	if !said && !e.gvisor() { // under gVisor the bomb dies quietly at the limit, leaving nothing to report
