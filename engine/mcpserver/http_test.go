@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/testwait"
 )
 
 // httpServer is a Server on a fake backend served over HTTP on a loopback
@@ -51,20 +52,7 @@ func serveHTTPWith(t *testing.T, opts Options, hopts HTTPOptions) *httpServer {
 		hopts.TokenCheck = 50 * time.Millisecond
 	}
 	hs.http = hs.srv.NewHTTP(hopts)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- hs.http.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Error("Serve did not return after its context ended")
-		}
-	})
+	testwait.Serve(t, testTimeout, func(ctx context.Context) error { return hs.http.Serve(ctx, ln) })
 	return hs
 }
 

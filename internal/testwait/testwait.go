@@ -1,10 +1,12 @@
 // Package testwait is how Sandtray's tests wait: for a condition to hold,
-// and for goroutines and open files to settle back to a baseline after a
-// test's work (the leak checks). Tests wait on such events, never on fixed
+// for goroutines and open files to settle back to a baseline after a
+// test's work (the leak checks), and for a server they ran to end. Tests wait on such events, never on fixed
 // sleeps: each check polls briefly and fails with what it waited for.
 package testwait
 
 import (
+	"context"
+	"errors"
 	"os"
 	"runtime"
 	"testing"
@@ -63,4 +65,26 @@ func OpenFiles() int {
 		return 0
 	}
 	return len(entries)
+}
+
+// Serve runs serve in the background for the rest of the test. At the
+// test's cleanup the context serve was given ends, and the test fails when
+// serve does not return within the given time, or returns an error other
+// than the context's.
+func Serve(t testing.TB, within time.Duration, serve func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-served:
+			if err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("serve: %v", err)
+			}
+		case <-time.After(within):
+			t.Errorf("serve did not return within %s after its context ended", within)
+		}
+	})
 }

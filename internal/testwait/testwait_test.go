@@ -1,6 +1,8 @@
 package testwait
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -13,6 +15,7 @@ type recorder struct {
 
 func (r *recorder) Helper()               {}
 func (r *recorder) Fatalf(string, ...any) { r.failed = true }
+func (r *recorder) Errorf(string, ...any) { r.failed = true }
 
 func TestEventually(t *testing.T) {
 	start := time.Now()
@@ -43,4 +46,27 @@ func TestSettle(t *testing.T) {
 	}
 	close(stop)
 	base.Settle(t, 5*time.Second, 0)
+}
+
+// TestServe: a server that ends with its context passes; one that fails, or
+// returns too late, fails the test at its cleanup.
+func TestServe(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve func(ctx context.Context) error
+		fails bool
+	}{
+		{"ends with its context", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, false},
+		{"ends with an error", func(ctx context.Context) error { <-ctx.Done(); return errors.New("listener broke") }, true},
+		{"returns too late", func(ctx context.Context) error { <-ctx.Done(); time.Sleep(time.Second); return nil }, true},
+	} {
+		var r *recorder
+		t.Run(tc.name, func(t *testing.T) {
+			r = &recorder{TB: t}
+			Serve(r, 50*time.Millisecond, tc.serve)
+		})
+		if r.failed != tc.fails {
+			t.Errorf("%s: failed %v, want %v", tc.name, r.failed, tc.fails)
+		}
+	}
 }

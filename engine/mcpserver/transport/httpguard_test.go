@@ -3,7 +3,6 @@ package transport
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -75,20 +74,7 @@ func serveHTTP(t *testing.T, hopts HTTPOptions) *httpServer {
 	hopts.Token = func() (string, error) { return "first-token", nil }
 	hopts.Listen = ln.Addr().String()
 	h := srv.NewHTTP(hopts)
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- h.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-served:
-			if err != nil && !errors.Is(err, context.Canceled) {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(testTimeout):
-			t.Error("Serve did not return after its context ended")
-		}
-	})
+	testwait.Serve(t, testTimeout, func(ctx context.Context) error { return h.Serve(ctx, ln) })
 	return hs
 }
 
