@@ -12,6 +12,7 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/internal/egress"
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/keychain"
@@ -228,7 +229,7 @@ func (e *Engine) installGate(b *box) func(ctx context.Context, hosts []string) (
 			}
 			registered = true
 		}
-		revoke, err := g.Grant(b.id, hosts, egress.SourceInstall)
+		revoke, err := g.Grant(b.id, hosts, hostrule.SourceInstall)
 		if err != nil {
 			if registered {
 				g.Unregister(b.id)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/sandtray/sandtray/engine/internal/egress"
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -102,7 +103,7 @@ func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressN
 // the sandbox has no rule for is sandbox.ErrNotFound. Only the user may
 // call it, as AnswerEgress.
 func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) error {
-	rule, err := egress.ParseRule(pattern, egress.SourceSandbox)
+	rule, err := hostrule.Parse(pattern, hostrule.SourceSandbox)
 	if err != nil {
 		return err
 	}
@@ -118,7 +119,7 @@ func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) erro
 	e.changeState(b, "egress rules", func(st *boxState) {
 		keep := func(list []string) []string {
 			return slices.DeleteFunc(slices.Clone(list), func(p string) bool {
-				r, err := egress.ParseRule(p, egress.SourceSandbox)
+				r, err := hostrule.Parse(p, hostrule.SourceSandbox)
 				if err == nil && r.String() == want {
 					removed = true
 					return true

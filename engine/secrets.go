@@ -13,9 +13,9 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/egress"
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/homedir"
 	"github.com/sandtray/sandtray/internal/keychain"
 )
 
@@ -109,7 +109,7 @@ func gateSecrets(cfg config.Config, secrets []secretState) ([]egress.Secret, *eg
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the egress gate's CA for secrets: %w", err)
 	}
-	roots, err := egress.UpstreamRoots(hostfs.ExpandHome(cfg.Egress.TrustCA))
+	roots, err := egress.UpstreamRoots(homedir.Expand(cfg.Egress.TrustCA))
 	if err != nil {
 		return nil, nil, nil, err
 	}

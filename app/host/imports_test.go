@@ -86,6 +86,19 @@ func TestImportDirection(t *testing.T) {
 			}
 		}
 	}
+	// The config needs only the standard library, TOML and image names
+	// (distribution/reference): the settings editor links nothing else
+	// through it. What it reaches of Sandtray's must hold to the same.
+	configMay := []string{"github.com/BurntSushi/toml", "github.com/distribution/reference", "github.com/opencontainers/go-digest",
+		module + "/engine/config", module + "/engine/sandbox", module + "/engine/imageref",
+		module + "/engine/internal/egress/hostrule", module + "/internal/homedir"}
+	for _, p := range list(t, "./engine/config") {
+		for _, d := range p.deps {
+			if !isStd(d) && !strings.HasPrefix(d, "vendor/") && !slices.ContainsFunc(configMay, func(ok string) bool { return under(d, ok) }) {
+				t.Errorf("%s reaches %s: the config needs only the standard library, TOML and image names", p.path, d)
+			}
+		}
+	}
 	for _, p := range list(t, "./app/shim") {
 		for _, imp := range p.imports {
 			if !isStd(imp) && imp != module+"/engine/socket" {

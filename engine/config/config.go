@@ -21,8 +21,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/homedir"
 )
 
 // Config is the engine's configuration, read from config.toml. The zero file
@@ -96,7 +96,7 @@ type HostAccess struct {
 func (h HostAccess) ExpandedRoots() []string {
 	out := make([]string, len(h.AllowedRoots))
 	for i, r := range h.AllowedRoots {
-		out[i] = hostfs.ExpandHome(r)
+		out[i] = homedir.Expand(r)
 	}
 	return out
 }
@@ -242,7 +242,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	for i, r := range c.Host.AllowedRoots {
-		if !filepath.IsAbs(hostfs.ExpandHome(r)) {
+		if !filepath.IsAbs(homedir.Expand(r)) {
 			return fmt.Errorf("host.allowed_roots[%d] %q must be an absolute path: %w", i, r, sandbox.ErrInvalid)
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/internal/egress"
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -34,10 +34,10 @@ func defaultEgress() Egress { return Egress{AskTimeout: Duration{60 * time.Secon
 // validateEgress checks [egress] and sandbox.network's modes, naming the bad key.
 func (c *Config) validateEgress() error {
 	e := c.Egress
-	if _, err := egress.ParseRules("egress.allow", e.Allow, egress.SourceConfig); err != nil {
+	if _, err := hostrule.ParseList("egress.allow", e.Allow, hostrule.SourceConfig); err != nil {
 		return err
 	}
-	if _, err := egress.ParseRules("egress.deny", e.Deny, egress.SourceConfig); err != nil {
+	if _, err := hostrule.ParseList("egress.deny", e.Deny, hostrule.SourceConfig); err != nil {
 		return err
 	}
 	if e.AskTimeout.Duration < time.Second || e.AskTimeout.Duration > time.Hour {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/homedir"
 )
 
 // HTTP is the optional MCP-over-HTTP endpoint ([http] in config.toml).
@@ -49,7 +49,7 @@ func (h HTTP) Check() error {
 		return fmt.Errorf("http.tls_cert and http.tls_key must be set together: %w", sandbox.ErrInvalid)
 	}
 	for key, p := range map[string]string{"http.tls_cert": h.TLSCert, "http.tls_key": h.TLSKey} {
-		if p != "" && !filepath.IsAbs(hostfs.ExpandHome(p)) {
+		if p != "" && !filepath.IsAbs(homedir.Expand(p)) {
 			return fmt.Errorf("%s %q must be an absolute path: %w", key, p, sandbox.ErrInvalid)
 		}
 	}

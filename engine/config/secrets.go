@@ -7,9 +7,9 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/sandtray/sandtray/engine/internal/egress"
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/homedir"
 )
 
 // Secret is one [secrets.NAME] section: a value the sandboxes of network
@@ -39,7 +39,7 @@ func (s Secret) Source() string {
 }
 
 // ExpandedFile is File with a leading "~/" made the user's home.
-func (s Secret) ExpandedFile() string { return hostfs.ExpandHome(s.File) }
+func (s Secret) ExpandedFile() string { return homedir.Expand(s.File) }
 
 // secretName is what a secret may be called: an environment variable's name.
 var secretName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -75,7 +75,7 @@ func (c *Config) SecretNames() []string {
 
 // validateSecrets checks [secrets.*] and egress.trust_ca, naming the bad key.
 func (c *Config) validateSecrets() error {
-	if t := c.Egress.TrustCA; t != "" && !filepath.IsAbs(hostfs.ExpandHome(t)) {
+	if t := c.Egress.TrustCA; t != "" && !filepath.IsAbs(homedir.Expand(t)) {
 		return fmt.Errorf("egress.trust_ca %q must be an absolute path to a PEM file: %w", t, sandbox.ErrInvalid)
 	}
 	for _, name := range c.SecretNames() {
@@ -87,7 +87,7 @@ func (c *Config) validateSecrets() error {
 		if len(s.Hosts) == 0 {
 			return fmt.Errorf("%s.hosts is empty: name the hosts the secret is for, such as [\"api.openai.com\"]: %w", key, sandbox.ErrInvalid)
 		}
-		if _, err := egress.ParseRules(key+".hosts", s.Hosts, egress.SourceConfig); err != nil {
+		if _, err := hostrule.ParseList(key+".hosts", s.Hosts, hostrule.SourceConfig); err != nil {
 			return err
 		}
 		if s.Env != "" && s.File != "" {

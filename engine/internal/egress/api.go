@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Target parses "host" or "host:port" as the command line and
 // request_network name a host: no wildcard; the port defaults to def.
 func Target(s string, def int) (host string, port int, err error) {
-	r, err := ParseRule(s, SourceSandbox)
+	r, err := hostrule.Parse(s, hostrule.SourceSandbox)
 	if err != nil {
 		return "", 0, err
 	}
@@ -35,7 +36,7 @@ func Target(s string, def int) (host string, port int, err error) {
 // and AllowOnce and DenyOnce are sandbox.ErrNotFound. It returns how many
 // pending requests it answered.
 func (g *Gate) AnswerHost(id, host string, port int, a Answer) (int, error) {
-	host = normalHost(host)
+	host = hostrule.Normal(host)
 	g.mu.Lock()
 	b := g.boxes[id]
 	if b == nil {
@@ -180,13 +181,13 @@ func HostPort(host string, port int) string { return hostPort(host, port) }
 func splitTarget(s string, def int) (string, int) {
 	h, p, err := net.SplitHostPort(s)
 	if err != nil {
-		return normalHost(s), def
+		return hostrule.Normal(s), def
 	}
 	n, err := strconv.Atoi(p)
 	if err != nil {
-		return normalHost(h), def
+		return hostrule.Normal(h), def
 	}
-	return normalHost(h), n
+	return hostrule.Normal(h), n
 }
 
 // RemoveRule takes pattern off sandbox id's own rules, allow or deny (the
@@ -194,11 +195,11 @@ func splitTarget(s string, def int) (string, int) {
 // there. A bad pattern wraps sandbox.ErrInvalid; an unknown sandbox is
 // sandbox.ErrNotFound. Connections already through are not ended.
 func (g *Gate) RemoveRule(id, pattern string) (bool, error) {
-	rule, err := ParseRule(pattern, SourceSandbox)
+	rule, err := hostrule.Parse(pattern, hostrule.SourceSandbox)
 	if err != nil {
 		return false, err
 	}
-	same := func(r Rule) bool { return r.String() == rule.String() }
+	same := func(r hostrule.Rule) bool { return r.String() == rule.String() }
 	g.mu.Lock()
 	b := g.boxes[id]
 	if b == nil {
@@ -226,13 +227,13 @@ func (g *Gate) RemoveRule(id, pattern string) (bool, error) {
 // "allow for all sandboxes" answer added), saves them, and reports whether
 // it was there. The config's rules are the config's: it does not touch them.
 func (g *Gate) RemoveGlobal(pattern string) (bool, error) {
-	rule, err := ParseRule(pattern, SourceGlobal)
+	rule, err := hostrule.Parse(pattern, hostrule.SourceGlobal)
 	if err != nil {
 		return false, err
 	}
 	g.mu.Lock()
 	n := len(g.global)
-	g.global = slices.DeleteFunc(g.global, func(r Rule) bool { return r.String() == rule.String() })
+	g.global = slices.DeleteFunc(g.global, func(r hostrule.Rule) bool { return r.String() == rule.String() })
 	removed := len(g.global) < n
 	list := globalPatterns(g.global)
 	g.mu.Unlock()

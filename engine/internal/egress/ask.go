@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -195,7 +196,7 @@ func (g *Gate) answerLocked(p *pending, a Answer) (save func(), err error) {
 		delete(g.pending, p.ID)
 		if p.upFront {
 			if b := g.boxes[p.SandboxID]; b != nil {
-				rule, _ := ParseRule(pattern, SourceOnce)
+				rule, _ := hostrule.Parse(pattern, hostrule.SourceOnce)
 				g.seq++
 				b.grants = append(b.grants, grant{rule: rule, until: time.Now().Add(onceGrantTTL), id: g.seq})
 			}
@@ -241,11 +242,11 @@ func (g *Gate) settleLocked() {
 // addBoxRule adds pattern to b's allow (allow) or deny list, dropping it
 // from the other, and returns what saves b's rules. Called under g.mu.
 func (g *Gate) addBoxRule(b *box, pattern string, allow bool) (save func()) {
-	rule, err := ParseRule(pattern, SourceSandbox)
+	rule, err := hostrule.Parse(pattern, hostrule.SourceSandbox)
 	if err != nil {
 		return func() {}
 	}
-	same := func(r Rule) bool { return r.String() == rule.String() }
+	same := func(r hostrule.Rule) bool { return r.String() == rule.String() }
 	b.allow = slices.DeleteFunc(b.allow, same)
 	b.deny = slices.DeleteFunc(b.deny, same)
 	if allow {
@@ -276,8 +277,8 @@ func rulesOf(b *box) SandboxRules {
 // addGlobalRule adds pattern to the approvals for every sandbox and
 // returns what saves them. Called under g.mu.
 func (g *Gate) addGlobalRule(pattern string) (save func()) {
-	rule, err := ParseRule(pattern, SourceGlobal)
-	if err != nil || slices.ContainsFunc(g.global, func(r Rule) bool { return r.String() == rule.String() }) {
+	rule, err := hostrule.Parse(pattern, hostrule.SourceGlobal)
+	if err != nil || slices.ContainsFunc(g.global, func(r hostrule.Rule) bool { return r.String() == rule.String() }) {
 		return func() {}
 	}
 	g.global = append(g.global, rule)

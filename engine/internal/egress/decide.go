@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 )
 
 // verdict is the gate's decision on one connection.
@@ -69,7 +71,7 @@ func (g *Gate) decideWith(ctx context.Context, r request, ask askFunc) verdict {
 	portOnly := !ok && hostCovered(b, g, r)
 	g.mu.Unlock()
 
-	if !ok && isIPLiteral(r.host) {
+	if !ok && hostrule.IsIPLiteral(r.host) {
 		return deny(r, "IP literal", fmt.Sprintf("is an IP address no rule names; use the host's name, or the user can allow it with `sandtray egress allow %s %s --always`", name, r.target()))
 	}
 	// A name no rule allows and nobody will be asked about is refused
@@ -108,7 +110,7 @@ func (g *Gate) hostVerdict(r request, name string) verdict {
 }
 
 // firstDeny is the first deny rule covering r: the sandbox's, then the config's.
-func firstDeny(r request, lists ...[]Rule) (Rule, bool) {
+func firstDeny(r request, lists ...[]hostrule.Rule) (hostrule.Rule, bool) {
 	for _, l := range lists {
 		for _, d := range l {
 			if d.Denies(r.host, r.port) {
@@ -116,20 +118,20 @@ func firstDeny(r request, lists ...[]Rule) (Rule, bool) {
 			}
 		}
 	}
-	return Rule{}, false
+	return hostrule.Rule{}, false
 }
 
 // allowRule is the first allow rule covering r: grants (installs, answers
 // of once), the sandbox's approvals, then, unless it is offline, the
 // approvals for every sandbox and the config's list. Called under g.mu.
-func (g *Gate) allowRule(b *box, r request) (Rule, bool) {
+func (g *Gate) allowRule(b *box, r request) (hostrule.Rule, bool) {
 	now := time.Now()
 	for _, gr := range b.grants {
 		if (gr.until.IsZero() || now.Before(gr.until)) && gr.rule.Allows(r.host, r.port) {
 			return gr.rule, true
 		}
 	}
-	lists := [][]Rule{b.allow}
+	lists := [][]hostrule.Rule{b.allow}
 	if !b.Offline {
 		lists = append(lists, g.global, g.allow)
 	}
@@ -140,15 +142,15 @@ func (g *Gate) allowRule(b *box, r request) (Rule, bool) {
 			}
 		}
 	}
-	return Rule{}, false
+	return hostrule.Rule{}, false
 }
 
 // hostCovered reports whether some allow rule covers r's host on another
 // port. Called under g.mu.
 func hostCovered(b *box, g *Gate, r request) bool {
-	for _, l := range [][]Rule{b.allow, g.global, g.allow} {
+	for _, l := range [][]hostrule.Rule{b.allow, g.global, g.allow} {
 		for _, a := range l {
-			if a.matchesHost(r.host) {
+			if a.MatchesHost(r.host) {
 				return true
 			}
 		}
@@ -192,8 +194,8 @@ func deny(r request, rule, advice string) verdict {
 
 // denyAdvice says what can lift a deny rule: the user's config, or an
 // approval of the sandbox's own.
-func denyAdvice(d Rule, r request, name string) string {
-	if d.Source == SourceSandbox {
+func denyAdvice(d hostrule.Rule, r request, name string) string {
+	if d.Source == hostrule.SourceSandbox {
 		return fmt.Sprintf("is denied by rule deny %s of sandbox %s; the user can allow it with `sandtray egress allow %s %s --always` or in the Sandtray app", quoteRule(d), name, name, hostOnly(r))
 	}
 	return fmt.Sprintf("is denied by rule deny %s in the user's config ([egress] deny in config.toml); only the user can change it there", quoteRule(d))
@@ -208,4 +210,4 @@ func hostOnly(r request) string {
 	return r.target()
 }
 
-func quoteRule(r Rule) string { return strconv.Quote(r.String()) + " (" + r.Source + ")" }
+func quoteRule(r hostrule.Rule) string { return strconv.Quote(r.String()) + " (" + r.Source + ")" }

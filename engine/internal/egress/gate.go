@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -103,9 +104,9 @@ type Gate struct {
 	secrets  []*secret
 
 	mu      sync.Mutex
-	allow   []Rule // the config's, or the defaults
-	deny    []Rule
-	global  []Rule // approvals for every sandbox
+	allow   []hostrule.Rule // the config's, or the defaults
+	deny    []hostrule.Rule
+	global  []hostrule.Rule // approvals for every sandbox
 	boxes   map[string]*box
 	pending map[string]*pending // by id (ask.go)
 	seq     uint64
@@ -116,7 +117,7 @@ type Gate struct {
 // box is the gate's record of one sandbox; guarded by Gate.mu.
 type box struct {
 	Sandbox
-	allow, deny []Rule
+	allow, deny []hostrule.Rule
 	grants      []grant
 	recent      []Record // newest last, at most recentKept
 	hosts       map[string]*HostStats
@@ -128,7 +129,7 @@ type box struct {
 // grant is a rule for a while: an install's package hosts, or a pending
 // request the user allowed once.
 type grant struct {
-	rule  Rule
+	rule  hostrule.Rule
 	until time.Time // zero: until revoked
 	id    uint64
 }
@@ -141,15 +142,15 @@ func New(o Options) (*Gate, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	allowPatterns, source := o.Allow, SourceConfig
+	allowPatterns, source := o.Allow, hostrule.SourceConfig
 	if allowPatterns == nil {
-		allowPatterns, source = DefaultAllow, SourceDefault
+		allowPatterns, source = DefaultAllow, hostrule.SourceDefault
 	}
-	allow, err := ParseRules("egress.allow", allowPatterns, source)
+	allow, err := hostrule.ParseList("egress.allow", allowPatterns, source)
 	if err != nil {
 		return nil, err
 	}
-	deny, err := ParseRules("egress.deny", o.Deny, SourceConfig)
+	deny, err := hostrule.ParseList("egress.deny", o.Deny, hostrule.SourceConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +201,11 @@ func (g *Gate) Close() error {
 // Register makes s known to the gate (again: its rules and mode are
 // replaced, its records kept). Connections of unknown sandboxes are refused.
 func (g *Gate) Register(s Sandbox) error {
-	allow, err := ParseRules("allow", s.Rules.Allow, SourceSandbox)
+	allow, err := hostrule.ParseList("allow", s.Rules.Allow, hostrule.SourceSandbox)
 	if err != nil {
 		return err
 	}
-	deny, err := ParseRules("deny", s.Rules.Deny, SourceSandbox)
+	deny, err := hostrule.ParseList("deny", s.Rules.Deny, hostrule.SourceSandbox)
 	if err != nil {
 		return err
 	}
@@ -260,11 +261,11 @@ func (b *box) end() {
 	b.transport.CloseIdleConnections()
 }
 
-// Grant allows sandbox id the patterns (with source, e.g. SourceInstall)
+// Grant allows sandbox id the patterns (with source, e.g. hostrule.SourceInstall)
 // until revoke is called: an install's package hosts for that call. An
 // unknown sandbox is an error.
 func (g *Gate) Grant(id string, patterns []string, source string) (revoke func(), err error) {
-	rules, err := ParseRules("grant", patterns, source)
+	rules, err := hostrule.ParseList("grant", patterns, source)
 	if err != nil {
 		return nil, err
 	}

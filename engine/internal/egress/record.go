@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/atomicfile"
 )
@@ -111,7 +112,7 @@ func sortHosts(h []HostStats) {
 	slices.SortFunc(h, func(a, b HostStats) int { return strings.Compare(a.Host, b.Host) })
 }
 
-func globalPatterns(rules []Rule) []string {
+func globalPatterns(rules []hostrule.Rule) []string {
 	out := make([]string, 0, len(rules))
 	for _, r := range rules {
 		out = append(out, r.String())
@@ -125,7 +126,7 @@ type globalFile struct {
 }
 
 // loadGlobal reads the approvals for every sandbox; a missing file is none.
-func loadGlobal(path string) ([]Rule, error) {
+func loadGlobal(path string) ([]hostrule.Rule, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -140,7 +141,7 @@ func loadGlobal(path string) ([]Rule, error) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return nil, err
 	}
-	return ParseRules("allow", f.Allow, SourceGlobal)
+	return hostrule.ParseList("allow", f.Allow, hostrule.SourceGlobal)
 }
 
 func saveGlobal(path string, patterns []string) error {

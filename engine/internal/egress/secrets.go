@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 )
 
 // Secrets: a sandbox holds a placeholder for each secret in its
@@ -32,20 +34,20 @@ type Secret struct {
 // secret is a Secret with its hosts parsed.
 type secret struct {
 	Secret
-	hosts []Rule
+	hosts []hostrule.Rule
 }
 
 // binds reports whether s is bound to host:port (a host pattern without a
 // port binds ports 80 and 443, as an allow rule).
 func (s *secret) binds(host string, port int) bool {
-	return slices.ContainsFunc(s.hosts, func(r Rule) bool { return r.Allows(host, port) })
+	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return r.Allows(host, port) })
 }
 
 // bindsPlain reports whether s may go to host:port over plain HTTP: only
 // where a binding names the port, or the host is the host's own loopback
 // (HostAlias); a binding by name alone means HTTPS (F43).
 func (s *secret) bindsPlain(host string, port int) bool {
-	return slices.ContainsFunc(s.hosts, func(r Rule) bool { return r.Allows(host, port) && (r.Port != 0 || host == HostAlias) })
+	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return r.Allows(host, port) && (r.Port != 0 || host == HostAlias) })
 }
 
 // placeholder is one secret's placeholder in one sandbox.
@@ -86,7 +88,7 @@ func NewPlaceholder(n int) string {
 func parseSecrets(in []Secret) ([]*secret, error) {
 	out := make([]*secret, 0, len(in))
 	for _, s := range in {
-		rules, err := ParseRules("secrets."+s.Name+".hosts", s.Hosts, SourceConfig)
+		rules, err := hostrule.ParseList("secrets."+s.Name+".hosts", s.Hosts, hostrule.SourceConfig)
 		if err != nil {
 			return nil, err
 		}

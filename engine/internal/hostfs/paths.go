@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/internal/homedir"
 )
 
 // Roots are the host folders (config host.allowed_roots) a model may name.
@@ -23,7 +24,7 @@ type Roots []string
 func (r Roots) resolved() []string {
 	var roots []string
 	for _, root := range r {
-		if real, err := filepath.EvalSymlinks(ExpandHome(root)); err == nil {
+		if real, err := filepath.EvalSymlinks(homedir.Expand(root)); err == nil {
 			roots = append(roots, real)
 		}
 	}
@@ -37,10 +38,10 @@ func (r Roots) Resolve(p string, mustExist bool) (string, error) {
 	if p == "" {
 		return "", fmt.Errorf("host_path is empty: %w", sandbox.ErrInvalid)
 	}
-	if !filepath.IsAbs(ExpandHome(p)) {
+	if !filepath.IsAbs(homedir.Expand(p)) {
 		return "", fmt.Errorf("host_path %q must be absolute (the engine's working folder means nothing to you): %w", p, sandbox.ErrInvalid)
 	}
-	p = filepath.Clean(ExpandHome(p))
+	p = filepath.Clean(homedir.Expand(p))
 	real, err := filepath.EvalSymlinks(p)
 	if errors.Is(err, os.ErrNotExist) && !mustExist {
 		parent, perr := filepath.EvalSymlinks(filepath.Dir(p))
@@ -68,16 +69,6 @@ func (r Roots) Resolve(p string, mustExist bool) (string, error) {
 func Within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-// ExpandHome turns a leading "~/" into the user's home directory.
-func ExpandHome(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, rest)
-		}
-	}
-	return p
 }
 
 // Picked resolves dir, a folder a person picked in the app (so no allowed

@@ -1,8 +1,7 @@
-package egress
+package hostrule
 
 import (
 	"errors"
-	"net/netip"
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -37,9 +36,9 @@ func TestRuleMatching(t *testing.T) {
 		{"10.0.0.5:5432", "10.0.0.5", 5432, true, true},
 	}
 	for _, c := range cases {
-		r, err := ParseRule(c.pattern, SourceConfig)
+		r, err := Parse(c.pattern, SourceConfig)
 		if err != nil {
-			t.Fatalf("ParseRule(%q): %v", c.pattern, err)
+			t.Fatalf("Parse(%q): %v", c.pattern, err)
 		}
 		if got := r.Allows(c.host, c.port); got != c.allows {
 			t.Errorf("allow %q on %s:%d = %v, want %v", c.pattern, c.host, c.port, got, c.allows)
@@ -52,17 +51,17 @@ func TestRuleMatching(t *testing.T) {
 
 func TestRuleParsing(t *testing.T) {
 	for _, bad := range []string{"", "exa mple.com", "example.com:0", "example.com:70000", "http://example.com", "*.", "-a.com", "a..com", "ex/ample.com"} {
-		if _, err := ParseRule(bad, SourceConfig); !errors.Is(err, sandbox.ErrInvalid) {
-			t.Errorf("ParseRule(%q) = %v, want ErrInvalid", bad, err)
+		if _, err := Parse(bad, SourceConfig); !errors.Is(err, sandbox.ErrInvalid) {
+			t.Errorf("Parse(%q) = %v, want ErrInvalid", bad, err)
 		}
 	}
 	for in, want := range map[string]string{
 		"Example.COM": "example.com", "*.Debian.org": "*.debian.org", "*": "*", "a.com:8080": "a.com:8080",
 		"[::1]:80": "[::1]:80", "::ffff:1.2.3.4": "1.2.3.4", "[fd00::1]": "fd00::1",
 	} {
-		r, err := ParseRule(in, SourceConfig)
+		r, err := Parse(in, SourceConfig)
 		if err != nil || r.String() != want {
-			t.Errorf("ParseRule(%q).String() = %q, %v; want %q", in, r.String(), err, want)
+			t.Errorf("Parse(%q).String() = %q, %v; want %q", in, r.String(), err, want)
 		}
 	}
 }
@@ -81,43 +80,9 @@ func TestRuleExplicit(t *testing.T) {
 		{"deb.debian.org", SourceInstall, false},
 		{"*.internal", SourceConfig, false},
 	} {
-		r, _ := ParseRule(c.pattern, c.source)
+		r, _ := Parse(c.pattern, c.source)
 		if r.Explicit() != c.want {
 			t.Errorf("%q from %s: Explicit = %v, want %v", c.pattern, c.source, !c.want, c.want)
-		}
-	}
-}
-
-func TestClassify(t *testing.T) {
-	for addr, want := range map[string]string{
-		"93.184.216.34":          "",
-		"2606:4700::1111":        "",
-		"1.1.1.1":                "",
-		"127.0.0.1":              "a loopback address",
-		"127.8.9.10":             "a loopback address",
-		"::1":                    "a loopback address",
-		"10.1.2.3":               "a private address",
-		"172.17.0.1":             "a private address", // Docker's bridge gateway
-		"192.168.1.1":            "a private address",
-		"fd12:3456::1":           "a private address",
-		"100.64.0.1":             "a carrier-grade NAT address",
-		"169.254.169.254":        "a cloud metadata address",
-		"fd00:ec2::254":          "a cloud metadata address",
-		"100.100.100.200":        "a cloud metadata address",
-		"169.254.1.1":            "a link-local address",
-		"fe80::1":                "a link-local address",
-		"224.0.0.1":              "a multicast address",
-		"ff02::1":                "a multicast address",
-		"0.0.0.0":                "an unspecified address",
-		"::":                     "an unspecified address",
-		"255.255.255.255":        "a reserved address",
-		"::ffff:127.0.0.1":       "a loopback address",
-		"::ffff:169.254.169.254": "a cloud metadata address",
-		"64:ff9b::a9fe:a9fe":     "a cloud metadata address", // NAT64 of 169.254.169.254
-		"2002:0a00:0001::1":      "a private address",        // 6to4 of 10.0.0.1
-	} {
-		if got := Classify(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("Classify(%s) = %q, want %q", addr, got, want)
 		}
 	}
 }

@@ -1,4 +1,9 @@
-package egress
+// Package hostrule is the egress gate's host patterns, as the config, the
+// approvals and the gate read them: a host name, every name under a domain,
+// every name, or an IP literal, each with an optional port. It needs only
+// the standard library, so the config can check its [egress] and
+// [secrets.*] hosts without linking the gate.
+package hostrule
 
 import (
 	"fmt"
@@ -38,10 +43,10 @@ const (
 	SourceHost    = "host_ports" // egress.host_ports, for host.sandtray.internal
 )
 
-// ParseRule reads one pattern; source is kept on the rule. A pattern that
+// Parse reads one pattern; source is kept on the rule. A pattern that
 // is not a host, a wildcard domain or an IP literal, with an optional port
 // of 1 to 65535, is an error wrapping sandbox.ErrInvalid.
-func ParseRule(pattern, source string) (Rule, error) {
+func Parse(pattern, source string) (Rule, error) {
 	p := strings.ToLower(strings.TrimSpace(pattern))
 	bad := func(why string) (Rule, error) {
 		return Rule{}, fmt.Errorf("egress rule %q %s: use a host (pypi.org), *.domain, an IP literal, each optionally with :port: %w", pattern, why, sandbox.ErrInvalid)
@@ -136,9 +141,9 @@ func (r Rule) Explicit() bool {
 	return r.Source == SourceConfig
 }
 
-// matchesHost reports whether the rule's host part covers host (a
+// MatchesHost reports whether the rule's host part covers host (a
 // normalised name or IP literal text).
-func (r Rule) matchesHost(host string) bool {
+func (r Rule) MatchesHost(host string) bool {
 	switch {
 	case r.IP.IsValid():
 		ip, err := netip.ParseAddr(host)
@@ -155,7 +160,7 @@ func (r Rule) matchesHost(host string) bool {
 // Allows reports whether an allow rule covers host:port: its host, and its
 // port, or 80 and 443 when it names none.
 func (r Rule) Allows(host string, port int) bool {
-	if !r.matchesHost(host) {
+	if !r.MatchesHost(host) {
 		return false
 	}
 	if r.Port != 0 {
@@ -167,14 +172,14 @@ func (r Rule) Allows(host string, port int) bool {
 // Denies reports whether a deny rule covers host:port: its host, and its
 // port, or every port when it names none.
 func (r Rule) Denies(host string, port int) bool {
-	return r.matchesHost(host) && (r.Port == 0 || r.Port == port)
+	return r.MatchesHost(host) && (r.Port == 0 || r.Port == port)
 }
 
-// ParseRules reads a list of patterns, naming the key in its error.
-func ParseRules(key string, patterns []string, source string) ([]Rule, error) {
+// ParseList reads a list of patterns, naming the key in its error.
+func ParseList(key string, patterns []string, source string) ([]Rule, error) {
 	out := make([]Rule, 0, len(patterns))
 	for i, p := range patterns {
-		r, err := ParseRule(p, source)
+		r, err := Parse(p, source)
 		if err != nil {
 			return nil, fmt.Errorf("%s[%d]: %w", key, i, err)
 		}
@@ -183,10 +188,10 @@ func ParseRules(key string, patterns []string, source string) ([]Rule, error) {
 	return out, nil
 }
 
-// normalHost is a request's host as rules compare it: lower case, no
+// Normal is a request's host as rules compare it: lower case, no
 // trailing dot, an IPv6 literal without brackets, an IPv4-mapped one as
 // IPv4.
-func normalHost(h string) string {
+func Normal(h string) string {
 	h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
 	if ip, err := netip.ParseAddr(h); err == nil {
 		return ip.Unmap().String()
@@ -194,8 +199,8 @@ func normalHost(h string) string {
 	return h
 }
 
-// isIPLiteral reports whether host (normalised) is an IP address.
-func isIPLiteral(host string) bool {
+// IsIPLiteral reports whether host (normalised) is an IP address.
+func IsIPLiteral(host string) bool {
 	_, err := netip.ParseAddr(host)
 	return err == nil
 }
