@@ -96,6 +96,28 @@ func TestNothingCitesFilesOutsideTheRepository(t *testing.T) {
 	}
 }
 
+// codePath is a source file the docs name in backticks: a path from the
+// repository's root, as the docs write them.
+var codePath = regexp.MustCompile("`((?:engine|app|ui|internal|packaging|assets)/[A-Za-z0-9_./-]+\\.(?:go|sh|py|js|bash))`")
+
+// TestDocsNameFilesThatExist keeps the docs' pointers into the code true:
+// every source file the README, SECURITY.md and docs/*.md name in
+// backticks exists, so a move of the code cannot leave a finding or a how-to
+// pointing at nothing.
+func TestDocsNameFilesThatExist(t *testing.T) {
+	for _, f := range docFiles(t, ".") {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range codePath.FindAllStringSubmatch(string(data), -1) {
+			if _, err := os.Stat(m[1]); err != nil {
+				t.Errorf("%s names %s, which does not exist: name the file the code is in now", f, m[1])
+			}
+		}
+	}
+}
+
 // TestCheckLinksFindsBrokenOnes shows the link check fails where it should:
 // a missing file, a missing heading, a missing heading in another page, and
 // a link out of the repository; and passes links that work.
