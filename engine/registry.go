@@ -322,6 +322,7 @@ func (e *Engine) forget(id string) {
 	// Its host ports close now, not when the runtime's event of the
 	// container's end arrives: whoever was told it is gone may reuse them.
 	e.ports.RemoveBox(id)
+	e.stats.Forget(id)
 	e.store.Remove(id)
 	e.publish()
 }

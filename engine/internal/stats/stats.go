@@ -107,7 +107,7 @@ func (s *Sampler) Of(id string) sandbox.Stats {
 	return s.figs[id].stats
 }
 
-// Forget drops sandbox id's stats: it stopped, or is gone.
+// Forget drops sandbox id's stats: it stopped, started again, or is gone.
 func (s *Sampler) Forget(id string) {
 	s.figMu.Lock()
 	defer s.figMu.Unlock()
