@@ -100,14 +100,20 @@ func (a *blockingApp) NewWindow(title string) fyne.Window {
 	return w
 }
 
-// main is the app's first window: the main one.
-func (a *blockingApp) main() *countingWindow {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if len(a.windows) == 0 {
-		return nil
-	}
-	return a.windows[0]
+// main is the app's first window, the main one, once the app has made it:
+// the engine may report the app attached a moment before.
+func (a *blockingApp) main(t *testing.T) *countingWindow {
+	t.Helper()
+	var w *countingWindow
+	testwait.Eventually(t, 30*time.Second, "the app to make its window", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if len(a.windows) > 0 {
+			w = a.windows[0]
+		}
+		return w != nil
+	})
+	return w
 }
 
 type countingWindow struct {
@@ -287,7 +293,7 @@ func TestAppOpensOnTheHeadlessEngine(t *testing.T) {
 			t.Errorf("%s has mode %v, want %v", path, fi.Mode().Perm(), want)
 		}
 	}
-	win := (<-firstMade).main()
+	win := (<-firstMade).main(t)
 	testwait.Eventually(t, 30*time.Second, "the window to list the assistant's sandbox", func() bool {
 		return win.shows("assistants-box")
 	})
@@ -353,7 +359,7 @@ func TestSecondStartFocusesTheAppsWindow(t *testing.T) {
 		return err == nil && st.Window == control.WindowOwn
 	})
 	assistant := mcpSession(t)
-	win := (<-firstMade).main()
+	win := (<-firstMade).main(t)
 	testwait.Eventually(t, 10*time.Second, "the window to show", func() bool { return win.focused.Load() > 0 })
 	before := win.focused.Load()
 	if err := RunApp(context.Background(), newApp, opts); !errors.Is(err, ErrFocused) {
