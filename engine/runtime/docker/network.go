@@ -67,16 +67,41 @@ func (c *Client) ensureBridge(ctx context.Context) error {
 	return c.ensureNetwork(ctx, BridgeNetwork)
 }
 
+// networkRounds bounds how often ensureNetwork resolves twins before it
+// gives up: each engine that races makes at most one network per call, so
+// the twins settle within a few rounds.
+const networkRounds = 5
+
 // ensureNetwork makes Sandtray's bridge network name when it is missing.
 // bridgeLock keeps one engine from making it twice; another engine on the
 // daemon (another state dir, another user) may make it at the same moment,
 // and Docker before API 1.44 lets two networks share a name, which then
-// fails every container that names it ("ambiguous") for every engine: the
-// twins are resolved (oneNetwork) after each create and whenever found.
+// fails every container that names it ("ambiguous") for every engine.
+// Every engine keeps the oldest of the twins and removes the others it
+// finds (the ones Sandtray made), round after round, until one is left: a
+// racer's create that lands after a round only takes another.
 func (c *Client) ensureNetwork(ctx context.Context, name string) error {
+	var nets []network.Summary
+	for range networkRounds {
+		var err error
+		if nets, err = c.networkRound(ctx, name); err != nil {
+			return err
+		}
+		if len(nets) == 1 {
+			return checkNetwork(name, nets[0])
+		}
+	}
+	return fmt.Errorf("Docker has %d networks named %s, so no container can name it; remove all but one (`docker network ls --filter name=%s`, then `docker network rm ID`): %w",
+		len(nets), name, name, sandbox.ErrConflict)
+}
+
+// networkRound is one round of ensureNetwork: it makes the network when
+// none is called name, removes the twins but the oldest, and returns what
+// is left.
+func (c *Client) networkRound(ctx context.Context, name string) ([]network.Summary, error) {
 	nets, err := c.networksNamed(ctx, name)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(nets) == 0 {
 		created, err := c.api.NetworkCreate(ctx, name, client.NetworkCreateOptions{
@@ -85,21 +110,38 @@ func (c *Client) ensureNetwork(ctx context.Context, name string) error {
 			Labels:  map[string]string{sandbox.LabelManaged: "true"},
 		})
 		if err != nil {
-			return wrap("create network "+name, err)
+			return nil, wrap("create network "+name, err)
+		}
+		// Gone already: an engine that raced this one removed it as the
+		// younger twin of its own, which the next list shows.
+		if err := c.checkICC(ctx, name, created.ID); err != nil && !errors.Is(err, sandbox.ErrNotFound) {
+			return nil, err
 		}
 		if nets, err = c.networksNamed(ctx, name); err != nil {
-			return err
-		}
-		if len(nets) == 1 {
-			return c.checkICC(ctx, name, created.ID)
+			return nil, err
 		}
 	}
-	if len(nets) > 1 {
-		if nets, err = c.oneNetwork(ctx, name, nets); err != nil {
-			return err
+	if len(nets) <= 1 {
+		return nets, nil
+	}
+	slices.SortFunc(nets, func(a, b network.Summary) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	// No container can be on a twin (Docker refuses the ambiguous name even
+	// by id), and Docker refuses to remove a network a container is on, so
+	// no sandbox loses its network; what cannot be removed is left to the
+	// user.
+	for _, n := range nets[1:] {
+		if n.Labels[sandbox.LabelManaged] == "true" {
+			_, _ = c.api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}) // in use, or gone already: the list says
 		}
 	}
-	n := nets[0]
+	return c.networksNamed(ctx, name)
+}
+
+// checkNetwork accepts the one network called name when it keeps
+// inter-container traffic off.
+func checkNetwork(name string, n network.Summary) error {
 	if n.Options[iccOption] != "false" && n.Labels[sandbox.LabelManaged] == "true" {
 		return iccIgnored() // made by Sandtray: the engine dropped the option
 	}
@@ -118,31 +160,6 @@ func (c *Client) networksNamed(ctx context.Context, name string) ([]network.Summ
 		return nil, wrap("list networks named "+name, err)
 	}
 	return slices.DeleteFunc(res.Items, func(n network.Summary) bool { return n.Name != name }), nil
-}
-
-// oneNetwork resolves networks that share Sandtray's name: every engine
-// keeps the oldest and removes the other networks Sandtray made. No
-// container can be on a twin (Docker refuses the ambiguous name even by
-// id), and Docker refuses to remove a network a container is on, so no
-// sandbox loses its network; what cannot be removed is left to the user.
-func (c *Client) oneNetwork(ctx context.Context, name string, nets []network.Summary) ([]network.Summary, error) {
-	slices.SortFunc(nets, func(a, b network.Summary) int {
-		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-	})
-	for _, n := range nets[1:] {
-		if n.Labels[sandbox.LabelManaged] == "true" {
-			_, _ = c.api.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}) // in use, or gone already: the count below says
-		}
-	}
-	left, err := c.networksNamed(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	if len(left) != 1 {
-		return nil, fmt.Errorf("Docker has %d networks named %s, so no container can name it; remove all but one (`docker network ls --filter name=%s`, then `docker network rm ID`): %w",
-			len(left), name, name, sandbox.ErrConflict)
-	}
-	return left, nil
 }
 
 // checkICC makes sure the network just made kept inter-container traffic

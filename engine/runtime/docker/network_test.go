@@ -1,9 +1,18 @@
 package docker_test
 
 import (
+	"cmp"
 	"context"
+	"maps"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,4 +119,101 @@ func TestEnginesRaceForTheNetwork(t *testing.T) {
 			t.Errorf("after the race: %d networks named %s, want 1", len(ids), name)
 		}
 	}
+}
+
+// racingDaemon is a client of the test's Docker daemon through a loopback
+// proxy that runs before and after around the first request of method
+// whose path ends in pathSuffix: what another engine on the daemon does
+// between this engine's calls.
+func racingDaemon(t *testing.T, method, pathSuffix string, before, after func()) *docker.Client {
+	t.Helper()
+	sock := strings.TrimPrefix(cmp.Or(os.Getenv("DOCKER_HOST"), "unix:///var/run/docker.sock"), "unix://")
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}},
+	}
+	var hooked atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != method || !strings.HasSuffix(r.URL.Path, pathSuffix) || hooked.Swap(true) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		before()
+		rec := httptest.NewRecorder()
+		proxy.ServeHTTP(rec, r)
+		after()
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
+	c, err := docker.Connect(testCtx(t), "tcp://"+srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestNetworkRacesSettle: the two ways a racing engine's moves land between
+// this engine's calls end in one network and no error. An engine whose
+// older network made this one's a twin removes it before this engine looks
+// at it; and an engine that lists too early makes a twin after this engine
+// removed one.
+func TestNetworkRacesSettle(t *testing.T) {
+	direct := dockertest.Client(t)
+	if _, ok := os.LookupEnv("DOCKER_HOST"); ok && !strings.HasPrefix(os.Getenv("DOCKER_HOST"), "unix://") {
+		t.Skip("the racing proxy reaches the daemon on its unix socket")
+	}
+	probe := testNetwork(t, direct)
+	for range 2 {
+		direct.CreateTwinNetwork(testCtx(t), probe)
+	}
+	if ids, _ := direct.NetworkIDs(testCtx(t), probe); len(ids) != 2 {
+		t.Skipf("this daemon refuses a second network of one name (%d made): nothing to race", len(ids))
+	}
+	t.Run("its network removed as the younger twin", func(t *testing.T) {
+		ctx := testCtx(t)
+		name := testNetwork(t, direct)
+		var older string
+		c := racingDaemon(t, http.MethodPost, "/networks/create",
+			func() { older = must(direct.CreateTwinNetwork(ctx, name)) },
+			func() {
+				for _, id := range must(direct.NetworkIDs(ctx, name)) {
+					if id != older {
+						_ = direct.RemoveNetwork(ctx, id)
+					}
+				}
+			})
+		if err := c.EnsureNetwork(ctx, name); err != nil {
+			t.Fatalf("ensure while another engine keeps its older network: %v", err)
+		}
+		if ids := must(direct.NetworkIDs(ctx, name)); !slices.Equal(ids, []string{older}) {
+			t.Errorf("after the race: %v, want only the older %s", ids, older)
+		}
+	})
+	t.Run("a twin made after a removal", func(t *testing.T) {
+		ctx := testCtx(t)
+		name := testNetwork(t, direct)
+		older := must(direct.CreateTwinNetwork(ctx, name))
+		must(direct.CreateTwinNetwork(ctx, name))
+		c := racingDaemon(t, http.MethodDelete, "", func() {}, func() { must(direct.CreateTwinNetwork(ctx, name)) })
+		if err := c.EnsureNetwork(ctx, name); err != nil {
+			t.Fatalf("ensure while another engine makes a late twin: %v", err)
+		}
+		if ids := must(direct.NetworkIDs(ctx, name)); !slices.Equal(ids, []string{older}) {
+			t.Errorf("after the race: %v, want only the older %s", ids, older)
+		}
+	})
+}
+
+// must is v, or a panic: the hooks run on the proxy's goroutine, where a
+// test may not stop, and a failure there means the daemon broke.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
