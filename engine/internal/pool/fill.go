@@ -170,6 +170,10 @@ func (p *Pool) make(ctx context.Context, image string) (pooled, uint64, error) {
 		return pooled{}, 0, err
 	}
 	opts.Name = Prefix + name
+	opts.Labels = maps.Clone(opts.Labels)
+	if opts.Labels == nil {
+		opts.Labels = map[string]string{}
+	}
 	opts.Labels[sandbox.LabelPool] = p.instance
 	id, err := p.docker.Create(ctx, opts)
 	if err != nil {
