@@ -90,7 +90,7 @@ type stream struct{ cancel context.CancelFunc }
 // New returns a Sampler that reads through d the sandboxes running says run
 // (only those are read, and only their samples kept), and calls changed,
 // at most once a publishDelay, when what the GUI shows of their stats
-// changed (see VisiblyDifferent).
+// changed (see visiblyDifferent).
 func New(d Docker, running func(id string) bool, changed func(), log *slog.Logger) *Sampler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -260,7 +260,7 @@ func (s *Sampler) reconcile(ctx context.Context, wg *sync.WaitGroup) {
 	})
 }
 
-// take keeps a sample of a running sandbox in its stats (see Next) and
+// take keeps a sample of a running sandbox in its stats (see statsAfter) and
 // publishes, soon and coalesced, when what the GUI shows of them changed.
 func (s *Sampler) take(id string, smp runtime.StatsSample) {
 	s.mu.Lock()
@@ -271,8 +271,8 @@ func (s *Sampler) take(id string, smp runtime.StatsSample) {
 	}
 	s.figMu.Lock()
 	f := s.figs[id]
-	next := Next(f.last, smp)
-	changed := VisiblyDifferent(f.stats, next)
+	next := statsAfter(f.last, smp)
+	changed := visiblyDifferent(f.stats, next)
 	s.figs[id] = figures{stats: next, last: smp}
 	s.figMu.Unlock()
 	if changed {
@@ -317,10 +317,10 @@ func (s *Sampler) Freshen(ctx context.Context, ids []string) {
 	s.read(ctx, stale, freshWait)
 }
 
-// Next returns the stats a sample gives after the sample prev: CPU is the
+// statsAfter returns the stats a sample gives after the sample prev: CPU is the
 // average between the two (0 when prev is none: one sample gives no rate
 // yet).
-func Next(prev, smp runtime.StatsSample) sandbox.Stats {
+func statsAfter(prev, smp runtime.StatsSample) sandbox.Stats {
 	next := sandbox.Stats{
 		CPUPercent:  sandbox.CPUPercent(prev.CPUTotal, smp.CPUTotal, prev.SystemCPU, smp.SystemCPU, smp.OnlineCPUs),
 		MemoryBytes: sandbox.MemoryUsage(smp.MemoryUsage, smp.MemoryStats),
@@ -333,9 +333,9 @@ func Next(prev, smp runtime.StatsSample) sandbox.Stats {
 	return next
 }
 
-// VisiblyDifferent reports whether the GUI would show b differently from
+// visiblyDifferent reports whether the GUI would show b differently from
 // a: CPU to a tenth of a percent, memory to a tenth of a megabyte, pids.
-func VisiblyDifferent(a, b sandbox.Stats) bool {
+func visiblyDifferent(a, b sandbox.Stats) bool {
 	return math.Abs(a.CPUPercent-b.CPUPercent) >= 0.05 || a.Pids != b.Pids || a.MemoryLimit != b.MemoryLimit ||
 		max(a.MemoryBytes, b.MemoryBytes)-min(a.MemoryBytes, b.MemoryBytes) >= 100_000
 }

@@ -364,8 +364,8 @@ func TestVisiblyDifferent(t *testing.T) {
 		{with(func(s *sandbox.Stats) { s.MemoryBytes -= 200_000 }), true},
 		{with(func(s *sandbox.Stats) { s.Pids = 4 }), true},
 	} {
-		if got := VisiblyDifferent(base, c.next); got != c.want {
-			t.Errorf("VisiblyDifferent(%+v) = %v, want %v", c.next, got, c.want)
+		if got := visiblyDifferent(base, c.next); got != c.want {
+			t.Errorf("visiblyDifferent(%+v) = %v, want %v", c.next, got, c.want)
 		}
 	}
 }
