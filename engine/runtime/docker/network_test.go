@@ -1,14 +1,12 @@
 package docker_test
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -121,13 +119,12 @@ func TestEnginesRaceForTheNetwork(t *testing.T) {
 	}
 }
 
-// racingDaemon is a client of the test's Docker daemon through a loopback
+// racingDaemon is a client of the Docker daemon at sock through a loopback
 // proxy that runs before and after around the first request of method
 // whose path ends in pathSuffix: what another engine on the daemon does
 // between this engine's calls.
-func racingDaemon(t *testing.T, method, pathSuffix string, before, after func()) *docker.Client {
+func racingDaemon(t *testing.T, sock, method, pathSuffix string, before, after func()) *docker.Client {
 	t.Helper()
-	sock := strings.TrimPrefix(cmp.Or(os.Getenv("DOCKER_HOST"), "unix:///var/run/docker.sock"), "unix://")
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "docker" },
 		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -164,8 +161,9 @@ func racingDaemon(t *testing.T, method, pathSuffix string, before, after func())
 // removed one.
 func TestNetworkRacesSettle(t *testing.T) {
 	direct := dockertest.Client(t)
-	if _, ok := os.LookupEnv("DOCKER_HOST"); ok && !strings.HasPrefix(os.Getenv("DOCKER_HOST"), "unix://") {
-		t.Skip("the racing proxy reaches the daemon on its unix socket")
+	sock, ok := strings.CutPrefix(direct.Endpoint().Host, "unix://")
+	if !ok {
+		t.Skipf("the racing proxy reaches the daemon on a unix socket, not %s", direct.Endpoint().Host)
 	}
 	probe := testNetwork(t, direct)
 	for range 2 {
@@ -178,7 +176,7 @@ func TestNetworkRacesSettle(t *testing.T) {
 		ctx := testCtx(t)
 		name := testNetwork(t, direct)
 		var older string
-		c := racingDaemon(t, http.MethodPost, "/networks/create",
+		c := racingDaemon(t, sock, http.MethodPost, "/networks/create",
 			func() { older = must(direct.CreateTwinNetwork(ctx, name)) },
 			func() {
 				for _, id := range must(direct.NetworkIDs(ctx, name)) {
@@ -199,7 +197,7 @@ func TestNetworkRacesSettle(t *testing.T) {
 		name := testNetwork(t, direct)
 		older := must(direct.CreateTwinNetwork(ctx, name))
 		must(direct.CreateTwinNetwork(ctx, name))
-		c := racingDaemon(t, http.MethodDelete, "", func() {}, func() { must(direct.CreateTwinNetwork(ctx, name)) })
+		c := racingDaemon(t, sock, http.MethodDelete, "", func() {}, func() { must(direct.CreateTwinNetwork(ctx, name)) })
 		if err := c.EnsureNetwork(ctx, name); err != nil {
 			t.Fatalf("ensure while another engine makes a late twin: %v", err)
 		}
