@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -112,6 +113,12 @@ type Gate struct {
 	seq     uint64
 	watch   map[chan struct{}]struct{}
 	closed  bool
+	// tunnels are the open CONNECT tunnels' upstream connections, which
+	// Close ends; owed counts the records still to come (a tunnel's when
+	// it ends, a plain request's when its answer is through), which Close
+	// waits for. Added to only while the gate is open.
+	tunnels map[*countConn]struct{}
+	owed    sync.WaitGroup
 }
 
 // box is the gate's record of one sandbox; guarded by Gate.mu.
@@ -159,7 +166,7 @@ func New(o Options) (*Gate, error) {
 		return nil, err
 	}
 	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny, secrets: secrets,
-		boxes: map[string]*box{}, pending: map[string]*pending{}, watch: map[chan struct{}]struct{}{}}
+		boxes: map[string]*box{}, pending: map[string]*pending{}, watch: map[chan struct{}]struct{}{}, tunnels: map[*countConn]struct{}{}}
 	if g.resolver == nil {
 		g.resolver = net.DefaultResolver
 	}
@@ -175,8 +182,12 @@ func New(o Options) (*Gate, error) {
 	return g, nil
 }
 
+// closeWait bounds how long Close waits for the records of what it ended.
+const closeWait = 5 * time.Second
+
 // Close ends every connection and refuses new ones; pending requests are
-// denied.
+// denied. It returns once the records of the connections it ended are
+// written (or after closeWait), and the record file is not written after.
 func (g *Gate) Close() error {
 	g.mu.Lock()
 	g.closed = true
@@ -189,13 +200,57 @@ func (g *Gate) Close() error {
 		p.finish(answerResult{why: "Sandtray is shutting down"})
 	}
 	g.pending = map[string]*pending{}
+	tunnels := slices.Collect(maps.Keys(g.tunnels))
 	g.mu.Unlock()
 	for _, b := range boxes {
 		b.end()
 	}
 	g.srv.close()
+	for _, c := range tunnels {
+		c.Close()
+	}
+	owed := make(chan struct{})
+	go func() { g.owed.Wait(); close(owed) }()
+	select {
+	case <-owed:
+	case <-time.After(closeWait):
+		g.log.Warn("egress: closed without the records of connections that did not end", "waited", closeWait)
+	}
+	g.rec.close()
 	g.changed()
 	return nil
+}
+
+// owe counts one record still to come, unless the gate is closed.
+func (g *Gate) owe() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.owed.Add(1)
+	return true
+}
+
+// openTunnel counts tunnel c's record as owed and has Close end it; false
+// if the gate is closed.
+func (g *Gate) openTunnel(c *countConn) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.owed.Add(1)
+	g.tunnels[c] = struct{}{}
+	return true
+}
+
+// tunnelDone is tunnel c's record written.
+func (g *Gate) tunnelDone(c *countConn) {
+	g.mu.Lock()
+	delete(g.tunnels, c)
+	g.mu.Unlock()
+	g.owed.Done()
 }
 
 // Register makes s known to the gate (again: its rules and mode are

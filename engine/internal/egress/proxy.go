@@ -120,6 +120,9 @@ func (c *boxConn) end() {
 	c.st.Close()
 }
 
+// errGateClosed is what a connection gets while the gate closes.
+var errGateClosed = errors.New("sandtray egress: Sandtray is shutting down; try again when it is back")
+
 // lingerAfterReply bounds how long a relay may go on after the gate has
 // said everything (its stdin closed), for the sandbox's client to close.
 const lingerAfterReply = 30 * time.Second
@@ -209,10 +212,17 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 			s.g.record(rec)
 			return nil, err
 		}
-		return &countConn{TCPConn: c, start: start, done: func(up, down int64, d time.Duration) {
+		cc := &countConn{TCPConn: c, start: start}
+		cc.done = func(up, down int64, d time.Duration) {
 			rec.BytesUp, rec.BytesDown, rec.DurationMS = up, down, d.Milliseconds()
 			s.g.record(rec)
-		}}, nil
+			s.g.tunnelDone(cc)
+		}
+		if !s.g.openTunnel(cc) {
+			c.Close()
+			return nil, errGateClosed
+		}
+		return cc, nil
 	}
 	return goproxy.OkConnect, target
 }
@@ -336,7 +346,7 @@ func (g *Gate) transport() *http.Transport {
 }
 
 // httpRecord is what a plain-HTTP request carries from onRequest to its
-// response's end.
+// response's end; its record is owed (Gate.owe) until finish writes it.
 type httpRecord struct {
 	rec   Record
 	start time.Time
@@ -413,6 +423,11 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 		hr.up = &countReader{ReadCloser: req.Body}
 		req.Body = hr.up
 	}
+	if !s.g.owe() {
+		v = verdict{rule: "closed", status: http.StatusServiceUnavailable, body: errGateClosed.Error()}
+		s.g.record(refusalRecord(r, v, start))
+		return req, refusal(req, v)
+	}
 	req = req.WithContext(context.WithValue(req.Context(), checkedKey{}, checked{addrs: v.addrs, g: s.g, addr: &hr.addr}))
 	pctx.UserData = hr
 	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
@@ -474,6 +489,7 @@ func (s *server) finish(hr *httpRecord, down int64, err error) {
 			rec.Error = err.Error()
 		}
 		s.g.record(rec)
+		s.g.owed.Done()
 	})
 }
 

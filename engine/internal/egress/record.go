@@ -29,9 +29,17 @@ const recentKept = 200
 // recorder appends records to a JSON-lines file, rotated at max bytes to
 // path+".1" (the one older file kept), so it takes at most twice max.
 type recorder struct {
-	mu   sync.Mutex
-	path string
-	max  int64
+	mu     sync.Mutex
+	path   string
+	max    int64
+	closed bool // the gate is closed: nothing more is written
+}
+
+// close makes every later append a no-op.
+func (r *recorder) close() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
 }
 
 func newRecorder(path string, max int64) *recorder {
@@ -52,6 +60,9 @@ func (r *recorder) append(rec Record) error {
 	b = append(b, '\n')
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closed {
+		return nil
+	}
 	if st, err := os.Stat(r.path); err == nil && st.Size()+int64(len(b)) > r.max {
 		if err := os.Rename(r.path, r.path+".1"); err != nil {
 			return err
