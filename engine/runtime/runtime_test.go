@@ -21,6 +21,11 @@ func TestConnectSaysWhichRuntimeIsMissing(t *testing.T) {
 
 func TestConnectPassesTheHostToTheRegisteredRuntime(t *testing.T) {
 	var got string
+	t.Cleanup(func() { // the registry is the program's: -count runs this again
+		mu.Lock()
+		delete(connectors, "test-runtime")
+		mu.Unlock()
+	})
 	Register("test-runtime", func(ctx context.Context, host string) (Runtime, error) {
 		got = host
 		return nil, sandbox.ErrUnavailable
