@@ -20,6 +20,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -37,6 +38,7 @@ type Engine struct {
 	docker runtime.Runtime
 	log    *slog.Logger
 	store  *stateStore
+	lock   *statedir.Lock // the state dir is this engine's while it runs
 	start  time.Time
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
@@ -136,7 +138,21 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (*Engine, error) {
+func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (_ *Engine, err error) {
+	lock, err := statedir.TakeLock(cfg.StateDir)
+	if errors.Is(err, statedir.ErrLocked) {
+		return nil, fmt.Errorf("%w. Two engines on one state dir would take each other's sandboxes for their own and remove them: "+
+			"connect this client through sandtray-mcp, which uses the running engine, or give this engine a state dir of its own "+
+			"(XDG_STATE_HOME in its environment)", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			lock.Release()
+		}
+	}()
 	store, err := newStateStore(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -151,7 +167,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	}
 	x := execgate.New(d)
 	e := &Engine{
-		docker: x, execs: x, log: log, store: store, start: time.Now(),
+		docker: x, execs: x, log: log, store: store, lock: lock, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id})
@@ -231,7 +247,9 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.ports.Close()
 	e.closeEgress()
 	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
-	return e.docker.Close()
+	err := e.docker.Close()
+	e.lock.Release()
+	return err
 }
 
 // RemoveEphemeral removes every ephemeral sandbox; persistent ones stay. It

@@ -62,12 +62,14 @@ func newTestEngineOn(t *testing.T, wrap func(runtime.Runtime) runtime.Runtime, c
 }
 
 // stopLoops stops the background loops as a crash would: nothing is
-// removed. The last-use saves pending are written first, so that none
-// writes the state dir while the test's cleanup removes it.
+// removed, and the state dir's lock is gone with the process. The last-use
+// saves pending are written first, so that none writes the state dir while
+// the test's cleanup removes it.
 func (e *Engine) stopLoops() {
 	e.cancelLoops()
 	e.loops.Wait()
 	e.saves.flush()
+	e.lock.Release()
 }
 
 func (te *testEngine) create(t *testing.T, req sandbox.CreateRequest) sandbox.Info {

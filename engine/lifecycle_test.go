@@ -278,6 +278,7 @@ func TestEnginesKeepToTheirOwn(t *testing.T) {
 	if _, err := other.Get(context.Background(), mine.ID); err == nil {
 		t.Error("a second test engine adopted the first one's sandbox")
 	}
+	te.stopLoops() // its process ends; a user's engine starts on its state dir
 	user, err := newEngine(context.Background(), te.cfg, te.docker, Options{})
 	if err != nil {
 		t.Fatal(err)

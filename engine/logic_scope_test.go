@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -64,14 +67,45 @@ func TestLogicEnginesKeepToTheirOwn(t *testing.T) {
 	if containerState(rt, bWork.ID) != "running" {
 		t.Error("engine A's exit removed engine B's persistent sandbox")
 	}
+	a.close(t)
 	user := startLogicEngineWith(t, rt, a.cfg, map[string]string{}) // no test label, A's state dir
 	if got := infoIDs(mustList(t, user)); len(got) != 0 {
 		t.Errorf("an engine without a test label adopted test containers %v", got)
 	}
+	user.close(t)
 	again := startLogicEngineWith(t, rt, a.cfg, a.labels)
 	if got := infoIDs(mustList(t, again)); !slices.Equal(got, []string{per.ID}) {
 		t.Errorf("engine A after a restart lists %v, want its persistent %s", got, per.ID)
 	}
+}
+
+// TestLogicOneEnginePerStateDir (docs/security.md F55): a second engine
+// on a running engine's state dir (a client configured with `sandtray
+// serve --stdio` while the app runs, or two such clients) would be the same
+// engine twice, and would adopt the first one's sandboxes and reap the
+// ephemeral ones as of sessions it never saw. It is refused, saying what
+// to do instead, and the first engine's sandbox is untouched; once the
+// first has closed, the state dir is free again.
+func TestLogicOneEnginePerStateDir(t *testing.T) {
+	ctx := context.Background()
+	rt := newFakeDaemon()
+	first := startLogicEngine(t, rt, nil, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{} })
+	box := first.create(t, sandbox.CreateRequest{})
+	second, err := New(ctx, first.cfg, Options{Runtime: rt.Connect(), Labels: first.labels, Tick: logicTick, CgroupRoot: t.TempDir()})
+	if err == nil {
+		second.reapOnce(ctx)
+		second.Close(ctx)
+		t.Fatalf("a second engine started on a running engine's state dir; the first one's ephemeral sandbox is then %q (its container %q)",
+			first.status(box.ID), containerState(rt, box.ID))
+	}
+	if !errors.Is(err, statedir.ErrLocked) || !strings.Contains(err.Error(), "sandtray-mcp") || !strings.Contains(err.Error(), "XDG_STATE_HOME") {
+		t.Errorf("the second engine's error: %v; want it to say another engine runs there, and to use sandtray-mcp or a state dir of its own", err)
+	}
+	if got := first.run(t, box.ID, sandbox.CommandRequest{Command: "hostname"}); got.ExitCode != 0 || containerState(rt, box.ID) != "running" {
+		t.Errorf("the first engine's sandbox after the refused start: exit %d, container %q", got.ExitCode, containerState(rt, box.ID))
+	}
+	first.close(t)
+	startLogicEngineWith(t, rt, first.cfg, first.labels).close(t)
 }
 
 func containerName(t *testing.T, le *logicEngine, id string) string {

@@ -1,6 +1,7 @@
 // Package statedir is Sandtray's state dir: one JSON state file and one
 // JSON-lines activity log (rotated once) per sandbox, written so that a
-// crash loses at most the entry being written. What a state holds is the
+// crash loses at most the entry being written, and the lock that keeps a
+// state dir to one running engine (Lock). What a state holds is the
 // engine's; the store only keeps it.
 package statedir
 

@@ -1,0 +1,21 @@
+//go:build unix
+
+package statedir
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// lockFile takes f's exclusive flock without waiting: false when another
+// open file holds it (another process, or another Lock in this one).
+func lockFile(f *os.File) (bool, error) {
+	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
