@@ -139,13 +139,20 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 }
 
 func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (_ *Engine, err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	lock, err := statedir.TakeLock(cfg.StateDir)
-	if errors.Is(err, statedir.ErrLocked) {
+	switch {
+	case errors.Is(err, statedir.ErrLocked):
 		return nil, fmt.Errorf("%w. Two engines on one state dir would take each other's sandboxes for their own and remove them: "+
 			"connect this client through sandtray-mcp, which uses the running engine, or give this engine a state dir of its own "+
 			"(XDG_STATE_HOME in its environment)", err)
-	}
-	if err != nil {
+	case errors.Is(err, statedir.ErrCannotLock):
+		log.Warn("the state dir cannot be locked: nothing keeps a second engine off it, which would remove this one's sandboxes", "err", err)
+		err = nil
+	case err != nil:
 		return nil, err
 	}
 	defer func() {
@@ -156,10 +163,6 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	store, err := newStateStore(cfg.StateDir)
 	if err != nil {
 		return nil, err
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	id, err := engineIdentity(store, cfg.StateDir)
 	if err != nil {

@@ -17,6 +17,15 @@ const LockFile = "engine.lock"
 // ErrLocked is what TakeLock returns when another engine holds the dir.
 var ErrLocked = errors.New("another Sandtray engine is running on this state dir")
 
+// ErrCannotLock is what TakeLock returns when the dir's file system takes
+// no locks (an NFS mount without its lock service): the caller may go on
+// without one, saying so.
+var ErrCannotLock = errors.New("the state dir's file system takes no locks")
+
+// lockFile is lockFileOS; tests put a file system that takes no locks in
+// its place.
+var lockFile = lockFileOS
+
 // Lock is a running engine's hold on its state dir. An engine is its state
 // dir: two at once on one would each take the other's sandboxes for its own
 // and reap them. The OS drops the lock when the process ends, however it
@@ -41,7 +50,7 @@ func TakeLock(dir string) (*Lock, error) {
 	got, err := lockFile(f)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("state dir lock %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrCannotLock, path, err)
 	}
 	if !got {
 		f.Close()
@@ -59,8 +68,12 @@ func TakeLock(dir string) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
-// Release gives the state dir up; again is a no-op.
+// Release gives the state dir up; again, or on a nil Lock, it does
+// nothing.
 func (l *Lock) Release() {
+	if l == nil {
+		return
+	}
 	l.once.Do(func() {
 		unlockFile(l.f)
 		l.f.Close()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -27,6 +28,19 @@ func TestOneLockAtATime(t *testing.T) {
 		t.Fatalf("the lock after its release: %v", err)
 	}
 	again.Release()
+}
+
+// TestNoLocksIsSaidApart: a file system that takes no locks (an NFS mount
+// without its lock service) is ErrCannotLock, which the engine goes on
+// past with a warning, not ErrLocked, which it stops at.
+func TestNoLocksIsSaidApart(t *testing.T) {
+	lockFile = func(*os.File) (bool, error) { return false, syscall.ENOLCK }
+	t.Cleanup(func() { lockFile = lockFileOS })
+	l, err := TakeLock(t.TempDir())
+	if !errors.Is(err, ErrCannotLock) || errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "no locks available") {
+		t.Fatalf("TakeLock where no lock can be taken: %v; want ErrCannotLock with the system's reason", err)
+	}
+	l.Release() // nil: nothing to give up
 }
 
 // TestLockEndsWithItsProcess: a killed engine leaves its state dir free

@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// lockFile takes f's exclusive flock without waiting: false when another
+// lockFileOS takes f's exclusive flock without waiting: false when another
 // open file holds it (another process, or another Lock in this one).
-func lockFile(f *os.File) (bool, error) {
+func lockFileOS(f *os.File) (bool, error) {
 	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return false, nil

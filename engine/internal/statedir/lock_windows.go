@@ -13,9 +13,9 @@ import (
 // file holds, which others read while it is locked.
 var lockedByte = windows.Overlapped{Offset: 0xFFFFFFFE}
 
-// lockFile takes an exclusive lock on f without waiting: false when
+// lockFileOS takes an exclusive lock on f without waiting: false when
 // another handle holds it.
-func lockFile(f *os.File) (bool, error) {
+func lockFileOS(f *os.File) (bool, error) {
 	ol := lockedByte
 	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
 	if errors.Is(err, windows.ERROR_LOCK_VIOLATION) {
