@@ -146,9 +146,9 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	lock, err := statedir.TakeLock(cfg.StateDir)
 	switch {
 	case errors.Is(err, statedir.ErrLocked):
-		return nil, fmt.Errorf("%w. Two engines on one state dir would take each other's sandboxes for their own and remove them: "+
-			"connect this client through sandtray-mcp, which uses the running engine, or give this engine a state dir of its own "+
-			"(XDG_STATE_HOME in its environment)", err)
+		return nil, fmt.Errorf("%w. Two engines on one state dir would take each other's sandboxes for their own and remove them. "+
+			"An assistant configured with `sandtray serve --stdio` runs an engine of its own: configure it with sandtray-mcp instead, "+
+			"which shares the one engine (the app's too), or give it a state dir of its own (XDG_STATE_HOME in its environment)", err)
 	case errors.Is(err, statedir.ErrCannotLock):
 		log.Warn("the state dir cannot be locked: nothing keeps a second engine off it, which would remove this one's sandboxes", "err", err)
 		err = nil

@@ -458,3 +458,46 @@ func TestSettingsApplyToTheNextSandbox(t *testing.T) {
 		t.Errorf("the next sandbox does not have the new 300 MB limit")
 	}
 }
+
+// TestAppBesideAStdioEngine: an assistant's `sandtray serve --stdio` binds
+// no MCP socket, so the app started beside it finds the socket free; it
+// must not start a second engine on the same state dir (which would reap
+// the assistant's sandboxes, docs/security.md F55). It ends at once with
+// what to do, and the stdio engine carries on.
+func TestAppBesideAStdioEngine(t *testing.T) {
+	opts := testOptions(t)
+	stdin, feed := io.Pipe()
+	stdio := opts
+	stdio.Stdio, stdio.Stdin, stdio.Stdout = true, stdin, io.Discard
+	served := make(chan error, 1)
+	go func() { served <- Serve(context.Background(), stdio) }()
+	t.Cleanup(func() {
+		feed.Close() // the client goes: the engine ends
+		if err := <-served; err != nil {
+			t.Errorf("the stdio engine: %v", err)
+		}
+	})
+	testwait.Eventually(t, 30*time.Second, "the stdio engine to serve its control endpoint", func() bool {
+		mcpPath, _ := socket.Path()
+		c, err := socket.DialPrivate(context.Background(), control.Path(mcpPath))
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+
+	var apps atomic.Int32
+	ran := make(chan error, 1)
+	go func() { ran <- RunApp(context.Background(), newBlockingApp(t, &apps), opts) }()
+	select {
+	case err := <-ran:
+		if err == nil || !strings.Contains(err.Error(), "another Sandtray engine is running on this state dir") || !strings.Contains(err.Error(), "sandtray-mcp") {
+			t.Errorf("the app beside a stdio engine ended with %v; want the state dir's refusal, naming sandtray-mcp", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the app beside a stdio engine is running (an engine of its own on the same state dir, or a window on the stdio engine)")
+	}
+	if got := engineWindow(t); got != control.WindowNone {
+		t.Errorf("the stdio engine after the app's start: window %q, want it still serving, headless", got)
+	}
+}
