@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/socket"
@@ -156,12 +157,16 @@ func waitForEngine(ctx context.Context, opts Options) (net.Conn, error) {
 	}
 }
 
-// notStartedError says what to do when a started engine never answered.
+// notStartedError says what to do when a started engine never answered,
+// with the reason it gave when it ended (its log's "sandtray: …" line).
 func notStartedError(opts Options) error {
 	where := "Run `sandtray serve` in a terminal to see why it does not start."
 	if opts.LogPath != "" {
 		where = fmt.Sprintf("See its log %s, or run `sandtray serve` in a terminal to see why it does not start.",
 			opts.LogPath)
+		if why := endedWith(opts.LogPath); why != "" {
+			where = fmt.Sprintf("The engine said: %s. Its log: %s.", strings.TrimPrefix(why, "sandtray: "), opts.LogPath)
+		}
 	}
 	return fmt.Errorf("the Sandtray engine did not answer on %s within %s. %s",
 		opts.SocketPath, opts.WaitTimeout, where)

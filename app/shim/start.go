@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/socket"
@@ -43,7 +45,7 @@ func startDetached(exe string, args []string, opts Options) error {
 		return err
 	}
 	defer logFile.Close() // the child holds its own copy
-	fmt.Fprintf(logFile, "--- %s sandtray-mcp starts %s %q\n", time.Now().Format(time.RFC3339), exe, args)
+	fmt.Fprintf(logFile, "%s%s sandtray-mcp starts %s %q\n", startMarker, time.Now().Format(time.RFC3339), exe, args)
 
 	// Not exec.CommandContext: the engine must outlive ctx and this process.
 	cmd := exec.Command(exe, args...)
@@ -59,6 +61,37 @@ func startDetached(exe string, args []string, opts Options) error {
 	// Nobody waits for the engine; if it exits first it is reaped when the
 	// shim exits and it is reparented.
 	return cmd.Process.Release()
+}
+
+// startMarker begins the line startDetached writes to the log before each
+// engine it starts.
+const startMarker = "--- "
+
+// endedWith is the error the engine last started into the log at path
+// printed as it exited (`sandtray: …`), or "" when it printed none (it may
+// still be starting). Only the log's last 64 KiB are read.
+func endedWith(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	const tail = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > tail {
+		f.Seek(st.Size()-tail, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	lines := strings.Split(string(b), "\n")
+	why := ""
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, startMarker):
+			why = "" // an earlier start's
+		case strings.HasPrefix(l, "sandtray: "):
+			why = strings.TrimSpace(l)
+		}
+	}
+	return why
 }
 
 // openLog opens the engine log for appending, creating it and its directory

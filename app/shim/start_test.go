@@ -130,6 +130,29 @@ func TestEngineNeverAnswers(t *testing.T) {
 	}
 }
 
+// TestEngineEndedSaysWhy: when the engine the shim started ended without
+// answering, the shim's error (which the client keeps as the server's
+// log) carries the reason the engine printed, not an earlier start's.
+func TestEngineEndedSaysWhy(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "engine.log")
+	why := "sandtray: start engine: another Sandtray engine is running on this state dir (process 4242): /home/u/.local/state/sandtray"
+	for _, tc := range []struct {
+		log, want, not string
+	}{
+		{"--- 1 sandtray-mcp starts\nsandtray: start engine: docker is old\n--- 2 sandtray-mcp starts\ntime=x level=INFO msg=\"docker endpoint chosen\"\n" + why + "\n",
+			"The engine said: start engine: another Sandtray engine is running on this state dir (process 4242)", "docker is old"},
+		{"--- 1 sandtray-mcp starts\nsandtray: start engine: docker is old\n--- 2 sandtray-mcp starts\ntime=x level=INFO msg=starting\n",
+			"See its log " + logPath, "docker is old"},
+	} {
+		start := func(context.Context) error { return os.WriteFile(logPath, []byte(tc.log), 0o600) }
+		err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: socketPath(t),
+			StartEngine: start, LogPath: logPath, WaitTimeout: 100 * time.Millisecond})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
+			t.Errorf("with the log\n%s\nRun = %v; want it to say %q, not %q", tc.log, err, tc.want, tc.not)
+		}
+	}
+}
+
 func TestEngineCannotStart(t *testing.T) {
 	missing := errors.New(`no "sandtray" next to /opt/sandtray-mcp or in PATH`)
 	err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: socketPath(t),
