@@ -48,7 +48,7 @@ func TestRefusesSocketInOpenFolder(t *testing.T) {
 
 	var stderr lockedBuffer
 	err = runShim(t, Options{Stdin: strings.NewReader(request), Stdout: io.Discard, Stderr: &stderr, SocketPath: path,
-		StartEngine: func(context.Context) error { t.Error("started an engine"); return nil }})
+		StartEngine: func(context.Context) (<-chan struct{}, error) { t.Error("started an engine"); return nil, nil }})
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("Run = %v; want a refusal naming the folder %s", err, dir)
 	}
@@ -113,7 +113,7 @@ print(n)
 	}
 
 	err = runShim(t, Options{Stdin: strings.NewReader(request), Stdout: io.Discard, SocketPath: path,
-		StartEngine: func(context.Context) error { t.Error("started an engine"); return nil }})
+		StartEngine: func(context.Context) (<-chan struct{}, error) { t.Error("started an engine"); return nil, nil }})
 	if err == nil || !strings.Contains(err.Error(), "65534") {
 		t.Errorf("Run = %v; want a refusal naming the server's uid 65534", err)
 	}

@@ -26,6 +26,11 @@ const DefaultWaitTimeout = 10 * time.Second
 // maxPollDelay caps the backoff between dials while waiting for the engine.
 const maxPollDelay = 500 * time.Millisecond
 
+// endedGrace is how long Run still waits for the socket once the engine it
+// started has exited: enough for the engine that made it exit (two shims
+// starting one each at once: the loser exits) to answer.
+const endedGrace = 2 * time.Second
+
 // Options configures Run. Stdin and Stdout are required.
 type Options struct {
 	Stdin  io.Reader // the MCP client's requests
@@ -37,10 +42,12 @@ type Options struct {
 	SocketPath string
 
 	// StartEngine starts the engine when nobody answers on the socket. It must
-	// not wait for the engine to be ready; Run polls the socket. Nil means the
-	// built-in starter: `sandtray` (or `sandtray serve` without a display),
-	// detached, logging to LogPath.
-	StartEngine func(ctx context.Context) error
+	// not wait for the engine to be ready; Run polls the socket. ended, when
+	// not nil, is closed if the engine exits: Run then waits only
+	// endedGrace more for an engine to answer. Nil means the built-in
+	// starter: `sandtray` (or `sandtray serve` without a display), detached,
+	// logging to LogPath.
+	StartEngine func(ctx context.Context) (ended <-chan struct{}, err error)
 
 	// EnginePath is the `sandtray` binary for the built-in starter; empty
 	// means the one next to this executable, else the one in PATH.
@@ -119,11 +126,12 @@ func connect(ctx context.Context, opts Options) (net.Conn, error) {
 		return nil, fmt.Errorf("cannot connect to the Sandtray engine at %s: %w", opts.SocketPath, err)
 	}
 	fmt.Fprintf(opts.Stderr, "sandtray-mcp: no engine answers on %s; starting one\n", opts.SocketPath)
-	if err := opts.StartEngine(ctx); err != nil {
+	ended, err := opts.StartEngine(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("cannot start the Sandtray engine: %w. Install Sandtray so that "+
 			"`sandtray` is next to sandtray-mcp or in PATH, or start it yourself with `sandtray serve`", err)
 	}
-	return waitForEngine(ctx, opts)
+	return waitForEngine(ctx, opts, ended)
 }
 
 // engineAbsent reports whether a dial error means nobody serves the socket
@@ -133,20 +141,27 @@ func connect(ctx context.Context, opts Options) (net.Conn, error) {
 func engineAbsent(err error) bool { return socket.NotServing(err) }
 
 // waitForEngine dials the socket with growing pauses until it answers or
-// opts.WaitTimeout passes.
-func waitForEngine(ctx context.Context, opts Options) (net.Conn, error) {
+// opts.WaitTimeout passes, or endedGrace after the started engine ended.
+func waitForEngine(ctx context.Context, opts Options, ended <-chan struct{}) (net.Conn, error) {
 	waitCtx, cancel := context.WithTimeout(ctx, opts.WaitTimeout)
 	defer cancel()
 	delay := 20 * time.Millisecond
 	timer := time.NewTimer(delay)
 	defer timer.Stop()
+	exited := false
 	for {
 		select {
 		case <-waitCtx.Done():
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, notStartedError(opts)
+			return nil, notStartedError(opts, exited)
+		case <-ended:
+			ended, exited = nil, true
+			var stop context.CancelFunc
+			waitCtx, stop = context.WithTimeout(waitCtx, endedGrace)
+			defer stop()
+			continue
 		case <-timer.C:
 		}
 		if conn, err := socket.DialPrivate(waitCtx, opts.SocketPath); err == nil {
@@ -157,9 +172,10 @@ func waitForEngine(ctx context.Context, opts Options) (net.Conn, error) {
 	}
 }
 
-// notStartedError says what to do when a started engine never answered,
-// with the reason it gave when it ended (its log's "sandtray: …" line).
-func notStartedError(opts Options) error {
+// notStartedError says what to do when a started engine never answered
+// (or exited first), with the reason it gave as it ended (its log's
+// "sandtray: …" line).
+func notStartedError(opts Options, exited bool) error {
 	where := "Run `sandtray serve` in a terminal to see why it does not start."
 	if opts.LogPath != "" {
 		where = fmt.Sprintf("See its log %s, or run `sandtray serve` in a terminal to see why it does not start.",
@@ -167,6 +183,9 @@ func notStartedError(opts Options) error {
 		if why := endedWith(opts.LogPath); why != "" {
 			where = fmt.Sprintf("The engine said: %s. Its log: %s.", strings.TrimPrefix(why, "sandtray: "), opts.LogPath)
 		}
+	}
+	if exited {
+		return fmt.Errorf("the Sandtray engine exited without answering on %s. %s", opts.SocketPath, where)
 	}
 	return fmt.Errorf("the Sandtray engine did not answer on %s within %s. %s",
 		opts.SocketPath, opts.WaitTimeout, where)

@@ -107,11 +107,14 @@ func TestPipesBothWaysAndHalfCloses(t *testing.T) {
 	var stdout, stderr lockedBuffer
 
 	err := runShim(t, Options{
-		Stdin:       strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"),
-		Stdout:      &stdout,
-		Stderr:      &stderr,
-		SocketPath:  path,
-		StartEngine: func(context.Context) error { t.Error("started an engine though one answers"); return nil },
+		Stdin:      strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"),
+		Stdout:     &stdout,
+		Stderr:     &stderr,
+		SocketPath: path,
+		StartEngine: func(context.Context) (<-chan struct{}, error) {
+			t.Error("started an engine though one answers")
+			return nil, nil
+		},
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)

@@ -22,27 +22,28 @@ const engineName = "sandtray" + exeSuffix
 // detachedStarter returns the built-in StartEngine: it launches the engine in
 // its own session so it outlives this shim and the client that started it,
 // and returns without waiting for it.
-func detachedStarter(opts Options) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
+func detachedStarter(opts Options) func(ctx context.Context) (<-chan struct{}, error) {
+	return func(ctx context.Context) (<-chan struct{}, error) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		self, _ := os.Executable()
 		exe, err := findEngine(opts.EnginePath, self, exec.LookPath)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		return startDetached(exe, engineArgs(runtime.GOOS, os.Getenv), opts)
 	}
 }
 
 // startDetached starts exe with args in a new session, stdin from /dev/null
-// and stdout/stderr appended to opts.LogPath. The shim's own stdout must never
-// reach the engine: it is the client's protocol stream.
-func startDetached(exe string, args []string, opts Options) error {
+// and stdout/stderr appended to opts.LogPath, and returns a channel closed
+// if it exits while the shim runs. The shim's own stdout must never reach
+// the engine: it is the client's protocol stream.
+func startDetached(exe string, args []string, opts Options) (<-chan struct{}, error) {
 	logFile, err := openLog(opts.LogPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer logFile.Close() // the child holds its own copy
 	fmt.Fprintf(logFile, "%s%s sandtray-mcp starts %s %q\n", startMarker, time.Now().Format(time.RFC3339), exe, args)
@@ -56,11 +57,16 @@ func startDetached(exe string, args []string, opts Options) error {
 	// they stop the server (see detach_unix.go, detach_windows.go).
 	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", exe, err)
+		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	// Nobody waits for the engine; if it exits first it is reaped when the
-	// shim exits and it is reparented.
-	return cmd.Process.Release()
+	// The engine normally outlives the shim, which then stops waiting for
+	// it; one that exits first (it could not start) is reaped here.
+	ended := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(ended)
+	}()
+	return ended, nil
 }
 
 // startMarker begins the line startDetached writes to the log before each

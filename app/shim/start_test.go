@@ -59,7 +59,7 @@ func TestAutoStart(t *testing.T) {
 			}
 			var starts atomic.Int32
 			stopped := make(chan func(), 1)
-			start := func(context.Context) error {
+			start := func(context.Context) (<-chan struct{}, error) {
 				starts.Add(1)
 				time.AfterFunc(300*time.Millisecond, func() { // an engine that takes a while
 					stop, err := serveFake(path, echoThenBye)
@@ -69,7 +69,7 @@ func TestAutoStart(t *testing.T) {
 					}
 					stopped <- stop
 				})
-				return nil
+				return nil, nil
 			}
 			var stdout, stderr lockedBuffer
 			err := runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, Stderr: &stderr,
@@ -111,7 +111,7 @@ func TestEngineNeverAnswers(t *testing.T) {
 	began := time.Now()
 
 	err := runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, SocketPath: path,
-		StartEngine: func(context.Context) error { return nil }, LogPath: logPath,
+		StartEngine: func(context.Context) (<-chan struct{}, error) { return nil, nil }, LogPath: logPath,
 		WaitTimeout: 300 * time.Millisecond})
 
 	if err == nil {
@@ -130,9 +130,10 @@ func TestEngineNeverAnswers(t *testing.T) {
 	}
 }
 
-// TestEngineEndedSaysWhy: when the engine the shim started ended without
-// answering, the shim's error (which the client keeps as the server's
-// log) carries the reason the engine printed, not an earlier start's.
+// TestEngineEndedSaysWhy: when the engine the shim started exits without
+// answering, the shim gives up soon after (not at WaitTimeout), and its
+// error (which the client keeps as the server's log) carries the reason
+// the engine printed, not an earlier start's.
 func TestEngineEndedSaysWhy(t *testing.T) {
 	logPath := filepath.Join(t.TempDir(), "engine.log")
 	why := "sandtray: start engine: another Sandtray engine is running on this state dir (process 4242): /home/u/.local/state/sandtray"
@@ -140,23 +141,62 @@ func TestEngineEndedSaysWhy(t *testing.T) {
 		log, want, not string
 	}{
 		{"--- 1 sandtray-mcp starts\nsandtray: start engine: docker is old\n--- 2 sandtray-mcp starts\ntime=x level=INFO msg=\"docker endpoint chosen\"\n" + why + "\n",
-			"The engine said: start engine: another Sandtray engine is running on this state dir (process 4242)", "docker is old"},
-		{"--- 1 sandtray-mcp starts\nsandtray: start engine: docker is old\n--- 2 sandtray-mcp starts\ntime=x level=INFO msg=starting\n",
-			"See its log " + logPath, "docker is old"},
+			"exited without answering on %s. The engine said: start engine: another Sandtray engine is running on this state dir (process 4242)", "docker is old"},
+		{"--- 1 sandtray-mcp starts\nsandtray: start engine: docker is old\n--- 2 sandtray-mcp starts\ntime=x level=INFO msg=killed\n",
+			"exited without answering on %s. See its log " + logPath, "docker is old"},
 	} {
-		start := func(context.Context) error { return os.WriteFile(logPath, []byte(tc.log), 0o600) }
-		err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: socketPath(t),
-			StartEngine: start, LogPath: logPath, WaitTimeout: 100 * time.Millisecond})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), tc.not) {
-			t.Errorf("with the log\n%s\nRun = %v; want it to say %q, not %q", tc.log, err, tc.want, tc.not)
+		path := socketPath(t)
+		start := func(context.Context) (<-chan struct{}, error) {
+			ended := make(chan struct{})
+			close(ended)
+			return ended, os.WriteFile(logPath, []byte(tc.log), 0o600)
 		}
+		began := time.Now()
+		err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: path,
+			StartEngine: start, LogPath: logPath, WaitTimeout: time.Minute})
+		if want := fmt.Sprintf(tc.want, path); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), tc.not) {
+			t.Errorf("with the log\n%s\nRun = %v; want it to say %q, not %q", tc.log, err, want, tc.not)
+		}
+		if took := time.Since(began); took > endedGrace+3*time.Second {
+			t.Errorf("gave up %v after the engine exited, want about endedGrace (%v)", took, endedGrace)
+		}
+	}
+}
+
+// TestTwinStartsShareTheWinner: two shims starting an engine at once, the
+// one this shim started exits (the other holds the socket), and the other
+// answers a moment later: the shim connects to it.
+func TestTwinStartsShareTheWinner(t *testing.T) {
+	path := socketPath(t)
+	stopped := make(chan func(), 1)
+	start := func(context.Context) (<-chan struct{}, error) {
+		time.AfterFunc(300*time.Millisecond, func() {
+			stop, err := serveFake(path, echoThenBye)
+			if err != nil {
+				t.Errorf("fake engine: %v", err)
+				stop = func() {}
+			}
+			stopped <- stop
+		})
+		ended := make(chan struct{})
+		close(ended) // ours lost the race at once
+		return ended, nil
+	}
+	var stdout lockedBuffer
+	err := runShim(t, Options{Stdin: strings.NewReader("ping\n"), Stdout: &stdout, SocketPath: path, StartEngine: start})
+	(<-stopped)()
+	if err != nil {
+		t.Fatalf("Run = %v; want the twin engine's session", err)
+	}
+	if !strings.Contains(stdout.String(), "ping") {
+		t.Errorf("stdout = %q, want the twin engine's echo", stdout.String())
 	}
 }
 
 func TestEngineCannotStart(t *testing.T) {
 	missing := errors.New(`no "sandtray" next to /opt/sandtray-mcp or in PATH`)
 	err := runShim(t, Options{Stdin: strings.NewReader(""), Stdout: io.Discard, SocketPath: socketPath(t),
-		StartEngine: func(context.Context) error { return missing }})
+		StartEngine: func(context.Context) (<-chan struct{}, error) { return nil, missing }})
 	if !errors.Is(err, missing) {
 		t.Fatalf("Run = %v, want it to wrap the start error", err)
 	}
