@@ -158,7 +158,9 @@ func (c *core) stop(ctx context.Context, keepEphemeral bool) {
 // sandboxes are removed before it returns.
 func Serve(ctx context.Context, opts Options) error {
 	var ln *listener
-	if !opts.Stdio {
+	if opts.Stdio {
+		opts.Stdin = interruptible(opts.Stdin)
+	} else {
 		var err error
 		if ln, err = listen(opts.Stderr); err != nil {
 			return err
@@ -195,6 +197,24 @@ func Serve(ctx context.Context, opts Options) error {
 		return nil
 	}
 	return err
+}
+
+// interruptible is in, as a reader whose Read ends when it is closed. A
+// file in blocking mode (stdin from the client's pipe, or a terminal) is
+// not woken by its Close, so a stop (SIGTERM) would wait for the client's
+// next byte; a pipe in between is. The copy from the file is left blocked
+// when the session ends that way: the process ends after.
+func interruptible(in io.Reader) io.Reader {
+	f, ok := in.(*os.File)
+	if !ok {
+		return in
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, f)
+		pw.CloseWithError(err) // nil: EOF
+	}()
+	return pr
 }
 
 // ensureDefaultRoot creates ~/Sandtray when it is the configured host root,
