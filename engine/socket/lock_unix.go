@@ -3,10 +3,10 @@
 package socket
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"syscall"
+
+	"github.com/sandtray/sandtray/internal/filelock"
 )
 
 // acquireLock takes an exclusive, non-blocking flock on the lock file next to
@@ -19,12 +19,14 @@ func acquireLock(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("socket lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	got, err := filelock.TryLock(f)
+	if err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s is locked by another engine", ErrAlreadyRunning, path)
-		}
 		return nil, fmt.Errorf("socket lock %s: %w", path, err)
+	}
+	if !got {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is locked by another engine", ErrAlreadyRunning, path)
 	}
 	return f, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/sandtray/sandtray/internal/filelock"
 )
 
 // LockFile is the file in a state dir whose lock an engine holds while it
@@ -22,9 +24,9 @@ var ErrLocked = errors.New("another Sandtray engine is running on this state dir
 // without one, saying so.
 var ErrCannotLock = errors.New("the state dir's file system takes no locks")
 
-// lockFile is lockFileOS; tests put a file system that takes no locks in
-// its place.
-var lockFile = lockFileOS
+// lockFile is filelock.TryLock; tests put a file system that takes no
+// locks in its place.
+var lockFile = filelock.TryLock
 
 // Lock is a running engine's hold on its state dir. An engine is its state
 // dir: two at once on one would each take the other's sandboxes for its own
@@ -75,7 +77,7 @@ func (l *Lock) Release() {
 		return
 	}
 	l.once.Do(func() {
-		unlockFile(l.f)
+		filelock.Unlock(l.f)
 		l.f.Close()
 	})
 }

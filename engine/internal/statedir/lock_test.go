@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/sandtray/sandtray/internal/filelock"
 )
 
 func TestOneLockAtATime(t *testing.T) {
@@ -35,7 +37,7 @@ func TestOneLockAtATime(t *testing.T) {
 // past with a warning, not ErrLocked, which it stops at.
 func TestNoLocksIsSaidApart(t *testing.T) {
 	lockFile = func(*os.File) (bool, error) { return false, syscall.ENOLCK }
-	t.Cleanup(func() { lockFile = lockFileOS })
+	t.Cleanup(func() { lockFile = filelock.TryLock })
 	l, err := TakeLock(t.TempDir())
 	if !errors.Is(err, ErrCannotLock) || errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "no locks available") {
 		t.Fatalf("TakeLock where no lock can be taken: %v; want ErrCannotLock with the system's reason", err)
