@@ -183,3 +183,28 @@ func activityFixture() []sandbox.Activity {
 			ExitCode: &zero, Duration: 12, Stdout: "total 0\n"},
 	}
 }
+
+// TestActivityEntryThenAnotherSandbox replays the crash a user met: an
+// Activity entry chosen in one sandbox, then another sandbox selected. The
+// list redrew its rows from the old sandbox's matches into the new one's
+// empty entries ("index out of range [0] with length 0"), and the panic took
+// the engine down with the window.
+func TestActivityEntryThenAnotherSandbox(t *testing.T) {
+	h := newHarness(t)
+	h.b.logs = activityFixture()
+	h.feed(snapshot(alpha, beta))
+	h.selectRow(0)
+	a := h.u.detail.activity
+	a.list.Select(1)
+	h.flush()
+	h.selectRow(1)
+	h.flush()
+	h.selectRow(0)
+	h.flush()
+	a.list.Select(2)
+	h.selectRow(1)
+	h.flush()
+	if !a.follow.Checked {
+		t.Error("another sandbox's activity does not follow its newest entry")
+	}
+}

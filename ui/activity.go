@@ -48,7 +48,7 @@ func newActivityTab(u *UI) *activityTab {
 	t.follow.Checked = true
 	t.list = widget.NewList(func() int { return len(t.matches) }, t.createRow, t.updateRow)
 	t.list.OnSelected = func(id widget.ListItemID) {
-		if id < len(t.matches) {
+		if _, ok := t.entryAt(id); ok {
 			t.chosen = t.matches[id]
 			t.follow.SetChecked(false)
 			t.showChosen()
@@ -80,10 +80,10 @@ func (t *activityTab) createRow() fyne.CanvasObject {
 }
 
 func (t *activityTab) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
-	if id >= len(t.matches) {
+	a, ok := t.entryAt(id)
+	if !ok {
 		return
 	}
-	a := t.entries[t.matches[id]]
 	labels := o.(*fyne.Container).Objects
 	title := labels[0].(*widget.Label)
 	title.Importance = widget.MediumImportance
@@ -94,9 +94,19 @@ func (t *activityTab) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 	labels[1].(*widget.Label).SetText(FirstLine(a.Input, 200))
 }
 
-// reset forgets the previous sandbox's entries.
+// entryAt is the entry list row id shows, if the row is still there: the
+// list may redraw a row it counted before the entries changed.
+func (t *activityTab) entryAt(id widget.ListItemID) (sandbox.Activity, bool) {
+	if id < 0 || id >= len(t.matches) || t.matches[id] >= len(t.entries) {
+		return sandbox.Activity{}, false
+	}
+	return t.entries[t.matches[id]], true
+}
+
+// reset forgets the previous sandbox's entries, and the matches into them,
+// before the list redraws.
 func (t *activityTab) reset() {
-	t.entries, t.loadedID, t.chosen = nil, "", -1
+	t.entries, t.matches, t.loadedID, t.chosen = nil, nil, "", -1
 	t.list.UnselectAll()
 	t.follow.SetChecked(true)
 	t.rematch()
