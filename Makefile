@@ -10,7 +10,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # gcc for cgo and -race; debootstrap for the offline image; the rest for Fyne.
 APT_PKGS := gcc libc6-dev debootstrap pkg-config libgl1-mesa-dev xorg-dev libwayland-dev libxkbcommon-dev
 
-.PHONY: all build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
+.PHONY: all agent build run serve test test-fault test-soak bench-ports test-cis-bench vet image test-image deps docker clean dist dist-deps
 .PHONY: cross cross-test deps-platforms deps-mingw test-podman vet-here test-compile test-go test-logic test-fault-last
 
 # apt_install installs those of the Debian packages $(1) that are missing,
@@ -25,7 +25,17 @@ endef
 
 all: build
 
-build:
+## agent: the sandbox agent (sandtray-agent) for linux/amd64 and arm64, which
+## sandtray embeds (agent/agentbin): static, without cgo, rebuilt when its code changes.
+AGENT_BIN := agent/agentbin/bin
+AGENT_SRC := $(shell find agent app/cmd/sandtray-agent -name '*.go' -not -name '*_test.go') go.mod go.sum
+agent: $(AGENT_BIN)/sandtray-agent-linux-amd64.gz $(AGENT_BIN)/sandtray-agent-linux-arm64.gz
+
+$(AGENT_BIN)/sandtray-agent-linux-%.gz: $(AGENT_SRC)
+	CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -ldflags='-s -w' -o $(AGENT_BIN)/sandtray-agent-linux-$* ./app/cmd/sandtray-agent
+	gzip -9nf $(AGENT_BIN)/sandtray-agent-linux-$*
+
+build: agent
 	$(GO) build -o $(BIN)/ ./app/cmd/...
 
 ## run: build Sandtray and run it: the tray app, or the engine alone without a display.
@@ -53,30 +63,30 @@ vet-here: test-compile
 
 # test-compile: builds every package's race test binary (running none) while
 # the sandbox image is built, so test-go starts testing at once.
-test-compile:
+test-compile: agent
 	$(GO) test -race -count=1 -run '^$$' -exec /bin/true ./... >/dev/null
 
 # test-go: every package's tests, packages three at a time (most of their
 # time is spent waiting on Docker).
-test-go: docker test-image deps-platforms test-compile
+test-go: docker test-image deps-platforms test-compile agent
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -race -count=1 -p 3 -timeout 30m ./...
 
 ## test-logic: the engine's logic (registry, reaper, jobs, outcomes, pool, scoping) on the
 ## in-memory runtime (engine/runtime/fakeruntime): no Docker needed, seconds.
-test-logic:
+test-logic: agent
 	$(GO) test -race -count=1 ./engine/runtime/ ./engine/runtime/fakeruntime/
 	$(GO) test -race -count=1 -run Logic ./engine/
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
-test-fault: docker test-image
+test-fault: docker test-image agent
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -tags fault -race -p 1 -count=1 -timeout 20m -run '^TestFault' ./engine/securitytest/
 
 ## bench-ports: expose_port's forward throughput (MB/s) and time per new connection, into an offline sandbox.
-bench-ports: docker test-image
+bench-ports: docker test-image agent
 	SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -run '^$$' -bench Forward -benchtime 10x -count 3 ./engine/internal/portfwd/
 
 ## test-soak: mix every tool for ten minutes; goroutines, files and containers must end at baseline.
-test-soak: docker test-image
+test-soak: docker test-image agent
 	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_SOAK=10m $(GO) test -race -count=1 -timeout 30m -run TestSoak -v ./engine/securitytest/
 
 ## test-cis-bench: docker-bench-security (CIS sections 4 and 5) against a standard and a strict
@@ -123,16 +133,16 @@ cross-test: vet-darwin vet-windows cross-darwin-amd64 cross-windows-amd64
 cross-darwin-amd64: vet-darwin
 cross-windows-amd64: vet-windows
 
-cross-%:
+cross-%: agent
 	CGO_ENABLED=0 GOOS=$(word 1,$(subst -, ,$*)) GOARCH=$(word 2,$(subst -, ,$*)) $(LOWPRI) $(GO) build -o $(BIN)/cross/$*/ ./app/cmd/...
 
-cross-windows-gui: deps-mingw
+cross-windows-gui: deps-mingw agent
 	CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 $(GO) build -o $(BIN)/cross/windows-amd64-gui/ ./app/cmd/sandtray
 
 # go vet for another OS covers every package that builds there without cgo;
 # Fyne's packages need cgo on macOS, so the window's code is vetted on Linux
 # (and built for Windows by cross-windows-gui, in make cross).
-vet-%:
+vet-%: agent
 	CGO_ENABLED=0 GOOS=$* $(LOWPRI) $(GO) vet $$(CGO_ENABLED=0 GOOS=$* $(GO) list -e -f '{{.ImportPath}} {{join .Deps " "}}' ./... | grep -v -e fyne.io/fyne -e go-gl | cut -d' ' -f1)
 
 ## deps-platforms: OpenSSH (the ssh:// end-to-end test), Podman (make test-podman).
@@ -153,7 +163,7 @@ test-podman: docker test-image deps-platforms test-compile
 # matches two architectures and dpkg -s calls it ambiguous.)
 ## dist: release archives in dist/: Linux amd64 and arm64 and Windows amd64 tray apps
 ## (cgo, cross-built), macOS amd64 and arm64 engine and shim; see packaging/dist.sh.
-dist: dist-deps
+dist: dist-deps agent
 	packaging/dist.sh
 
 # dist-deps: the cross compilers and arm64 libraries the tray app links (Debian/Ubuntu, amd64 host).

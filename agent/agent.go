@@ -46,6 +46,8 @@ func Main(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return killWritersCmd(rest, stdout, stderr)
 	case "versions":
 		return versionsCmd(rest, stdout, stderr)
+	case "dpkgreport":
+		return dpkgReportCmd(rest, stdout)
 	case "which":
 		return whichCmd(rest, stdout)
 	case "oom":
@@ -59,7 +61,7 @@ func Main(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 }
 
 const usage = `usage: sandtray-agent init | serve | run [--marker K] -- ARGV... | kill [--marker K] [PGID...]
-       | freeze | thaw PID START... | killwriters [SPARE...] | versions MANAGER NAME... | which NAME...
+       | freeze | thaw PID START... | killwriters [SPARE...] | versions MANAGER NAME... | dpkgreport PKG... | which [--path=P] NAME...
        | oom | stat PATH | tarout PATH | tarin DIR | emptydir DIR`
 
 // notDumpable keeps other processes of the agent's uid from tracing it and

@@ -19,10 +19,12 @@ import (
 // (another user than the agent's, an install) run under it: never under
 // a shell of the sandbox's.
 func runWrapped(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	marker := ""
+	marker, dir := "", ""
 	for len(args) > 0 && args[0] != "--" {
 		if v, ok := strings.CutPrefix(args[0], "--marker="); ok {
 			marker = v
+		} else if v, ok := strings.CutPrefix(args[0], "--dir="); ok {
+			dir = v
 		} else {
 			return fail(stderr, "run: unknown flag %q", args[0])
 		}
@@ -36,7 +38,8 @@ func runWrapped(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if marker != "" {
 		env = mergeEnv(env, []string{"SANDTRAY_EXEC=" + marker})
 	}
-	dir, _ := os.Getwd()
+	dir, notice := workdir(dir)
+	fmt.Fprint(stderr, notice)
 	pid, done, err := reap().start(proc{argv: argv, env: env, dir: dir, files: [3]*os.File{os.Stdin, os.Stdout, os.Stderr}})
 	if err != nil {
 		fmt.Fprintf(stderr, "sandtray: %v\n", err)
@@ -157,7 +160,7 @@ func thawCmd(args []string, stdout io.Writer) int {
 	return 0
 }
 
-// killWritersCmd ("killwriters [SPARE...]") kills, with SIGSTOP then
+// killWritersCmd ("killwriters [--oldest-child] [SPARE...]") kills, with SIGSTOP then
 // SIGKILL, every process that may be writing while no call runs, but PID
 // 1, the processes the runtime started (parent 0: the engine's agents) and
 // the pids given (kernels, whose state the user keeps); round after round
@@ -166,6 +169,10 @@ func killWritersCmd(args []string, stdout, stderr io.Writer) int {
 	self := os.Getpid()
 	spare := map[int]bool{1: true, self: true}
 	for _, a := range args {
+		if a == "--oldest-child" {
+			spare[oldestChildOfInit()] = true
+			continue
+		}
 		p, err := strconv.Atoi(a)
 		if err != nil {
 			return fail(stderr, "killwriters: %q is not a pid", a)
@@ -202,13 +209,43 @@ func killWritersCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// whichCmd prints, for each name, the first program of that name in the
-// agent's fixed PATH (never the sandbox's), or nothing.
+// oldestChildOfInit is PID 1's oldest child: under docker-init, the
+// container's main process, whose end would stop the sandbox.
+func oldestChildOfInit() int {
+	best, bestStart := 0, uint64(0)
+	for _, p := range pids() {
+		if st, ok := readStat(p); ok && st.ppid == 1 && (best == 0 || st.start < bestStart) {
+			best, bestStart = p, st.start
+		}
+	}
+	return best
+}
+
+// whichCmd ("which [--path=P] NAME...") prints, for each name, the first
+// program of that name in P (the image's PATH, as the engine read it from
+// the image's config; never the sandbox's env) or the agent's fixed PATH.
 func whichCmd(args []string, stdout io.Writer) int {
+	var env []string
+	if len(args) > 0 && strings.HasPrefix(args[0], "--path=") {
+		env, args = []string{"PATH=" + strings.TrimPrefix(args[0], "--path=")}, args[1:]
+	}
 	for _, n := range args {
-		if p, err := lookPath(n, nil); err == nil && !strings.Contains(n, "/") {
+		if p, err := lookPath(n, env); err == nil && !strings.Contains(n, "/") {
 			fmt.Fprintf(stdout, "%s\t%s\n", n, p)
 		}
 	}
 	return 0
+}
+
+// workdir is the folder a process runs in: dir when it is one ("" for the
+// agent's own), else "/" and a notice for the process's stderr, as a
+// sandbox whose workdir went still runs.
+func workdir(dir string) (string, string) {
+	if dir == "" {
+		return "", ""
+	}
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir, ""
+	}
+	return "/", "sandtray: cannot enter the workdir " + dir + " (not a folder any more?); running in /\n"
 }

@@ -50,7 +50,8 @@ func (s *server) spawn(st *wire.Stream, req wire.Request) {
 		replyErr(st, wire.KindInvalid, err)
 		return
 	}
-	pid, done, err := reap().start(proc{argv: req.Argv, env: env, dir: req.Dir, files: p.child})
+	dir, notice := workdir(req.Dir)
+	pid, done, err := reap().start(proc{argv: req.Argv, env: env, dir: dir, files: p.child})
 	p.closeChild()
 	if err != nil {
 		p.closeOurs()
@@ -62,6 +63,9 @@ func (s *server) spawn(st *wire.Stream, req wire.Request) {
 		sweep([]int{pid}, req.Marker)
 		p.closeOurs()
 		return
+	}
+	if notice != "" {
+		_ = fw.frame(wire.KindStderr, []byte(notice))
 	}
 	var out sync.WaitGroup
 	out.Add(2)

@@ -5,11 +5,15 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -176,5 +180,100 @@ func npmVersions(want map[string]bool) map[string]string {
 			}
 		}
 	}
+	return out
+}
+
+// dpkgReportCmd ("dpkgreport PKG...") prints, for the packages given, "O
+// PATH" for each file they own, "M PATH" for each of those changed since
+// (their md5sums), "V NAME\tVERSION", and "U NAME" for every installed
+// package apt does not mark as installed automatically: what a Dockerfile
+// export needs, read from dpkg's and apt's files.
+func dpkgReportCmd(args []string, stdout io.Writer) int {
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	want := map[string]bool{}
+	for _, p := range args {
+		if strings.ContainsAny(p, "/\x00") || p == "" || p[0] == '.' {
+			continue
+		}
+		want[p] = true
+		if b, ok := readBounded("/var/lib/dpkg/info/"+p+".list", maxDB); ok {
+			for line := range strings.Lines(string(b)) {
+				fmt.Fprintf(w, "O %s\n", strings.TrimRight(line, "\n"))
+			}
+		}
+		if b, ok := readBounded("/var/lib/dpkg/info/"+p+".md5sums", maxDB); ok {
+			for line := range strings.Lines(string(b)) {
+				sum, file, ok := strings.Cut(strings.TrimRight(line, "\n"), "  ")
+				if ok && !sameMD5("/"+file, sum) {
+					fmt.Fprintf(w, "M /%s\n", file)
+				}
+			}
+		}
+	}
+	for n, v := range dpkgVersions(want) {
+		fmt.Fprintf(w, "V %s\t%s\n", n, v)
+	}
+	for _, n := range manualPackages() {
+		fmt.Fprintf(w, "U %s\n", n)
+	}
+	return 0
+}
+
+// sameMD5 reports whether file's MD5 is sum (a file that cannot be read
+// counts as changed, as md5sum -c has it).
+func sameMD5(file, sum string) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == sum
+}
+
+// manualPackages lists the installed packages that apt's extended_states
+// does not mark as installed automatically (apt-mark showmanual).
+func manualPackages() []string {
+	auto := map[string]bool{}
+	if b, ok := readBounded("/var/lib/apt/extended_states", maxDB); ok {
+		for para := range bytes.SplitSeq(b, []byte("\n\n")) {
+			name, isAuto := "", false
+			for line := range strings.Lines(string(para)) {
+				line = strings.TrimSpace(line)
+				if v, ok := strings.CutPrefix(line, "Package: "); ok {
+					name = v
+				} else if line == "Auto-Installed: 1" {
+					isAuto = true
+				}
+			}
+			if isAuto {
+				auto[name] = true
+			}
+		}
+	}
+	var out []string
+	b, ok := readBounded("/var/lib/dpkg/status", maxDB)
+	if !ok {
+		return nil
+	}
+	for para := range bytes.SplitSeq(b, []byte("\n\n")) {
+		var name, status string
+		for line := range strings.Lines(string(para)) {
+			line = strings.TrimRight(line, "\n")
+			if v, ok := strings.CutPrefix(line, "Package: "); ok {
+				name = v
+			} else if v, ok := strings.CutPrefix(line, "Status: "); ok {
+				status = v
+			}
+		}
+		if name != "" && status == "install ok installed" && !auto[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
 	return out
 }

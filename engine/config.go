@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/sandtray/sandtray/engine/config"
+import (
+	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/runtime"
+)
 
 // settings is the configuration an engine runs with (package engine/config's),
 // with what the engine adds to it; configuredImages is
@@ -9,6 +12,7 @@ type settings struct {
 	config.Config
 	labels map[string]string // added to every container (tests tag theirs)
 	engine string            // the engine's identity, sandbox.LabelEngine (identity.go)
+	agent  *runtime.Agent    // the agent every sandbox gets (agent.go)
 }
 
 func (s *settings) configuredImages() []string { return s.ConfiguredImages() }

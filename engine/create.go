@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,17 +12,16 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // createContainer creates and starts a sandbox from spec on demand (the cold
-// path; engine/internal/pool has the warm one), and starts its kernel. A
-// sandbox whose code runs on python's kernel gets that kernel with its
-// container: its main command is the kernel's launcher, attached before the
-// start (see kernel.MainCommand and Set.StartAttached), so no docker exec
-// is paid for it; its later kernels are execs, as every other sandbox's.
+// path; engine/internal/pool has the warm one), and starts its kernel. Its
+// PID 1 is the agent (see engine/internal/execgate); on Docker's own engine
+// the engine attaches to the agent's stdin and stdout before the start, and
+// that is the sandbox's session, so no docker exec is paid for it.
 func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.cfg().sandboxLabels(spec, now)
@@ -29,13 +29,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		return sandbox.Info{}, err
 	}
 	opts := e.cfg().createOptions(e.cfg().containerName(spec.Name), spec.Name, spec, labels)
-	// Docker's own runtime only: that the launcher's prctl keeps /proc/1/fd
-	// from the sandbox's code is checked there (kernel_attached_test.go),
-	// not under gVisor.
-	attached := kernelFirst(spec) && spec.Runtime == "" && e.attachFirst
-	if attached {
-		opts.Attached, opts.Cmd = true, kernel.MainCommand(spec.Workdir)
-	}
+	opts.Attached = e.attachFirst && spec.Runtime == ""
 	id, err := e.docker.Create(ctx, opts)
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)
@@ -47,12 +41,12 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if err != nil {
 		return sandbox.Info{}, fmt.Errorf("create sandbox: %w", err)
 	}
-	var att runtime.Attachment
-	if attached {
+	var att io.ReadWriteCloser
+	if opts.Attached {
 		if att, err = e.docker.Attach(ctx, id); err != nil {
-			// The launcher then waits for input that never comes, as
-			// init; the kernels are execs.
-			e.log.Warn("attach to a new sandbox for its first kernel", "id", sandbox.ShortID(id), "err", err)
+			// The agent then serves no one on its stdin; the session is
+			// an exec, made on first use.
+			e.log.Warn("attach to a new sandbox's agent", "id", sandbox.ShortID(id), "err", err)
 		}
 	}
 	if err := e.startOrRemove(ctx, id, spec.Image); err != nil {
@@ -61,23 +55,26 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		}
 		return sandbox.Info{}, err
 	}
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
 	if att != nil {
-		// Nothing may run in the sandbox before its launcher is not
-		// dumpable, which its kernel's hello (or failure) tells: the
-		// sandbox is listed only then, and its state write overlaps.
-		ready := e.kernels.StartAttached(e.containerTarget(id, spec.Workdir), att)
-		st.InitRun = e.initRun(ctx, id) // overlaps the kernel's start, as the save does
-		e.store.saveOrWarn(e.log, id, st)
-		<-ready
-		info := e.list(owner, id, spec, now, st)
-		return info, e.egressOrRemove(ctx, owner, id)
+		e.attachSession(ctx, id, att)
 	}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
 	e.warmSoon(id, spec) // see warm.go
 	info := e.register(owner, id, spec, now, st)
 	return info, e.egressOrRemove(ctx, owner, id)
+}
+
+// attachSession starts the session with a new sandbox's agent on its
+// attachment; one that fails leaves the session to an exec, on first use.
+func (e *Engine) attachSession(ctx context.Context, id string, conn io.ReadWriteCloser) {
+	s, err := agentclient.New(ctx, conn, e.log.With("sandbox", sandbox.ShortID(id)))
+	if err != nil {
+		e.log.Warn("start the session with a new sandbox's agent", "id", sandbox.ShortID(id), "err", err)
+		return
+	}
+	e.execs.SetSession(id, s)
 }
 
 // egressOrRemove starts a new egress sandbox's channel to the gate; a
@@ -127,7 +124,7 @@ func (c *settings) sandboxLabels(spec sandbox.Spec, created time.Time) (map[stri
 func (c *settings) createOptions(containerName, hostname string, spec sandbox.Spec, labels map[string]string) runtime.CreateOptions {
 	return c.harden(runtime.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
-		Workdir: spec.Workdir, Cmd: []string{"sleep", "infinity"}, Network: dockerNetwork(spec.Network),
+		Workdir: spec.Workdir, Network: dockerNetwork(spec.Network), Agent: c.agent,
 		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),

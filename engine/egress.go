@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
-	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/keychain"
 )
@@ -76,15 +75,16 @@ func (e *Engine) newGate(cfg config.Config) error {
 	return nil
 }
 
-// egressOpener starts processes in a sandbox as the port forwards do
-// (portfwd's execs), for the channel.
-type egressOpener struct{ o portfwd.Opener }
-
-func (o egressOpener) Open(ctx context.Context, cmd []string) (egress.Stream, error) {
-	return o.o.Open(ctx, cmd)
+// agentSessions is sandbox id's session with its agent, for its channel.
+func (e *Engine) agentSessions(id string) egress.Sessions {
+	return func(ctx context.Context) (egress.Agent, error) {
+		s, err := e.execs.Agent(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 }
-
-func (e *Engine) opener(id string) egress.Opener { return egressOpener{portfwd.Execs(e.execs)(id)} }
 
 // egressUp puts a running sandbox of network "egress" on the gate: its
 // rules, then its channel (once; a channel that runs is kept).
@@ -115,7 +115,7 @@ func (e *Engine) egressUp(ctx context.Context, b *box) error {
 	if _, ok := s.chans[b.id]; ok {
 		return nil
 	}
-	ch, err := s.gate.StartChannel(ctx, b.id, e.opener(b.id), egress.ProxyPort)
+	ch, err := s.gate.StartChannel(ctx, b.id, e.agentSessions(b.id), egress.ProxyPort)
 	if err != nil {
 		return fmt.Errorf("sandbox %s: %w", b.name, err)
 	}
@@ -236,19 +236,31 @@ func (e *Engine) installGate(b *box) func(ctx context.Context, hosts []string) (
 			}
 			return nil, nil, err
 		}
-		ch, err := g.StartChannel(ctx, b.id, e.opener(b.id), egress.InstallPort)
+		// A session of its own, started after the freeze, which stopped the
+		// processes of the sandbox's session.
+		s, err := e.execs.NewSession(ctx, b.id)
+		var ch *egress.Channel
+		if err == nil {
+			ch, err = g.StartChannel(ctx, b.id, func(context.Context) (egress.Agent, error) {
+				if s.Closed() {
+					return nil, agentclient.ErrClosed
+				}
+				return s, nil
+			}, egress.InstallPort)
+			if err != nil {
+				s.Close()
+			}
+		}
 		if err != nil {
 			revoke()
 			if registered {
 				g.Unregister(b.id)
 			}
-			if errors.Is(err, egress.ErrNoPython) {
-				err = fmt.Errorf("install_packages in sandbox %s reaches its package hosts through Sandtray's egress gate, which needs python3 in the image; use an image with python3, or one that has the packages: %w", b.name, sandbox.ErrUnsupported)
-			}
 			return nil, nil, err
 		}
 		return proxyEnv(fmt.Sprintf("http://127.0.0.1:%d", egress.InstallPort)), func() {
 			ch.Close()
+			s.Close()
 			revoke()
 			if registered {
 				g.Unregister(b.id)

@@ -48,9 +48,9 @@ type Engine struct {
 	egress *egressSet // the egress gate and the sandboxes' channels to it (egress.go)
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
-	// attachFirst: a python sandbox created on demand gets its first kernel
-	// on its attachment (create.go, docs/security.md F31); off on a daemon that
-	// says it is not Docker's own engine (Podman), where it is not checked.
+	// attachFirst: a sandbox created on demand gets its agent's session on
+	// its attachment, with no exec (create.go); off on a daemon that says it
+	// is not Docker's own engine (Podman), where the session is an exec.
 	attachFirst bool
 
 	// registry is the sandboxes, the sessions and the calls' gate
@@ -106,6 +106,9 @@ type Options struct {
 	// closes at Close) instead of connecting to the one cfg names: a test's
 	// fake (engine/runtime/fakeruntime), or a runtime the caller reached.
 	Runtime runtime.Runtime
+	// Agent, when set, is the agent every sandbox gets instead of the one
+	// built into Sandtray (tests: one that misbehaves).
+	Agent *runtime.Agent
 }
 
 // New connects to the container runtime (opts.Runtime, or the one cfg leads
@@ -173,11 +176,16 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 		docker: x, execs: x, log: log, store: store, lock: lock, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
-	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id})
+	agent, err := agentFor(ctx, d, opts.Agent)
+	if err != nil {
+		return nil, err
+	}
+	x.SetAgent(agent, log)
+	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
-		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Execs(x), e.savePorts, log)
+		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Agents(x), e.savePorts, log)
 	if err := e.newGate(cfg); err != nil {
 		return nil, err
 	}

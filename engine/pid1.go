@@ -33,15 +33,21 @@ func (e *Engine) initRun(ctx context.Context, id string) time.Time {
 }
 
 // initOf tells the disk watch and the install's freeze what PID 1 of b's
-// container is (run.Init), from Docker, not from anything the sandbox could
-// answer.
+// container is (run.Init), from the runtime, not from anything the sandbox
+// could answer: the agent (its binary on a read-only volume, whatever run
+// of the container this is), Docker's own init, or, in a container of an
+// older Sandtray, its first kernel's launcher in the run the engine started.
 func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 	c, err := e.docker.Inspect(ctx, b.id)
 	if err != nil {
 		return run.Init{}, err
 	}
-	if c.Init {
-		return run.Init{Ours: true, Main: run.MainOldest}, nil // docker-init and its main command
+	spare := e.kernels.Pids(b.id)
+	switch {
+	case c.Agent:
+		return run.Init{Ours: true, Spare: spare}, nil
+	case c.Init:
+		return run.Init{Ours: true, Main: run.MainOldest, Spare: spare}, nil // docker-init and its main command
 	}
 	e.mu.Lock()
 	started := b.state.InitRun
@@ -49,7 +55,7 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 	if started.IsZero() || !started.Equal(c.StartedAt) {
 		return run.Init{}, nil
 	}
-	return run.Init{Ours: true, Main: e.kernels.FirstKernelChild(b.id)}, nil
+	return run.Init{Ours: true, Spare: spare}, nil
 }
 
 // signalInit sends sig to PID 1 of b's container from outside (Docker):

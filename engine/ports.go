@@ -32,11 +32,10 @@ func (e *Engine) ExposePort(ctx context.Context, owner sandbox.Owner, ref string
 	if err := e.ensureRunning(ctx, b); err != nil {
 		return sandbox.PortForward{}, err
 	}
-	helper, err := portfwd.Probe(ctx, sb.Opener)
-	if err != nil {
+	if _, err := e.execs.Agent(ctx, b.id); err != nil {
 		return sandbox.PortForward{}, e.gone(b, fmt.Errorf("expose port %d of sandbox %s: %w", port, b.name, err))
 	}
-	fw, err := e.ports.Start(ctx, sb, helper, port, hostPort)
+	fw, err := e.ports.Start(ctx, sb, port, hostPort)
 	if err != nil {
 		return sandbox.PortForward{}, err
 	}

@@ -64,7 +64,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []
 			return nil, err
 		}
 	}
-	e.conf.Store(&settings{Config: merged, labels: old.labels, engine: old.engine})
+	e.conf.Store(&settings{Config: merged, labels: old.labels, engine: old.engine, agent: old.agent})
 	if anyUnder(live, "pool", "default_image", "images", "limits", "sandbox") {
 		e.replacePool(ctx) // its spares were made for the old defaults
 	}

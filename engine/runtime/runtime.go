@@ -71,8 +71,9 @@ type Containers interface {
 	Create(ctx context.Context, o CreateOptions) (string, error)
 	Start(ctx context.Context, id string) error
 	// Attach joins a container created with CreateOptions.Attached, before
-	// its start, to its main process's stdin, stdout and stderr.
-	Attach(ctx context.Context, id string) (Attachment, error)
+	// its start, to its main process's stdin and stdout, as a byte stream
+	// (Read is its stdout; its stderr is set aside).
+	Attach(ctx context.Context, id string) (io.ReadWriteCloser, error)
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Kill(ctx context.Context, id string) error
 	// Signal sends sig ("SIGSTOP", "SIGCONT", …) to the container's PID 1.
@@ -157,16 +158,6 @@ type Stats interface {
 	// StreamStats calls fn with each sample until ctx ends or the
 	// container goes.
 	StreamStats(ctx context.Context, id string, fn func(StatsSample)) error
-}
-
-// Attachment is a created container's main process with its stdin, stdout
-// and stderr joined before it starts: nothing it writes is missed.
-type Attachment interface {
-	// Stream copies stdin to the process and its stdout and stderr out
-	// until its output ends or ctx is done, then closes the attachment.
-	Stream(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
-	// Close drops the attachment unused.
-	Close()
 }
 
 // ExecConn is a process in a container with its stdin and stdout attached

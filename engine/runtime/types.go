@@ -5,6 +5,19 @@ import (
 	"time"
 )
 
+// Where every sandbox has the agent (package agent), read-only: no user in
+// the sandbox, root included, can change it.
+const (
+	AgentDir  = "/.sandtray"
+	AgentPath = AgentDir + "/sandtray-agent"
+)
+
+// Agent is the agent's program, built for the runtime's platform.
+type Agent struct {
+	Binary []byte
+	Digest string // hex SHA-256 of Binary
+}
+
 // CreateOptions is a sandbox container to create. The hardening that never
 // varies (all capabilities dropped, no-new-privileges, init, restart policy
 // "no", not privileged, no mounts) is applied by Create itself; only what the
@@ -52,6 +65,11 @@ type CreateOptions struct {
 	// must reap orphans, end on SIGTERM, and keep the channel from every
 	// other process (engine/internal/kernel's launcher does).
 	Attached bool
+	// Agent, when set, is put at AgentPath, read-only, and is the
+	// container's PID 1 (`sandtray-agent init`, with no other init): Cmd
+	// is then ignored, and Attached makes its stdin and stdout the
+	// engine's session with it.
+	Agent *Agent
 }
 
 // Container is what Inspect and List report about a container.
@@ -75,6 +93,10 @@ type Container struct {
 	// StartedAt is when its current run (or its last) started: each start
 	// has its own (Inspect only).
 	StartedAt time.Time
+	// Agent: the agent is mounted read-only at AgentPath and is PID 1
+	// (Inspect only). A container made before Sandtray had its agent has
+	// none.
+	Agent bool
 }
 
 // ExecOptions is a process to run in a running container.
@@ -83,6 +105,11 @@ type ExecOptions struct {
 	Env     []string // KEY=VALUE
 	Workdir string
 	User    string
+	// Marker, when set, is put in the process's environment
+	// (SANDTRAY_EXEC=Marker), which what it starts inherits; the engine's
+	// exec gate then kills, when it ends, its process group and whatever
+	// carries the marker.
+	Marker string
 	Stdin   io.Reader // nil: no stdin; otherwise copied then closed (half-close)
 	Stdout  io.Writer // demultiplexed stdout
 	Stderr  io.Writer // demultiplexed stderr

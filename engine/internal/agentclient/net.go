@@ -50,7 +50,7 @@ func (s *Session) Dial(ctx context.Context, port int) (*Conn, error) {
 // Listen has the agent listen on the sandbox's loopback port: each
 // connection it accepts is handed to h (in a goroutine of its own), at
 // most wire.MaxStreams at once per sandbox. It listens until stop.
-func (s *Session) Listen(ctx context.Context, port int, tag string, h Handler) (stop func(), err error) {
+func (s *Session) Listen(ctx context.Context, port int, tag string, h func(net.Conn)) (stop func(), err error) {
 	s.mu.Lock()
 	if _, ok := s.handlers[tag]; ok {
 		s.mu.Unlock()

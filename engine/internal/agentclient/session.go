@@ -33,7 +33,7 @@ const helloTimeout = 15 * time.Second
 var ErrClosed = fmt.Errorf("the sandbox's agent session ended: %w", sandbox.ErrUnavailable)
 
 // Handler takes a connection a sandbox's listener accepted (Listen).
-type Handler func(c net.Conn)
+type Handler = func(c net.Conn)
 
 // Session is one sandbox's session with its agent. It is safe for
 // concurrent use.

@@ -33,6 +33,9 @@ type Docker interface {
 	Diff(ctx context.Context, id string) ([]runtime.Change, error)
 	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
+	// ExecAgent runs the agent's subcommand args as user with an exec of
+	// its own and returns at most max bytes of its output.
+	ExecAgent(ctx context.Context, id, user string, args []string, stdin io.Reader, max int) ([]byte, error)
 	ConnectNetwork(ctx context.Context, id, network string) error
 	DisconnectNetwork(ctx context.Context, id, network string) error
 	// ExecsIn counts the execs the engine has in flight in container id:

@@ -2,10 +2,8 @@ package capture
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -77,16 +75,14 @@ func (f *exportFilter) skipsEntry(p string, hdr *tar.Header) bool {
 // dpkgListFile matches the file list dpkg writes for a package it installs.
 var dpkgListFile = regexp.MustCompile(`^/var/lib/dpkg/info/([^/]+)\.list$`)
 
-// dpkgScript prints, for the packages given, "O path" for each file they own,
-// "M path" for each of those changed since (md5sums), "V name<TAB>version",
-// and "U name" for every package marked as installed by hand.
-const dpkgScript = `for p in "$@"; do
-  sed 's|^|O |' "/var/lib/dpkg/info/$p.list" 2>/dev/null
-  [ -f "/var/lib/dpkg/info/$p.md5sums" ] && (cd / && md5sum -c --quiet "/var/lib/dpkg/info/$p.md5sums" 2>/dev/null) | sed -n 's|: FAILED.*$||p' | sed 's|^|M /|'
-done
-dpkg-query -W -f='V ${Package}\t${Version}\n' "$@" 2>/dev/null
-apt-mark showmanual 2>/dev/null | sed 's|^|U |'
-true`
+// The dpkg report (sandtray-agent dpkgreport, run with an exec of its own)
+// prints, for the packages given, "O path" for each file they own, "M path"
+// for each of those changed since (md5sums), "V name<TAB>version", and "U
+// name" for every package marked as installed by hand, read from dpkg's and
+// apt's files.
+
+// maxDpkgReport bounds what the report may print.
+const maxDpkgReport = 32 << 20
 
 // planPackages sets the filter from the manifest, and, when dpkg installed
 // packages in the sandbox, leaves their unchanged files to the apt RUN line
@@ -127,14 +123,11 @@ func (c *Capture) planPackages(ctx context.Context, t Target, p *exportPlan, cha
 func (c *Capture) dpkgReport(ctx context.Context, t Target, pkgs []string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{
-		Cmd: append([]string{"/bin/sh", "-c", dpkgScript, "sandtray-dpkg"}, pkgs...), Stdout: &out, Stderr: io.Discard,
-	})
+	out, err := c.docker.ExecAgent(ctx, t.ID(), "", append([]string{"dpkgreport"}, pkgs...), nil, maxDpkgReport)
 	if err != nil {
 		return "", t.Gone(fmt.Errorf("read the packages installed in sandbox %s: %w", t.Name(), err))
 	}
-	return out.String(), nil
+	return string(out), nil
 }
 
 // readDpkgReport fills owned with unchanged package files and returns the

@@ -6,12 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -56,33 +54,19 @@ func (c *Capture) openWindow(ctx context.Context, t Target, progress sandbox.Pro
 	}, nil
 }
 
-// freezePass stops, with the shell's builtins only (a fork would be a
-// process of the pass itself), every process of the sandbox that runs: all
-// but pid 1 (which signals from inside cannot stop: freeze stops it from
-// outside first when it is not Sandtray's) and the pass's own shell. A process runs when its state or one of its threads' is not a
-// stop (T, t) or dead (Z, X). Each stat is read whole, as a name (comm) may
-// hold a newline; the fields follow the last ") ". It prints "stopped <pid>
-// <start time>" for each process it stopped, then "pass <uid> <roots> <left>":
-// its own uid, how many processes came in from outside the sandbox (parent 0:
-// the execs Docker started, but the pass itself), and how many running
-// processes it was not allowed to stop (another uid: without capabilities a
-// process may signal only its own uid's).
-const freezePass = `me=$$; roots=0; left=0; uid=; ` +
-	`while read -r k v rest; do [ "$k" != Uid: ] || uid=$v; done 2>/dev/null </proc/self/status; ` +
-	`for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" != 1 ] && [ "$p" != "$me" ] || continue; ` +
-	`s=; while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done 2>/dev/null <"$d/stat"; [ -n "$s" ] || continue; ` +
-	`set -- ${s##*) }; [ "$2" != 0 ] || roots=$((roots+1)); ` +
-	`case $1 in T|t|Z|X|x) run=; for k in "$d"/task/[0-9]*; do ts=; while IFS= read -r l || [ -n "$l" ]; do ts="$ts $l"; done 2>/dev/null <"$k/stat"; ` +
-	`ts=${ts##*) }; case ${ts%% *} in T|t|Z|X|x|"") ;; *) run=1;; esac; done; [ -n "$run" ] || continue;; esac; ` +
-	`if kill -STOP "$p" 2>/dev/null; then echo "stopped $p ${20}"; elif [ -e "$d" ]; then left=$((left+1)); fi; done; ` +
-	`echo "pass $uid $roots $left"`
+// A pass is the agent's freeze (sandtray-agent freeze, run with an exec of
+// its own: never a program of the sandbox's): it stops every process that
+// runs but PID 1, itself and the agents serving the engine's sessions, and
+// prints "stopped <pid> <start time>" for each, then "pass <uid> <roots>
+// <left>": its own uid, how many processes came in from outside the sandbox
+// (parent 0: the runtime's execs), and how many running processes it was
+// not allowed to stop (another uid: without capabilities a process may
+// signal only its own uid's). The thaw (sandtray-agent thaw) continues the
+// processes given as "<pid> <start time>" pairs, each only while it is
+// still that process, and prints "resumed <n>".
 
-// thawPass continues the processes given as "<pid> <start time>" pairs,
-// each only while it is still that process (a pid may be reused).
-const thawPass = `n=0; while [ $# -ge 2 ]; do p=$1; st=$2; shift 2; s=; ` +
-	`while IFS= read -r l || [ -n "$l" ]; do s="$s $l"; done 2>/dev/null </proc/$p/stat; [ -n "$s" ] || continue; ` +
-	`set -- ${s##*) } -- "$@"; st2=${20}; while [ "$1" != -- ]; do shift; done; shift; ` +
-	`[ "$st2" = "$st" ] && kill -CONT "$p" 2>/dev/null && n=$((n+1)); done; echo "resumed $n"`
+// maxPassOutput bounds what one pass may print: a line per process.
+const maxPassOutput = 1 << 20
 
 // freezeRounds bounds the rounds of passes; a sandbox whose processes keep
 // starting new ones past it is not frozen, and the install is refused.
@@ -192,15 +176,14 @@ type passResult struct {
 
 // freezeOnce runs one pass as user and adds what it stopped to f.
 func (c *Capture) freezeOnce(ctx context.Context, t Target, user string, f *frozen) (passResult, error) {
-	var out bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", freezePass},
-		Env: installEnv(t, installPath, packageManager{}), User: user, Stdout: &out, Stderr: io.Discard})
+	raw, err := c.docker.ExecAgent(ctx, t.ID(), user, []string{"freeze"}, nil, maxPassOutput)
+	out := bytes.NewBuffer(raw)
 	if err != nil {
 		return passResult{}, t.Gone(fmt.Errorf("stop the other processes in sandbox %s for the install: %w", t.Name(), err))
 	}
 	var p passResult
 	done := false
-	sc := bufio.NewScanner(&out)
+	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		w := strings.Fields(sc.Text())
 		switch {
@@ -260,21 +243,20 @@ func (c *Capture) thawProcs(ctx context.Context, t Target, f *frozen) error {
 	if len(f.procs) == 0 {
 		return nil
 	}
-	args := []string{"/bin/sh", "-c", thawPass, "sandtray-thaw"}
+	args := []string{"thaw"}
 	for _, p := range f.procs {
 		args = append(args, strings.Fields(p)...)
 	}
 	var err error
 	for _, u := range passUsers {
 		for wait := 250 * time.Millisecond; ; wait *= 2 {
-			var out bytes.Buffer
-			_, err = c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: args, Env: installEnv(t, installPath, packageManager{}),
-				User: u, Stdout: &out, Stderr: io.Discard})
-			if err == nil && strings.HasPrefix(out.String(), "resumed ") {
+			var out []byte
+			out, err = c.docker.ExecAgent(ctx, t.ID(), u, args, nil, 256)
+			if err == nil && strings.HasPrefix(string(out), "resumed ") {
 				break
 			}
 			if err == nil {
-				err = fmt.Errorf("the resume pass said %q", out.String())
+				err = fmt.Errorf("the resume pass said %q", out)
 			}
 			if errors.Is(t.Gone(err), sandbox.ErrNotFound) || ctx.Err() != nil {
 				break

@@ -1,17 +1,14 @@
 package capture
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -201,15 +198,11 @@ func (c *Capture) installedVersions(ctx context.Context, t Target, m packageMana
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	var stdout bytes.Buffer
-	_, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{
-		Cmd: append([]string{"/bin/sh", "-c", m.query, "sandtray-query"}, names...),
-		Env: installEnv(t, c.imagePath(ctx, t), m), User: installUser, Stdout: &stdout, Stderr: io.Discard,
-	})
+	raw, err := c.docker.ExecAgent(ctx, t.ID(), installUser, append([]string{"versions", m.name}, names...), nil, maxVersionsOutput)
 	if err != nil {
 		return nil, t.Gone(fmt.Errorf("read installed versions in sandbox %s: %w", t.Name(), err))
 	}
-	versions := m.parse(stdout.String(), names)
+	versions := parseVersions(string(raw))
 	out := []sandbox.Package{}
 	for _, n := range names {
 		if v, ok := versions[n]; ok && validVersion.MatchString(v) {
@@ -247,16 +240,16 @@ func (c *Capture) chooseManager(ctx context.Context, t Target, req sandbox.Insta
 	return m, nil
 }
 
-// availableManagers looks for each manager's command in the sandbox.
+// availableManagers looks for each manager's command in the sandbox, where
+// the install will look: the image's PATH (see imagePath).
 func (c *Capture) availableManagers(ctx context.Context, t Target) (map[string]bool, error) {
-	const probe = `for c in apt-get apk pip3 pip npm; do command -v "$c" >/dev/null 2>&1 && echo "$c"; done; true`
-	var out bytes.Buffer
-	env := installEnv(t, c.imagePath(ctx, t), packageManager{}) // where the install will look
-	if _, err := c.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", probe}, Env: env, Stdout: &out, Stderr: io.Discard}); err != nil {
+	out, err := c.docker.ExecAgent(ctx, t.ID(), "", []string{"which", "--path=" + c.imagePath(ctx, t), "apt-get", "apk", "pip3", "pip", "npm"}, nil, 4<<10)
+	if err != nil {
 		return nil, t.Gone(fmt.Errorf("look for package managers in sandbox %s: %w", t.Name(), err))
 	}
 	have := map[string]bool{}
-	for _, cmd := range strings.Fields(out.String()) {
+	for line := range strings.Lines(string(out)) {
+		cmd, _, _ := strings.Cut(line, "\t")
 		for _, m := range managers {
 			if slices.Contains(strings.Fields(m.command), cmd) {
 				have[m.name] = true

@@ -1,7 +1,6 @@
 package capture
 
 import (
-	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -16,13 +15,11 @@ type packageManager struct {
 	command string         // what the image must have (command -v)
 	valid   *regexp.Regexp // one requested package, optionally pinned
 	install string         // sh script; the packages are "$@"
-	query   string         // sh script printing what parse reads; names are "$@"
 	env     []string
 	// hosts are the package indexes the manager reaches: all an install
 	// into a sandbox without the bridge network may reach, for that call.
 	hosts []string
-	base  func(pkg string) string                            // the name without pin or extras
-	parse func(out string, names []string) map[string]string // name → version
+	base  func(pkg string) string // the name without pin or extras
 }
 
 // aptScript runs apt-get as root without capabilities: APT::Sandbox::User=root
@@ -45,20 +42,16 @@ var managers = []packageManager{
 		name: sandbox.ManagerApt, command: "apt-get",
 		valid:   regexp.MustCompile(`^[a-z0-9][a-z0-9+.-]+(:[a-z0-9-]+)?(=[A-Za-z0-9.+~:_-]+)?$`),
 		install: aptScript,
-		query:   `dpkg-query -W -f='${Package}\t${Version}\t${db:Status-Abbrev}\n' "$@" 2>/dev/null || true`,
 		env:     []string{"DEBIAN_FRONTEND=noninteractive"},
 		hosts:   []string{"deb.debian.org", "security.debian.org", "archive.ubuntu.com", "security.ubuntu.com", "ports.ubuntu.com"},
 		base:    func(p string) string { return cutAny(cutAny(p, "="), ":") },
-		parse:   parseDpkg,
 	},
 	{
 		name: sandbox.ManagerApk, command: "apk",
 		valid:   regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9+._-]*(=[A-Za-z0-9._+-]+)?$`),
 		install: `apk add --no-cache --no-progress "$@"`,
 		hosts:   []string{"dl-cdn.alpinelinux.org"},
-		query:   `apk info -v 2>/dev/null`,
 		base:    func(p string) string { return cutAny(p, "=") },
-		parse:   parseApk,
 	},
 	{
 		name: sandbox.ManagerPip, command: "pip3 pip",
@@ -66,21 +59,17 @@ var managers = []packageManager{
 		// PIP_BREAK_SYSTEM_PACKAGES only matters where the image has Debian's
 		// EXTERNALLY-MANAGED marker: a sandbox is the user's to change.
 		install: pipCommand + `"$pip" install "$@"`,
-		query:   pipCommand + `"$pip" show "$@" 2>/dev/null || true`,
 		env: []string{"PIP_BREAK_SYSTEM_PACKAGES=1", "PIP_NO_INPUT=1", "PIP_DISABLE_PIP_VERSION_CHECK=1",
 			"PIP_ROOT_USER_ACTION=ignore"},
 		hosts: []string{"pypi.org", "files.pythonhosted.org"},
 		base:  func(p string) string { return cutAny(p, "[=<>~!") },
-		parse: parsePipShow,
 	},
 	{
 		name: sandbox.ManagerNpm, command: "npm",
 		valid:   regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*(@[A-Za-z0-9.^~<>=*+_-]+)?$`),
 		install: `npm install -g --no-fund --no-audit "$@"`,
 		hosts:   []string{"registry.npmjs.org"},
-		query:   `npm ls -g --depth=0 --json 2>/dev/null || true`,
 		base:    npmBase,
-		parse:   parseNpmLs,
 	},
 }
 
@@ -120,62 +109,17 @@ func normalizePip(s string) string {
 	return strings.ToLower(pipSeparators.ReplaceAllString(s, "-"))
 }
 
-func parseDpkg(out string, _ []string) map[string]string {
+// maxVersionsOutput bounds what the agent's versions reader may print.
+const maxVersionsOutput = 1 << 20
+
+// parseVersions reads the agent's "name<TAB>version" lines (sandtray-agent
+// versions: the manager's own database, read without running it).
+func parseVersions(out string) map[string]string {
 	v := map[string]string{}
 	for line := range strings.Lines(out) {
-		f := strings.Split(strings.TrimSpace(line), "\t")
-		if len(f) == 3 && strings.HasPrefix(f[2], "ii") {
-			v[f[0]] = f[1]
+		if n, ver, ok := strings.Cut(strings.TrimRight(line, "\n"), "\t"); ok && n != "" {
+			v[n] = ver
 		}
-	}
-	return v
-}
-
-// parseApk reads `apk info -v` lines such as "jq-1.7.1-r0".
-func parseApk(out string, names []string) map[string]string {
-	v := map[string]string{}
-	for line := range strings.Lines(out) {
-		line = strings.TrimSpace(line)
-		for _, n := range names {
-			if rest, ok := strings.CutPrefix(line, n+"-"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
-				v[n] = rest
-			}
-		}
-	}
-	return v
-}
-
-// parsePipShow reads `pip show` blocks; the names are matched normalised.
-func parsePipShow(out string, names []string) map[string]string {
-	v := map[string]string{}
-	name := ""
-	for line := range strings.Lines(out) {
-		line = strings.TrimSpace(line)
-		if n, ok := strings.CutPrefix(line, "Name: "); ok {
-			name = n
-		} else if ver, ok := strings.CutPrefix(line, "Version: "); ok && name != "" {
-			for _, want := range names {
-				if normalizePip(want) == normalizePip(name) {
-					v[want] = ver
-				}
-			}
-		}
-	}
-	return v
-}
-
-func parseNpmLs(out string, _ []string) map[string]string {
-	var doc struct {
-		Dependencies map[string]struct {
-			Version string `json:"version"`
-		} `json:"dependencies"`
-	}
-	v := map[string]string{}
-	if json.Unmarshal([]byte(out), &doc) != nil {
-		return v
-	}
-	for name, d := range doc.Dependencies {
-		v[name] = d.Version
 	}
 	return v
 }

@@ -11,8 +11,11 @@ package execgate
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -36,15 +39,21 @@ type Runtime struct {
 	running map[string]int           // guarded by mu: container id → execs in flight (see ExecsIn)
 	held    map[string]chan struct{} // guarded by mu: container id → closed when an install lets processes in again (hold.go)
 	waiting map[string]int           // guarded by mu: container id → processes waiting at its gate
-	// starting counts, by container id, the streams (relays) whose
-	// process Docker has not started yet (see StartingIn); guarded by mu.
+	// starting counts, by container id, the streams (relays) and the
+	// session's processes that have not started yet (see StartingIn);
+	// guarded by mu.
 	starting map[string]int
+	agent    *runtime.Agent // guarded by mu: see SetAgent
+	log      *slog.Logger   // guarded by mu
+
+	sess sessions // agent.go
 }
 
 // New wraps rt.
 func New(rt runtime.Runtime) *Runtime {
 	return &Runtime{Runtime: rt, env: map[string][]string{}, running: map[string]int{},
-		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{}}
+		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{},
+		sess: sessions{m: map[string]*agentclient.Session{}, dialing: map[string]chan struct{}{}}}
 }
 
 // ExecsIn counts the execs in flight in container id, started or about to
@@ -72,24 +81,36 @@ func (x *Runtime) SetEnv(id string, env map[string]string) {
 	x.mu.Unlock()
 }
 
-// Exec runs o with the container's env first, through the gate (hold.go).
+// Exec runs o with the container's env first, through the gate (hold.go):
+// through the container's session with its agent when o is of the
+// session's user and not an install's, else with an exec of the agent's
+// process wrapper (see agent.go). A program the sandbox lacks fails with
+// an error wrapping sandbox.ErrNotFound.
 func (x *Runtime) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
-	leave, err := x.enter(ctx, id)
-	if err != nil {
-		return -1, err
-	}
-	defer leave()
 	x.mu.RLock()
 	env := x.env[id]
 	x.mu.RUnlock()
 	if len(env) > 0 {
 		o.Env = append(slices.Clone(env), o.Env...)
 	}
+	if code, ok, err := x.spawn(ctx, id, o); ok {
+		return code, err
+	}
+	leave, err := x.enter(ctx, id)
+	if err != nil {
+		return -1, err
+	}
+	defer leave()
+	o.Cmd, o.Workdir = wrapped(o), ""
+	if o.Marker != "" {
+		o.Env = append(slices.Clip(o.Env), "SANDTRAY_EXEC="+o.Marker) // the wrapper itself is swept too
+	}
 	return x.Runtime.Exec(ctx, id, o)
 }
 
-// Remove forgets the container's env with the container.
+// Remove forgets the container's env and session with the container.
 func (x *Runtime) Remove(ctx context.Context, id string) error {
+	x.Forget(id)
 	err := x.Runtime.Remove(ctx, id)
 	if err == nil {
 		x.mu.Lock()

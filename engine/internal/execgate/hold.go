@@ -29,19 +29,30 @@ import (
 const startWait = 10 * time.Second
 
 // enter waits while an install holds container id's processes (Hold),
-// unless ctx is that install's own (Holding), then counts a process on
-// its way in; leave ends the count.
+// unless ctx is that install's own (Holding), then counts an exec on its
+// way in (ExecsIn); leave ends the count.
 func (x *Runtime) enter(ctx context.Context, id string) (leave func(), err error) {
+	return x.enterAs(ctx, id, x.running)
+}
+
+// enterSpawn is enter for a process of the session: it counts as starting
+// (StartingIn) until started says it runs, or it failed to. The count is
+// taken under the lock the hold is, so no process passes a freeze unseen.
+func (x *Runtime) enterSpawn(ctx context.Context, id string) (started func(), err error) {
+	return x.enterAs(ctx, id, x.starting)
+}
+
+func (x *Runtime) enterAs(ctx context.Context, id string, count map[string]int) (leave func(), err error) {
 	for {
 		x.mu.Lock()
 		w := x.held[id]
 		if w == nil || installOf(ctx, id) {
-			x.running[id]++
+			count[id]++
 			x.mu.Unlock()
 			return sync.OnceFunc(func() {
 				x.mu.Lock()
-				if x.running[id]--; x.running[id] <= 0 {
-					delete(x.running, id)
+				if count[id]--; count[id] <= 0 {
+					delete(count, id)
 				}
 				x.mu.Unlock()
 			}), nil

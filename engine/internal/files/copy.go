@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sandtray/sandtray/agent/wire"
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -30,10 +32,14 @@ func (f *Files) CheckSource(src string) error {
 // log hears of the copy once it began; one into a new destination that
 // fails removes what it wrote.
 func (f *Files) CopyIn(ctx context.Context, t sandbox.Handle, src, dest string, log Log) (sandbox.CopyResult, error) {
+	s, err := f.session(ctx, t)
+	if err != nil {
+		return sandbox.CopyResult{}, err
+	}
 	dir, name := t.Workdir(), filepath.Base(src)
 	if dest != "" {
 		abs := Path(t, dest)
-		if st, err := f.docker.StatPath(ctx, t.ID(), abs); err == nil && fs.FileMode(st.Mode).IsDir() {
+		if st, err := s.Stat(ctx, abs); err == nil && isDir(ctx, s, abs, st) {
 			dir = abs
 		} else {
 			dir, name = path.Dir(abs), path.Base(abs)
@@ -42,22 +48,20 @@ func (f *Files) CopyIn(ctx context.Context, t sandbox.Handle, src, dest string, 
 	if err := f.Mkdir(ctx, t, dir); err != nil {
 		return sandbox.CopyResult{}, err
 	}
-	uid, gid, err := f.Owner(ctx, t)
-	if err != nil {
-		return sandbox.CopyResult{}, err
-	}
 	res := sandbox.CopyResult{Path: path.Join(dir, name)}
-	_, err = f.docker.StatPath(ctx, t.ID(), res.Path)
+	_, err = s.Stat(ctx, res.Path)
 	fresh := errors.Is(err, sandbox.ErrNotFound) // a failed copy removes what it began
 	pr, pw := io.Pipe()
 	tarred := make(chan error, 1)
 	go func() {
-		err := hostfs.TarTree(pw, src, name, uid, gid, f.cfg.Limits, &res)
+		// The agent writes as the sandbox's user: what it extracts is that
+		// user's, whatever the headers say.
+		err := hostfs.TarTree(pw, src, name, 0, 0, f.cfg.Limits, &res)
 		pw.CloseWithError(err)
 		tarred <- err
 	}()
-	err = f.docker.CopyTo(ctx, t.ID(), dir, pr)
-	pr.CloseWithError(err) // unblocks the tar writer if Docker stopped reading
+	err = s.TarIn(ctx, dir, pr, 0, 0)
+	pr.CloseWithError(err) // unblocks the tar writer if the agent stopped reading
 	if terr := <-tarred; terr != nil && !errors.Is(terr, io.ErrClosedPipe) {
 		err = terr // the host side's reason (a limit crossed while copying) says more
 	}
@@ -105,10 +109,18 @@ func (f *Files) copyOut(ctx context.Context, t sandbox.Handle, p, dst string, li
 	if _, err := os.Lstat(dst); err == nil {
 		return sandbox.CopyResult{}, fmt.Errorf("host path %s already exists and Sandtray never overwrites host files; pick a new name: %w", dst, sandbox.ErrConflict)
 	}
-	rc, st, err := f.docker.CopyFrom(ctx, t.ID(), src)
+	s, err := f.session(ctx, t)
+	if err != nil {
+		return sandbox.CopyResult{}, err
+	}
+	st, err := s.Stat(ctx, src)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return sandbox.CopyResult{}, fmt.Errorf("no %s in sandbox %s: %w", src, t.Name(), sandbox.ErrNotFound)
 	}
+	if err != nil {
+		return sandbox.CopyResult{}, t.Gone(fmt.Errorf("copy %s: %w", src, err))
+	}
+	rc, err := s.TarOut(ctx, src)
 	if err != nil {
 		return sandbox.CopyResult{}, t.Gone(fmt.Errorf("copy %s: %w", src, err))
 	}
@@ -121,4 +133,17 @@ func (f *Files) copyOut(ctx context.Context, t sandbox.Handle, p, dst string, li
 	res, err := hostfs.Extract(rc, dst, lim)
 	log(src+" → "+dst, err, fmt.Sprintf("%d files, %d bytes", res.Files, res.Bytes))
 	return res, err
+}
+
+// isDir reports whether abs, which st describes, is a folder or a symlink
+// to one (inside the sandbox).
+func isDir(ctx context.Context, s *agentclient.Session, abs string, st wire.Stat) bool {
+	if fs.FileMode(st.Mode).IsDir() {
+		return true
+	}
+	if fs.FileMode(st.Mode)&fs.ModeSymlink == 0 || st.Link == "" {
+		return false
+	}
+	target, err := s.Stat(ctx, st.Link)
+	return err == nil && fs.FileMode(target.Mode).IsDir()
 }

@@ -1,30 +1,29 @@
-// Package files moves files in and out of a sandbox through Docker's
-// archive API and lists its folders: write_file, read_file,
-// make_directory, list_files, and the copies between the host and a
-// sandbox (copy_to_sandbox, copy_from_sandbox, the app's save), whose host
-// side is hostfs'. It never sees the engine: the sandbox is a sandbox.Handle,
-// and the activity log a Log.
+// Package files moves files in and out of a sandbox through its agent
+// (engine/internal/agentclient), as the sandbox's user, and lists its
+// folders: write_file, read_file, make_directory, list_files, and the
+// copies between the host and a sandbox (copy_to_sandbox,
+// copy_from_sandbox, the app's save), whose host side is hostfs'. The
+// agent reads and writes what that user may, on the container's own files
+// and its tmpfs alike. It never sees the engine: the sandbox is a
+// sandbox.Handle, and the activity log a Log.
 package files
 
 import (
 	"context"
-	"io"
+	"fmt"
 	"log/slog"
 	"path"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Docker is what the file tools need of the container runtime.
+// Docker is what the file tools need of the container runtime: the
+// sandbox's session with its agent, through the engine's exec gate.
 type Docker interface {
-	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
-	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
-	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
-	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
-	UserIDs(ctx context.Context, id, user string) (uid, gid int, err error)
+	Agent(ctx context.Context, id string) (*agentclient.Session, error)
 }
 
 // Path makes p absolute, relative to sandbox t's workdir.
@@ -56,7 +55,14 @@ func New(d Docker, cfg Config) *Files { return &Files{docker: d, cfg: cfg} }
 // worked on, detail what it moved, err how it ended.
 type Log func(input string, err error, detail string)
 
-// execOptions is a plain exec of the engine's own helpers, both streams to out.
-func execOptions(cmd []string, out io.Writer) runtime.ExecOptions {
-	return runtime.ExecOptions{Cmd: cmd, Stdout: out, Stderr: out}
+// session is t's session with its agent, t started first when stopped.
+func (f *Files) session(ctx context.Context, t sandbox.Handle) (*agentclient.Session, error) {
+	if err := t.EnsureRunning(ctx); err != nil {
+		return nil, err
+	}
+	s, err := f.docker.Agent(ctx, t.ID())
+	if err != nil {
+		return nil, t.Gone(fmt.Errorf("reach sandbox %s: %w", t.Name(), err))
+	}
+	return s, nil
 }

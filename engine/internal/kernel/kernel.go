@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"sync"
 	"time"
 
@@ -31,10 +30,6 @@ var (
 	kernelBash string
 	//go:embed kernelsrc/child.js
 	kernelJavascript string
-	// launcher.py is written densely: it is PID 1's command line, in
-	// `ps`, for as long as the sandbox runs.
-	//go:embed kernelsrc/launcher.py
-	kernelInit string
 )
 
 var kernelDrivers = map[string]string{"python": kernelPython, "bash": kernelBash, "javascript": kernelJavascript}
@@ -53,44 +48,6 @@ const kernelLauncher = `cd -- "$3" 2>/dev/null || { echo "sandtray: cannot enter
 command -v python3 >/dev/null 2>&1 || exit 218
 case $1 in javascript) command -v node >/dev/null 2>&1 || exit 218;; bash) command -v bash >/dev/null 2>&1 || exit 218;; esac
 exec python3 -c "$2" "$1"`
-
-// initShell is an attached container's main command (see MainCommand):
-// $0 is launcher.py, $1 the workdir, $2 initLoop. Without python3 it says
-// "no kernel" on the channel (an exit frame with kernelUnavailable) and
-// becomes initLoop.
-const initShell = `command -v python3 >/dev/null 2>&1 && exec python3 -c "$0" "$1"
-printf 'X\000\000\000\015{"exit": 218}'
-exec /bin/sh -c "$2"`
-
-// initLoop is the init of a sandbox made with MainCommand whose image has
-// no python3: the shell that found no python3, which holds nothing of the
-// channel, reaps orphans (its wait reaps every child), and ends on SIGTERM,
-// SIGINT, SIGHUP and SIGQUIT, as docker-init would. It never execs: each
-// sleep is a child of its own.
-const initLoop = `trap 'exit 143' TERM; trap 'exit 130' INT; trap 'exit 129' HUP; trap 'exit 131' QUIT
-exec </dev/null >/dev/null 2>&1
-while :; do sleep infinity & wait $!; done`
-
-// MainCommand is the main command of a container created with
-// runtime.CreateOptions.Attached for a sandbox whose first kernel is
-// python's (see Set.StartAttached). Its PID 1 is that kernel's supervisor,
-// on the container's attachment, so the kernel costs no docker exec:
-// launcher.py, a short program, makes itself not dumpable (so no other
-// process of its uid can open /proc/1/fd, the channel, or trace it), enters
-// workdir, reads the supervisor and the driver from stdin as kernelBoot
-// does, and runs the supervisor. When the kernel ends, that same process
-// stays the sandbox's init, a reaper that runs no program and loads no
-// module: PID 1 never executes a file the sandbox can write, in the run the
-// engine started (the image's own files, before any code of the sandbox's
-// ran). A container started again after a stop runs this command from its
-// own files, which the sandbox may have changed: the engine trusts no such
-// PID 1 (see engine/pid1.go). With nothing on its stdin for 10 seconds (no
-// one attaches to a restarted container), the launcher becomes the reaper,
-// as it does whenever it cannot make itself not dumpable (it says "no
-// kernel" on the channel first).
-func MainCommand(workdir string) []string {
-	return []string{"/bin/sh", "-c", initShell, kernelInit, cmp.Or(workdir, "/"), initLoop}
-}
 
 // kernelBoot is the supervisor's command line: it reads the supervisor's
 // program and the driver from stdin (bootBlob), ahead of the frames, and
@@ -143,16 +100,12 @@ type kernel struct {
 	cancel context.CancelFunc // aborts the exec: the last resort of kill
 	exited chan struct{}      // closed when the exec has ended
 	hello  chan kernelHello
-	// attached: its channel is the container's attachment, which does not
-	// end when the kernel does; its exit frame ends it.
-	attached bool
 
 	mu       sync.Mutex
 	call     *kernelCall // the run in progress
 	pids     kernelHello
 	dead     bool
 	exitCode int   // the exec's, once it has ended
-	exitSent int   // an attached kernel's exit frame's, or -1
 	endErr   error // why the exec ended; read after exited is closed
 }
 
@@ -214,19 +167,18 @@ type channel func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer
 // set's base context is done.
 func (ks *Set) start(ctx context.Context, t sandbox.Handle, lang string) (*kernel, error) {
 	cmd := []string{"/bin/sh", "-c", kernelLauncher, "sandtray-kernel", lang, kernelBoot, cmp.Or(t.Workdir(), "/")}
-	return ks.startOn(ctx, t, lang, false, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	return ks.startOn(ctx, t, lang, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 		return ks.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: cmd, Stdin: stdin, Stdout: stdout, Stderr: stderr})
 	})
 }
 
-// startOn starts a kernel for lang in t on ch (attached: the container's
-// attachment) and waits for its hello.
-func (ks *Set) startOn(ctx context.Context, t sandbox.Handle, lang string, attached bool, ch channel) (*kernel, error) {
+// startOn starts a kernel for lang in t on ch and waits for its hello.
+func (ks *Set) startOn(ctx context.Context, t sandbox.Handle, lang string, ch channel) (*kernel, error) {
 	execCtx, cancel := context.WithCancel(ks.base)
 	in := newKernelInput()
 	in.rest = bootBlob(lang) // the first bytes the exec reads
-	k := &kernel{lang: lang, attached: attached, set: ks, target: t, in: in, cancel: cancel, exited: make(chan struct{}),
-		hello: make(chan kernelHello, 1), exitSent: -1}
+	k := &kernel{lang: lang, set: ks, target: t, in: in, cancel: cancel, exited: make(chan struct{}),
+		hello: make(chan kernelHello, 1)}
 	frames := &frameReader{max: max(64<<10, ks.limits.MaxImageBytes) + 64<<10, handle: k.onFrame, broken: func(err error) {
 		ks.log.Warn("kernel protocol broken; killing the kernel", "sandbox", t.Name(), "language", lang, "err", err)
 		k.lose(err)
@@ -294,17 +246,11 @@ func (k *kernel) onFrame(kind byte, payload []byte) error {
 		}
 		k.mu.Lock()
 		k.dead = true
-		if k.exitSent < 0 {
-			k.exitSent = x.Exit
-		}
 		k.mu.Unlock()
 		if c != nil {
 			c.finish(kernelDone{Exit: x.Exit, exited: true})
 		}
 		k.in.close()
-		if k.attached {
-			k.cancel() // the attachment lasts as long as the container: its end is this frame
-		}
 	default:
 		return fmt.Errorf("unknown kernel frame type %q", kind)
 	}
@@ -363,28 +309,10 @@ func (k *kernel) lose(err error) {
 		c.finish(kernelDone{Exit: -1, lost: err})
 	}
 	k.in.close()
-	if k.attached {
-		// Its exit frame ends its attachment; one that does not come (a
-		// broken stream) must not keep it for the container's life.
-		time.AfterFunc(Grace, k.cancel)
-	}
 }
 
 // ended records the end of the kernel's exec.
 func (k *kernel) ended(code int, err error, diag *run.CapBuffer) {
-	if k.attached {
-		// Its attachment never ends by itself (see onFrame): an exit frame
-		// ended it, and says what the exec's code would.
-		k.mu.Lock()
-		sent := k.exitSent
-		k.mu.Unlock()
-		if sent >= 0 {
-			code, err = 0, nil
-			if sent == kernelUnavailable {
-				code = kernelUnavailable
-			}
-		}
-	}
 	if err == nil && code != 0 && code != kernelUnavailable {
 		err = fmt.Errorf("exit code %d: %s", code, diag.String())
 	}
@@ -417,11 +345,7 @@ func (k *kernel) kill(ctx context.Context) {
 	k.mu.Lock()
 	pids := k.pids
 	k.mu.Unlock()
-	if pids.PID > 0 {
-		script := "kill -KILL -" + strconv.Itoa(pids.Child) + " 2>/dev/null"
-		if pids.PID > 1 { // a supervisor that is the container's init cannot be killed from inside, and -1 is every process
-			script = "kill -KILL -" + strconv.Itoa(pids.Child) + " -" + strconv.Itoa(pids.PID) + " 2>/dev/null"
-		}
+	if pids.PID > 1 {
 		// An install may have the sandbox online and start nothing else
 		// there meanwhile (the kernel is stopped): the kill waits.
 		_ = k.target.WaitExecs(context.WithoutCancel(ctx))
@@ -429,9 +353,7 @@ func (k *kernel) kill(ctx context.Context) {
 		// run): only its values are kept.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 		defer cancel()
-		var sink bytes.Buffer
-		opts := runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Stdout: &sink, Stderr: &sink}
-		if _, err := k.set.docker.Exec(ctx, k.target.ID(), opts); err != nil {
+		if _, err := k.set.docker.KillGroups(ctx, k.target.ID(), "", "", []int{pids.Child, pids.PID}); err != nil {
 			k.set.log.Warn("kill kernel", "sandbox", k.target.Name(), "err", err)
 		}
 	}

@@ -4,19 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Docker is what kernels need from Docker.
+// Docker is what kernels need from the runtime, through the engine's exec
+// gate (engine/internal/execgate): a kernel's process runs through the
+// sandbox's agent.
 type Docker interface {
 	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
+	KillGroups(ctx context.Context, id, user, marker string, groups []int) (int, error)
 }
 
 // Limits are what a run's frames may carry.
@@ -247,12 +248,6 @@ func waitKernels(wg *sync.WaitGroup, kernels []*kernel, grace time.Duration) {
 // sandbox taken from the pool finds its kernel running. A kernel already
 // there is kept.
 func (ks *Set) Warm(ctx context.Context, t sandbox.Handle, lang string) error {
-	return ks.warmOn(ctx, t, lang, false, nil)
-}
-
-// warmOn is Warm, on ch when it is given (see startOn); a channel it does
-// not use is not streamed, and ends with its context.
-func (ks *Set) warmOn(ctx context.Context, t sandbox.Handle, lang string, attached bool, ch channel) error {
 	s := ks.slot(t.ID(), lang)
 	if err := s.lock(ctx, startTimeout, lang+" kernel"); err != nil {
 		return err
@@ -264,13 +259,7 @@ func (ks *Set) warmOn(ctx context.Context, t sandbox.Handle, lang string, attach
 	if running {
 		return nil
 	}
-	var k *kernel
-	var err error
-	if ch != nil {
-		k, err = ks.startOn(ctx, t, lang, attached, ch)
-	} else {
-		k, err = ks.start(ctx, t, lang)
-	}
+	k, err := ks.start(ctx, t, lang)
 	if err != nil {
 		return err
 	}
@@ -305,75 +294,25 @@ func (ks *Set) WarmSoon(t sandbox.Handle, lang string) {
 	}()
 }
 
-// attachedLanguage is the language of a kernel that starts with its
-// container: the launcher is python, and forks python's supervisor.
-const attachedLanguage = "python"
-
-// Attachment is the attachment of a container created with MainCommand
-// (docker.Attachment): its launcher's stdin, stdout and stderr, open before
-// the container started.
-type Attachment interface {
-	Stream(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) error
-	Close()
-}
-
-// StartAttached starts t's first python kernel on att, in the background:
-// the launcher of t's container forks its supervisor, so it costs no docker
-// exec. The returned channel is closed once the kernel has said hello, or
-// has failed to start (an image without python3: its calls take the exec
-// kernels, as every later kernel of t does). Until then the launcher may
-// not yet have made itself not dumpable, and nothing else may run in t:
-// the engine waits for it before it lets t be called.
-func (ks *Set) StartAttached(t sandbox.Handle, att Attachment) <-chan struct{} {
-	ready := make(chan struct{})
+// Pids lists, inside sandbox id, the supervisor and the interpreter of
+// each of its live kernels: the disk watch spares them, as their state is
+// the user's.
+func (ks *Set) Pids(id string) []int {
 	ks.mu.Lock()
-	if ks.closed {
-		ks.mu.Unlock()
-		att.Close()
-		close(ready)
-		return ready
-	}
-	ks.wg.Add(1)
-	ks.mu.Unlock()
-	go func() {
-		defer ks.wg.Done()
-		defer close(ready)
-		ctx, cancel := context.WithTimeout(ks.base, startTimeout)
-		defer cancel()
-		var used atomic.Bool
-		err := ks.warmOn(ctx, t, attachedLanguage, true, func(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-			used.Store(true)
-			return -1, att.Stream(ctx, stdin, stdout, stderr)
-		})
-		if !used.Load() {
-			att.Close()
+	var live []*kernel
+	for k, s := range ks.slots {
+		if k.sandboxID == id && s.k != nil {
+			live = append(live, s.k)
 		}
-		if err != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, errClosing) {
-			ks.log.Warn("start a new sandbox's first kernel with its container", "id", sandbox.ShortID(t.ID()), "err", err)
-		}
-	}()
-	return ready
-}
-
-// FirstKernelChild is the pid, inside sandbox id, of the interpreter of its
-// first kernel on the container's attachment, while that kernel lives (its
-// supervisor is the container's PID 1), else 0. The disk watch spares it as
-// it spares every kernel: its state is the user's.
-func (ks *Set) FirstKernelChild(id string) int {
-	ks.mu.Lock()
-	s := ks.slots[key{id, attachedLanguage}]
-	var k *kernel
-	if s != nil {
-		k = s.k
 	}
 	ks.mu.Unlock()
-	if k == nil || !k.attached {
-		return 0
+	var pids []int
+	for _, k := range live {
+		k.mu.Lock()
+		if !k.dead && k.pids.PID > 1 {
+			pids = append(pids, k.pids.PID, k.pids.Child)
+		}
+		k.mu.Unlock()
 	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.dead || k.pids.PID != 1 {
-		return 0
-	}
-	return k.pids.Child
+	return pids
 }

@@ -1,8 +1,8 @@
 // Package portfwd forwards a TCP port inside a sandbox to the host's
 // loopback. A Forward listens on 127.0.0.1 only; each connection it accepts
-// becomes one relay: a process started in the sandbox (through an Opener, an
-// exec attached over the Docker API) that connects to 127.0.0.1:<port> there
-// and copies bytes both ways, half-closes included. Nothing depends on the
+// becomes one relay: a connection the sandbox's agent makes to
+// 127.0.0.1:<port> there (through an Opener, a stream of the sandbox's
+// session with its agent), with bytes copied both ways, half-closes included. Nothing depends on the
 // sandbox's network (it may be "none") or on Docker publishing ports, so a
 // forward works the same with a remote daemon. Bytes only ever flow between
 // a client that connected to the host's loopback and the sandbox's port: the
@@ -20,32 +20,31 @@ import (
 	"time"
 )
 
-// Opener starts a process in one sandbox with its stdin and stdout attached
-// as a stream. The engine implements it with a Docker exec.
+// Opener connects to a port on one sandbox's own loopback. The engine's is
+// the sandbox's agent (engine/internal/agentclient).
 type Opener interface {
-	Open(ctx context.Context, cmd []string) (Stream, error)
+	Open(ctx context.Context, port int) (Stream, error)
 }
 
-// Stream is a process's stdin (Write, CloseWrite) and stdout (Read).
+// Stream is a connection into the sandbox: CloseWrite ends what is sent
+// (the server reads EOF) while what it sends keeps coming.
 type Stream interface {
 	io.ReadWriteCloser
-	// CloseWrite closes the process's stdin; its stdout keeps flowing.
 	CloseWrite() error
 }
 
-// openTimeout bounds starting one relay process.
+// openTimeout bounds reaching the sandbox's port for one connection.
 const openTimeout = 30 * time.Second
 
 // Options configure a Forward.
 type Options struct {
 	Opener   Opener
-	Helper   Helper
 	Port     int // the port inside the sandbox
 	HostPort int // the port on 127.0.0.1; 0 picks a free one (in HostRange)
 	// HostRange is where a free host port is picked; zero: anywhere.
 	HostRange HostRange
-	// MaxConns bounds the connections relayed at once (each one is a
-	// process in the sandbox); more are closed at once. 0 means 64.
+	// MaxConns bounds the connections relayed at once; more are closed at
+	// once. 0 means 64.
 	MaxConns int
 	Log      *slog.Logger
 }
@@ -58,7 +57,6 @@ type Forward struct {
 	ctx      context.Context // done when Close starts
 	cancel   context.CancelFunc
 	slots    chan struct{}  // one per relay in flight
-	spares   chan spare     // at most one relay started ahead (spare.go)
 	wg       sync.WaitGroup // the accept loop and every relay
 	closeOne sync.Once
 }
@@ -83,9 +81,8 @@ func Start(ctx context.Context, o Options) (*Forward, error) {
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &Forward{
 		o: o, ln: ln, hostPort: ln.Addr().(*net.TCPAddr).Port,
-		ctx: fctx, cancel: cancel, slots: make(chan struct{}, o.MaxConns), spares: make(chan spare, 1),
+		ctx: fctx, cancel: cancel, slots: make(chan struct{}, o.MaxConns),
 	}
-	f.refill()
 	f.wg.Add(1)
 	go f.acceptLoop()
 	return f, nil
@@ -104,7 +101,6 @@ func (f *Forward) Close() error {
 		f.ln.Close()
 	})
 	f.wg.Wait()
-	f.closeSpares()
 	return nil
 }
 
@@ -135,11 +131,13 @@ func (f *Forward) acceptLoop() {
 	}
 }
 
-// relay carries one client connection through a process in the sandbox.
-// It returns when both directions have ended, or when the forward closes.
+// relay carries one client connection into the sandbox. It returns when
+// both directions have ended, or when the forward closes.
 func (f *Forward) relay(client *net.TCPConn) {
 	defer client.Close()
-	s, err := f.open()
+	ctx, cancel := context.WithTimeout(f.ctx, openTimeout)
+	s, err := f.o.Opener.Open(ctx, f.o.Port)
+	cancel()
 	if err != nil {
 		f.o.Log.Info("port forward could not reach the sandbox", "port", f.o.Port, "err", err)
 		_ = client.SetLinger(0) // a reset: the client sees a refusal, not an empty reply

@@ -23,7 +23,7 @@ type Policy struct {
 }
 
 // Sandbox is the one a forward goes into: its id (the key in the Set), its
-// name for messages and how to start processes in it.
+// name for messages and how to connect into it.
 type Sandbox struct {
 	ID, Name string
 	Opener   Opener
@@ -35,7 +35,7 @@ type Sandbox struct {
 type Ports struct {
 	*Set
 	policy Policy
-	open   func(id string) Opener // starts processes in sandbox id
+	open   func(id string) Opener // connects into sandbox id
 	onSave OnSave
 	log    *slog.Logger
 	// saveMu makes saves one at a time, so the list saved last is the
@@ -44,7 +44,7 @@ type Ports struct {
 }
 
 // NewPorts returns an empty table under policy p, reaching sandboxes with
-// open (see Execs) and telling onSave of each sandbox's forwards as they
+// open (see Agents) and telling onSave of each sandbox's forwards as they
 // change.
 func NewPorts(p Policy, open func(id string) Opener, onSave OnSave, log *slog.Logger) *Ports {
 	return &Ports{Set: NewSet(), policy: p, open: open, onSave: onSave, log: log}
@@ -97,11 +97,11 @@ func (p *Ports) tooMany(sb Sandbox) error {
 		sb.Name, limit, limit, sandbox.ErrForbidden)
 }
 
-// Start starts listening on hostPort (0: a free one) for sb's port, with
-// the relay program helper (see Probe), and records the forward.
-func (p *Ports) Start(ctx context.Context, sb Sandbox, helper Helper, port, hostPort int) (sandbox.PortForward, error) {
+// Start starts listening on hostPort (0: a free one) for sb's port, and
+// records the forward.
+func (p *Ports) Start(ctx context.Context, sb Sandbox, port, hostPort int) (sandbox.PortForward, error) {
 	f, err := Start(ctx, Options{
-		Opener: sb.Opener, Helper: helper, Port: port, HostPort: hostPort, HostRange: p.policy.HostRange,
+		Opener: sb.Opener, Port: port, HostPort: hostPort, HostRange: p.policy.HostRange,
 		MaxConns: p.policy.MaxConns, Log: p.log.With("sandbox", sb.Name),
 	})
 	if errors.Is(err, syscall.EADDRINUSE) {
@@ -126,12 +126,9 @@ func (p *Ports) Start(ctx context.Context, sb Sandbox, helper Helper, port, host
 // cannot come back is logged.
 func (p *Ports) Restore(ctx context.Context, sb Sandbox, saved []sandbox.PortForward) {
 	for _, fw := range saved {
-		helper, err := Probe(ctx, sb.Opener)
-		if err == nil {
-			_, err = p.Start(ctx, sb, helper, fw.Port, p.restorable(fw.HostPort))
-			if errors.Is(err, sandbox.ErrConflict) {
-				_, err = p.Start(ctx, sb, helper, fw.Port, 0)
-			}
+		_, err := p.Start(ctx, sb, fw.Port, p.restorable(fw.HostPort))
+		if errors.Is(err, sandbox.ErrConflict) {
+			_, err = p.Start(ctx, sb, fw.Port, 0)
 		}
 		if err != nil {
 			p.log.Warn("restore port forward", "sandbox", sb.Name, "port", fw.Port, "err", err)

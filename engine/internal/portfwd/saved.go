@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -26,26 +26,31 @@ type Saved struct {
 	Restore  bool
 }
 
-// Docker is the Docker client as relays need it: a process started with
-// its stdin and stdout attached.
+// Docker is the runtime as relays need it: the sandbox's session with its
+// agent, through the engine's exec gate.
 type Docker interface {
-	ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error)
+	Agent(ctx context.Context, id string) (*agentclient.Session, error)
 }
 
-// ExecOpener starts relay processes in one container with Docker execs.
-type ExecOpener struct {
+// AgentOpener connects into one container through its agent.
+type AgentOpener struct {
 	Docker Docker
 	ID     string // the container
 }
 
-// Open starts cmd in the container as its default user.
-func (o ExecOpener) Open(ctx context.Context, cmd []string) (Stream, error) {
-	return o.Docker.ExecStream(ctx, o.ID, "", cmd)
+// Open connects to port on the container's loopback. Nothing listening
+// there fails with an error wrapping agentclient.ErrRefused.
+func (o AgentOpener) Open(ctx context.Context, port int) (Stream, error) {
+	s, err := o.Docker.Agent(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.Dial(ctx, port)
 }
 
-// Execs returns the opener of each container, with Docker execs.
-func Execs(d Docker) func(id string) Opener {
-	return func(id string) Opener { return ExecOpener{Docker: d, ID: id} }
+// Agents returns the opener of each container, through its agent.
+func Agents(d Docker) func(id string) Opener {
+	return func(id string) Opener { return AgentOpener{Docker: d, ID: id} }
 }
 
 // restoreTimeout bounds bringing back one sandbox's forwards at start-up.

@@ -1,58 +1,19 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// PidDir holds, inside a sandbox, the pid of each running exec's process
-// group, so a timeout or cancellation can kill the whole tree.
+// PidDir is a folder inside a sandbox that older Sandtrays kept their
+// calls' process groups in; snapshots leave it out.
 const PidDir = "/tmp/.sandtray"
-
-// sweep kills the processes a call left running: those in the call's
-// process group ($2), and those that carry the call's marker in their
-// environment (what the call started, detached with setsid or nohup or
-// not, since children inherit the environment). $1 is the sweeping shell,
-// spared. Each round's finds are stopped before they are killed, so a fork
-// bomb cannot outgrow it.
-//
-// It uses only the shell's builtins: dash exits when it cannot fork, and a
-// fork bomb takes every pid (and its killed processes hold theirs until
-// init reaps them). Each round reads every process's stat and the first
-// line of its environment (dash drops the NULs between variables). A
-// process in the middle of an execve shows no environment for an instant,
-// so the sweep ends only at a second empty round, a moment after the first.
-// With $3 set (a separate exec, which may fail), one grep then looks for the
-// marker anywhere in every environment, past a variable with a newline in
-// it. Only simple commands (read, true, grep) open files: the shell exits
-// on a compound command whose redirection fails.
-const sweep = `sandtray_sweep() { k=$SANDTRAY_EXEC; f=` + PidDir + `/$k.left; n=0; for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do p=; ` +
-	`for d in /proc/[0-9]*; do q=${d#/proc/}; [ "$q" != "$1" ] || continue; ` +
-	`s=; read -r s 2>/dev/null <"$d/stat"; r=${s##*) }; [ "${r%% *}" != Z ] || continue; r=${r#* }; r=${r#* }; ` +
-	`if [ "${r%% *}" = "$2" ]; then p="$p $q"; continue; fi; ` +
-	`l=; read -r l 2>/dev/null <"$d/environ"; case $l in *"SANDTRAY_EXEC=$k"*) p="$p $q";; esac; done; ` +
-	`if [ -n "$p" ]; then n=0; kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; continue; fi; ` +
-	`n=$((n+1)); [ $n -lt 2 ] || break; i=0; while [ $i -lt 300 ]; do i=$((i+1)); done; done; ` +
-	// grep runs with the marker emptied, so that it does not find itself.
-	`[ -n "$3" ] || return 0; true 2>/dev/null >"$f" && SANDTRAY_EXEC= LC_ALL=C grep -lzx "SANDTRAY_EXEC=$k" /proc/[0-9]*/environ 2>/dev/null >"$f"; p=; ` +
-	`[ ! -s "$f" ] || while read -r l; do l=${l#/proc/}; l=${l%/environ}; [ "$l" = "$1" ] || p="$p $l"; done <"$f"; ` +
-	`[ -z "$p" ] || { kill -STOP $p 2>/dev/null; kill -KILL $p 2>/dev/null; }; }; `
-
-// wrapper runs the real command ("$0" "$@") as a child of a shell that records
-// its own pid (in a sticky, world-writable folder, as any user may run
-// execs), and sweeps what the command left running when it ends. Docker makes
-// every exec's first process a session and process group leader, so that pid
-// is the group to kill.
-const wrapper = sweep + `[ -d ` + PidDir + ` ] || mkdir -m 1777 -p ` + PidDir + ` 2>/dev/null; echo $$ 2>/dev/null >` + PidDir + `/"$SANDTRAY_EXEC".pid; ` +
-	`"$0" "$@"; rc=$?; sandtray_sweep $$ $$; rm -f ` + PidDir + `/"$SANDTRAY_EXEC".pid "$f"; exit $rc`
 
 // Process is one process to run in a sandbox.
 type Process struct {
@@ -73,8 +34,11 @@ type Result struct {
 	LogOut, LogErr string
 }
 
-// Run runs p in t with one docker exec, killing its process group at the
-// timeout or when ctx is cancelled, and caps each stream.
+// Run runs p in t (through the sandbox's agent: see
+// engine/internal/execgate), killing its process group, and whatever it
+// started, at the timeout or when ctx is cancelled, and caps each stream.
+// Everything p starts carries its call's marker (SANDTRAY_EXEC), and what
+// of it is still running when p ends is killed then.
 func (r *Runner) Run(ctx context.Context, t sandbox.Handle, p Process) (Result, error) {
 	if err := t.EnsureRunning(ctx); err != nil {
 		return Result{}, err
@@ -89,8 +53,7 @@ func (r *Runner) Run(ctx context.Context, t sandbox.Handle, p Process) (Result, 
 	defer cancel()
 	started := time.Now()
 	opts := runtime.ExecOptions{
-		Cmd:     append([]string{"/bin/sh", "-c", wrapper}, p.Cmd...),
-		Env:     append(p.Env, "SANDTRAY_EXEC="+key),
+		Cmd: p.Cmd, Env: p.Env, Marker: key,
 		Workdir: p.Workdir, User: p.User, Stdin: p.Stdin, Stdout: out.stdoutWriter(), Stderr: out.stderrWriter(),
 	}
 	code, err := r.docker.Exec(runCtx, t.ID(), opts)
@@ -140,12 +103,14 @@ func (o *Result) Render() {
 	o.LogErr = o.Result.Outcome.Render(o.LogErr)
 }
 
-// killGroup kills the process group of the exec tagged key ("kill -KILL -PGID":
-// dash, Debian's sh, rejects the "--" that bash accepts), then sweeps what
-// carries its marker. It runs with its own deadline, since the caller's
-// context is already done (it keeps ctx's values only). A sandbox whose pids are all taken (a fork bomb)
-// may refuse even that exec: after a few tries it is restarted, which ends
-// every process in it and keeps its files; restarted says so.
+// killGroup kills what the call tagged key started (its marker, and the
+// process group of its first process), through the sandbox's agent (see
+// execgate.Runtime.KillGroups: its session, else an exec of the agent's
+// own kill). It runs with its own deadline, since the caller's context is
+// already done (it keeps ctx's values only). A sandbox whose pids are all
+// taken (a fork bomb) may refuse even that: after a few tries it is
+// restarted, which ends every process in it and keeps its files;
+// restarted says so.
 func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user string) (restarted bool) {
 	// An install may have the sandbox online, and nothing but it starts
 	// there: the kill waits for it (the call's processes are stopped
@@ -153,21 +118,10 @@ func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user stri
 	_ = t.WaitExecs(context.WithoutCancel(ctx))
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	defer cancel()
-	pidFile := PidDir + "/" + key + ".pid"
-	script := sweep + `read -r p <` + pidFile + ` 2>/dev/null && [ -n "$p" ] && kill -KILL -"$p" "$p" 2>/dev/null; ` +
-		`sandtray_sweep $$ "$p" grep; rm -f "$f" ` + pidFile + `; echo swept`
-	// As the exec's own user: with every capability dropped, even root may
-	// only signal processes of its own uid.
-	opts := runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", script}, Env: []string{"SANDTRAY_EXEC=" + key}, User: user}
 	var err error
 	for try := 0; try < 3; try++ {
-		var out bytes.Buffer
-		opts.Stdout, opts.Stderr = &out, &out
-		if _, err = r.docker.Exec(ctx, t.ID(), opts); err == nil && strings.HasSuffix(out.String(), "swept\n") {
+		if _, err = r.docker.KillGroups(ctx, t.ID(), user, key, nil); err == nil {
 			return false
-		}
-		if err == nil {
-			err = errors.New(strings.TrimSpace(out.String()))
 		}
 		if sleep(ctx, 500*time.Millisecond) != nil {
 			break

@@ -140,7 +140,7 @@ func (w *Watchdog) act(ctx context.Context, iw *IdleWatch, s Watched, v Verdict)
 			"since it was made, and its PID 1 came from its own files), which no process inside can kill, so the sandbox was stopped; "+
 			"it starts again on next use, with its files; delete files to make room", grew)
 	case KillWriters:
-		killed, err := r.KillWriters(ctx, t, pid1.Main)
+		killed, err := r.KillWriters(ctx, t, pid1)
 		if err != nil {
 			r.log.Warn("kill the processes writing outside any call", "sandbox", t.Name(), "err", err)
 		}

@@ -8,26 +8,27 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// oomCounters are where a sandbox sees its own cgroup's count of
-// out-of-memory kills: cgroup v1's memory.oom_control, v2's memory.events.
-const oomCounters = "/sys/fs/cgroup/memory/memory.oom_control /sys/fs/cgroup/memory.events"
-
 // OOMKills reads the count of out-of-memory kills of t's cgroup, as the
-// sandbox sees it. ok is false when the sandbox has no such count; err is
-// set when it refused the exec (it is stopping, or has stopped).
+// sandbox sees it, through its agent (its session, else an exec of the
+// agent's own reader: never a program of the sandbox's). ok is false when
+// the sandbox has no such count; err is set when it refused (it is
+// stopping, or has stopped).
 func (r *Runner) OOMKills(ctx context.Context, t sandbox.Handle) (n int64, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
-	var out bytes.Buffer
-	_, err = r.docker.Exec(ctx, t.ID(), runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", "cat " + oomCounters + " 2>/dev/null"}, Stdout: &out, Stderr: &out})
+	if s, err := r.docker.Session(ctx, t.ID()); err == nil {
+		if n, ok, _, err := s.Probe(ctx); err == nil {
+			return n, ok, nil
+		}
+	}
+	out, err := r.docker.ExecAgent(ctx, t.ID(), "", []string{"oom"}, nil, 256)
 	if err != nil {
 		return 0, false, err
 	}
-	n, ok = oomKills(out.Bytes())
+	n, ok = oomKills(out)
 	return n, ok, nil
 }
 

@@ -12,16 +12,29 @@ package run
 
 import (
 	"context"
+	"io"
+
 	"log/slog"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Docker is what running a process needs from Docker.
+// Docker is what running a process needs from the runtime, through the
+// engine's exec gate (engine/internal/execgate).
 type Docker interface {
 	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
+	// KillGroups kills the process groups given and whatever carries
+	// marker, as user; it returns how many processes it killed.
+	KillGroups(ctx context.Context, id, user, marker string, groups []int) (int, error)
+	// ExecAgent runs the agent's subcommand args with an exec of its own
+	// and returns at most max bytes of its output.
+	ExecAgent(ctx context.Context, id, user string, args []string, stdin io.Reader, max int) ([]byte, error)
+	// Session is the sandbox's session with its agent.
+	Session(ctx context.Context, id string) (*agentclient.Session, error)
 	Inspect(ctx context.Context, id string) (runtime.Container, error)
 	Kill(ctx context.Context, id string) error
 	Disk(ctx context.Context, id string) (runtime.DiskInfo, error)

@@ -25,6 +25,7 @@ type Client struct {
 	endpoint Endpoint
 	users    userCache  // see UserIDs
 	tmpfs    tmpfsCache // see onTmpfs
+	agents   agentVolumes // see ensureAgent
 	// pullLimit bounds the bytes one pull may download (0: no bound);
 	// see SetPullLimit.
 	pullLimit atomic.Int64

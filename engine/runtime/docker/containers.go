@@ -66,6 +66,11 @@ func (c *Client) Create(ctx context.Context, o runtime.CreateOptions) (string, e
 			return "", fmt.Errorf("%s: %w", op, err)
 		}
 	}
+	if o.Agent != nil {
+		if err := c.ensureAgent(ctx, o.Agent, o.Image, o.Labels); err != nil {
+			return "", fmt.Errorf("%s: %w", op, err)
+		}
+	}
 	hc := hostConfig(o)
 	uid, gid, _ := strings.Cut(o.User, ":")
 	hc.Tmpfs = tmpfsMounts(o, volumes, uid, gid)
@@ -102,7 +107,10 @@ func containerConfig(o runtime.CreateOptions) *container.Config {
 		cfg.AttachStdin, cfg.AttachStdout, cfg.AttachStderr = true, true, true
 		cfg.OpenStdin, cfg.StdinOnce = true, true
 	}
-	if len(o.Cmd) > 0 {
+	if o.Agent != nil {
+		cfg.Cmd = []string{runtime.AgentPath, "init"}
+	}
+	if len(cfg.Cmd) > 0 {
 		// A non-nil empty entrypoint overrides the image's (docker run --entrypoint "").
 		cfg.Entrypoint = []string{}
 	}
@@ -114,7 +122,7 @@ func hostConfig(o runtime.CreateOptions) *container.HostConfig {
 	if network == "" {
 		network = "none"
 	}
-	withInit := !o.Attached // see CreateOptions.Attached
+	withInit := !o.Attached && o.Agent == nil // see CreateOptions.Attached and Agent: then PID 1 is Cmd, or the agent
 	hc := &container.HostConfig{
 		NetworkMode:    container.NetworkMode(dockerNetwork(network)),
 		RestartPolicy:  container.RestartPolicy{Name: container.RestartPolicyDisabled},
@@ -126,8 +134,11 @@ func hostConfig(o runtime.CreateOptions) *container.HostConfig {
 		Runtime:        o.Runtime,
 		ReadonlyRootfs: o.ReadOnlyRoot,
 	}
-	if o.Attached {
+	if o.Attached || o.Agent != nil {
 		hc.LogConfig = container.LogConfig{Type: "none"}
+	}
+	if o.Agent != nil {
+		hc.Mounts = append(hc.Mounts, agentMount(o.Agent))
 	}
 	hc.DeviceRequests = deviceRequests(o.GPUs, o.GPUMethod)
 	if o.MemoryMB > 0 {
@@ -217,6 +228,11 @@ func (c *Client) Inspect(ctx context.Context, id string) (runtime.Container, err
 	if r.HostConfig != nil {
 		ctr.ReadOnlyRoot = r.HostConfig.ReadonlyRootfs
 		ctr.Init = r.HostConfig.Init != nil && *r.HostConfig.Init
+	}
+	for _, m := range r.Mounts {
+		if m.Destination == runtime.AgentDir && !m.RW {
+			ctr.Agent = true
+		}
 	}
 	if r.NetworkSettings != nil {
 		for name := range r.NetworkSettings.Networks {

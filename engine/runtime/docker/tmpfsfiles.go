@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +20,10 @@ import (
 // own filesystem from outside: it cannot see what is in a tmpfs mount, and
 // refuses to write to a read-only root. A strict sandbox keeps its workdir
 // and /tmp on tmpfs, so for paths on one of a container's tmpfs mounts the
-// three go through an exec of the image's own stat and tar instead, run as
-// the container's user: they read and write what that user could, no more.
-// The root is read-only there, so those binaries are the image's.
+// three go through an exec of the agent's own stat and tar
+// (runtime.AgentPath, on its read-only volume: never a program of the
+// sandbox's), run as the container's user: they read and write what that
+// user could, no more. Every read of their output is bounded.
 
 // tmpfsCache holds each container's tmpfs mount points, read once.
 type tmpfsCache struct {
@@ -75,71 +73,52 @@ func (c *Client) onTmpfs(ctx context.Context, id, p string) (bool, error) {
 	return false, nil
 }
 
-// statScript prints "<raw st_mode in hex> <size> <mtime> " then, for a
-// symlink, its target resolved inside the container.
-const statScript = `stat -c '%f %s %Y ' -- "$0" || exit 3; if [ -L "$0" ]; then readlink -f -- "$0" || echo; fi`
-
-// execStat is StatPath through an exec.
+// execStat is StatPath through an exec of the agent's stat, which prints
+// the path's stat as JSON (agent/wire.Stat) or exits 3 when it is missing.
 func (c *Client) execStat(ctx context.Context, id, p string) (runtime.PathStat, error) {
 	op := fmt.Sprintf("stat %s in container %s", p, id)
-	var out, errOut bytes.Buffer
-	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", statScript, p}, Stdout: &out, Stderr: &errOut})
+	out, errOut := &capped{max: 64 << 10}, &capped{max: 4 << 10}
+	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{runtime.AgentPath, "stat", p}, Stdout: out, Stderr: errOut})
 	switch {
 	case err != nil:
 		return runtime.PathStat{}, err
-	case code == 3 && strings.Contains(errOut.String(), "No such file"):
+	case code == 3:
 		return runtime.PathStat{}, fmt.Errorf("%s: %w (%s)", op, sandbox.ErrNotFound, strings.TrimSpace(errOut.String()))
 	case code != 0:
 		return runtime.PathStat{}, fmt.Errorf("%s: exit %d (%s)", op, code, strings.TrimSpace(errOut.String()))
 	}
-	fields := strings.SplitN(out.String(), " ", 4)
-	if len(fields) < 4 {
-		return runtime.PathStat{}, fmt.Errorf("%s: unexpected stat output %q", op, out.String())
+	var st struct {
+		Name    string `json:"name"`
+		Size    int64  `json:"size"`
+		Mode    uint32 `json:"mode"`
+		ModTime int64  `json:"mtime"`
+		Link    string `json:"link"`
 	}
-	raw, err1 := strconv.ParseUint(fields[0], 16, 32)
-	size, err2 := strconv.ParseInt(fields[1], 10, 64)
-	mtime, err3 := strconv.ParseInt(fields[2], 10, 64)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return runtime.PathStat{}, fmt.Errorf("%s: unexpected stat output %q: %w", op, out.String(), err)
+	if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+		return runtime.PathStat{}, fmt.Errorf("%s: unexpected stat output: %w", op, err)
 	}
-	return runtime.PathStat{
-		Name: path.Base(p), Size: size, Mode: uint32(goMode(uint32(raw))),
-		ModTime: time.Unix(mtime, 0), LinkTarget: strings.TrimSpace(fields[3]),
-	}, nil
+	return runtime.PathStat{Name: path.Base(p), Size: st.Size, Mode: st.Mode, ModTime: time.Unix(st.ModTime, 0), LinkTarget: st.Link}, nil
 }
 
-// goMode turns a raw st_mode into Go's fs.FileMode, as Docker reports it.
-func goMode(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & 0o170000 {
-	case 0o040000:
-		mode |= fs.ModeDir
-	case 0o120000:
-		mode |= fs.ModeSymlink
-	case 0o010000:
-		mode |= fs.ModeNamedPipe
-	case 0o140000:
-		mode |= fs.ModeSocket
-	case 0o020000:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case 0o060000:
-		mode |= fs.ModeDevice
-	}
-	for bit, flag := range map[uint32]fs.FileMode{0o4000: fs.ModeSetuid, 0o2000: fs.ModeSetgid, 0o1000: fs.ModeSticky} {
-		if m&bit != 0 {
-			mode |= flag
-		}
-	}
-	return mode
+// capped keeps the first max bytes written to it.
+type capped struct {
+	bytes.Buffer
+	max int
 }
 
-// execCopyTo is CopyTo through an exec of tar, extracting as the container's
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - c.Len(); room > 0 {
+		c.Buffer.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+// execCopyTo is CopyTo through an exec of the agent's tar, extracting as the container's
 // user (so what it writes is that user's, whatever the headers say).
 func (c *Client) execCopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
 	op := fmt.Sprintf("copy into %s in container %s", dstDir, id)
-	var errOut bytes.Buffer
-	script := `[ -d "$0" ] || { echo "$0: No such directory" >&2; exit 3; }; exec tar -x -p -f - -C "$0"`
-	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", script, dstDir}, Stdin: tarStream, Stderr: &errOut})
+	errOut := &capped{max: 4 << 10}
+	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{runtime.AgentPath, "tarin", dstDir}, Stdin: tarStream, Stderr: errOut})
 	switch {
 	case err != nil:
 		return err
@@ -151,8 +130,9 @@ func (c *Client) execCopyTo(ctx context.Context, id, dstDir string, tarStream io
 	return nil
 }
 
-// execCopyFrom is CopyFrom through an exec of tar. The archive streams as
-// tar writes it; closing the reader ends the exec and waits for it.
+// execCopyFrom is CopyFrom through an exec of the agent's tar. The archive
+// streams as the agent writes it (the caller bounds what it reads); closing
+// the reader ends the exec and waits for it.
 func (c *Client) execCopyFrom(ctx context.Context, id, p string) (io.ReadCloser, runtime.PathStat, error) {
 	st, err := c.execStat(ctx, id, p)
 	if err != nil {
@@ -163,10 +143,10 @@ func (c *Client) execCopyFrom(ctx context.Context, id, p string) (io.ReadCloser,
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		var errOut bytes.Buffer
+		errOut := &capped{max: 4 << 10}
 		code, err := c.Exec(ctx, id, runtime.ExecOptions{
-			Cmd:    []string{"tar", "-c", "-f", "-", "-C", path.Dir(path.Clean(p)), "--", path.Base(path.Clean(p))},
-			Stdout: pw, Stderr: &errOut,
+			Cmd:    []string{runtime.AgentPath, "tarout", path.Clean(p)},
+			Stdout: pw, Stderr: errOut,
 		})
 		if err == nil && code != 0 {
 			err = fmt.Errorf("copy %s from container %s: tar exit %d (%s)", p, id, code, strings.TrimSpace(errOut.String()))

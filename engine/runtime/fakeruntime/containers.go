@@ -153,7 +153,7 @@ func (r *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, 
 }
 
 // Attach is unsupported: the engine attaches only on Docker's own engine.
-func (r *Runtime) Attach(ctx context.Context, id string) (runtime.Attachment, error) {
+func (r *Runtime) Attach(ctx context.Context, id string) (io.ReadWriteCloser, error) {
 	return nil, unsupported("attach to container " + id)
 }
 
@@ -336,7 +336,8 @@ func (c *container) view(full bool) runtime.Container {
 		out.ExitCode, out.OOMKilled = c.exitCode, c.oomKilled
 		out.Networks = slices.Clone(c.networks)
 		slices.Sort(out.Networks)
-		out.ReadOnlyRoot, out.Init, out.StartedAt = c.opts.ReadOnlyRoot, !c.opts.Attached, c.startedAt
+		out.ReadOnlyRoot, out.Init, out.StartedAt = c.opts.ReadOnlyRoot, !c.opts.Attached && c.opts.Agent == nil, c.startedAt
+		out.Agent = c.opts.Agent != nil
 	}
 	return out
 }

@@ -28,17 +28,14 @@ type Handler func(p *Proc) int
 //
 // The commands the engine runs on its own are handled before any Handler:
 //
-//   - its exec wrapper (engine/internal/run: /bin/sh -c <wrapper> cmd...)
-//     is taken off: the Handler sees cmd in Cmd (Raw has it all), and the
-//     wrapper's marker (the SANDTRAY_EXEC variable) ties the process to
-//     its call;
-//   - its kill of a call's process group (the script that ends in "echo
-//     swept") kills every process with that call's marker and says
-//     "swept";
-//   - its read of the cgroup's OOM-kill count (cat …/memory.events) prints
-//     the container's count (raised by OOMKill and Runtime.Die);
-//   - its listing of a folder (engine/internal/files: GNU find's records)
-//     lists the container's files;
+//   - the agent (runtime.AgentPath, see agent.go): `serve` serves the
+//     engine's session, whose spawns are Procs of their own; `run`'s
+//     wrapper is taken off (the Handler sees the command in Cmd, Raw has it
+//     all, and the marker, the SANDTRAY_EXEC variable, ties the process to
+//     its call); `kill` kills the processes with a call's marker; `oom`
+//     prints the container's OOM-kill count (raised by OOMKill and
+//     Runtime.Die); the others answer as the agent would with nothing to
+//     do;
 //   - its kernel launcher (engine/internal/kernel: /bin/sh -c <launcher>
 //     sandtray-kernel …) exits with status 218, the launcher's "this image
 //     has no python3": the engine then runs code as plain processes.
@@ -57,6 +54,7 @@ type Proc struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	killed atomic.Bool
+	pid    int // a pid, for the processes the fake agent starts
 	r      *Runtime
 	c      *container
 }
@@ -195,27 +193,11 @@ func (r *Runtime) run(p *Proc, h Handler) (code int, gone bool) {
 // dispatch runs the engine's own commands (see Proc), and hands the
 // others to h.
 func (p *Proc) dispatch(h Handler) int {
-	script := ""
-	if len(p.Raw) >= 3 && p.Raw[0] == "/bin/sh" && p.Raw[1] == "-c" {
-		script = p.Raw[2]
+	if code, ok := p.agentCmd(); ok {
+		return code
 	}
-	switch {
-	case strings.Contains(script, "sandtray_sweep") && strings.HasSuffix(strings.TrimSpace(script), "echo swept"):
-		p.killCall(p.Getenv("SANDTRAY_EXEC"))
-		io.WriteString(p.Stdout, "swept\n")
-		return 0
-	case strings.Contains(script, "sandtray_sweep $$ $$") && len(p.Raw) > 3:
-		p.Cmd = slices.Clone(p.Raw[3:])
-	case strings.HasPrefix(script, "cat /sys/fs/cgroup/memory") && strings.Contains(script, "memory.events"):
-		p.r.d.mu.Lock()
-		n := p.c.oomKills
-		p.r.d.mu.Unlock()
-		fmt.Fprintf(p.Stdout, "low 0\nhigh 0\nmax 0\noom %d\noom_kill %d\n", n, n)
-		return 0
-	case len(p.Raw) > 3 && p.Raw[3] == "sandtray-kernel":
+	if len(p.Raw) > 3 && p.Raw[3] == "sandtray-kernel" || len(p.Cmd) > 3 && p.Cmd[3] == "sandtray-kernel" {
 		return 218
-	case strings.HasPrefix(script, `cd -- "$0" || exit 3`) && strings.Contains(script, "find . -mindepth 1") && len(p.Raw) > 4:
-		return p.list(p.Raw[3], p.Raw[4], len(p.Raw) > 5 && p.Raw[5] == "all")
 	}
 	if h == nil {
 		return p.Builtin()

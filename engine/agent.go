@@ -1,0 +1,31 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"time"
+
+	"github.com/sandtray/sandtray/agent/agentbin"
+	"github.com/sandtray/sandtray/engine/runtime"
+)
+
+// agentFor is the agent every sandbox gets (see engine/internal/execgate):
+// given's, or the one built into Sandtray for the runtime's architecture
+// (this host's when the runtime does not answer now).
+func agentFor(ctx context.Context, d runtime.Runtime, given *runtime.Agent) (*runtime.Agent, error) {
+	if given != nil {
+		return given, nil
+	}
+	arch := goruntime.GOARCH
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, a, err := d.Platform(pctx); err == nil && a != "" {
+		arch = a
+	}
+	bin, digest, err := agentbin.Binary(arch)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return &runtime.Agent{Binary: bin, Digest: digest}, nil
+}
