@@ -78,6 +78,7 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 		e.stats.Forget(b.id) // a sandbox that stopped, or started again, has no figures yet
 	}
 	if s == sandbox.StatusStopped {
+		e.execs.Forget(b.id) // its agent is gone with it; the next start has a new one
 		if e.ports.End(b.id) {
 			e.publish()
 		}

@@ -158,3 +158,10 @@ func Client(conn io.ReadWriteCloser) (*Session, error) { return yamux.Client(con
 
 // Server runs the agent's end of a session over conn.
 func Server(conn io.ReadWriteCloser) (*Session, error) { return yamux.Server(conn, config()) }
+
+// Dropped reports whether err is a stream that ended before its operation
+// did: the peer closed or reset it, or the session went.
+func Dropped(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, yamux.ErrStreamClosed) ||
+		errors.Is(err, yamux.ErrConnectionReset) || errors.Is(err, yamux.ErrSessionShutdown)
+}

@@ -148,6 +148,10 @@ func (s *Session) failed(ctx context.Context, err error) error {
 		s.sess.Close()
 		return fmt.Errorf("the sandbox's agent sent something it should not (%v): %w", err, ErrClosed)
 	}
+	if wire.Dropped(err) {
+		// The agent dropped the operation: it is dying, or its session is.
+		return fmt.Errorf("the sandbox's agent ended the operation (%v): %w", err, ErrClosed)
+	}
 	return fmt.Errorf("the sandbox's agent: %w", err)
 }
 

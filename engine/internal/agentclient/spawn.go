@@ -50,7 +50,13 @@ func (s *Session) Run(ctx context.Context, p Process) (Exit, error) {
 	if p.Stdin != nil {
 		go feedStdin(st, p.Stdin) // ends with the stream at the latest
 	}
-	return s.readOutput(ctx, st, p.Stdout, p.Stderr)
+	exit, err := s.readOutput(ctx, st, p.Stdout, p.Stderr)
+	if ctx.Err() != nil {
+		// Cancelled, or past its deadline: whatever the agent said last
+		// (the exit of the process it killed for it), the call was stopped.
+		return Exit{}, ctx.Err()
+	}
+	return exit, err
 }
 
 // feedStdin sends r to the process in frames, then its end.

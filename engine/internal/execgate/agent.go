@@ -210,29 +210,48 @@ func ownUser(user string, uid int) bool {
 
 // spawn runs o through container id's session when o is the session's
 // user's and not an install's; ok is false when it must take the exec
-// path instead.
+// path instead. A session that turns out to have ended before the process
+// started (the agent died, the container stopped or went) is started
+// again once, which tells why when it cannot be.
 func (x *Runtime) spawn(ctx context.Context, id string, o runtime.ExecOptions) (code int, ok bool, err error) {
 	if installOf(ctx, id) {
 		return 0, false, nil
 	}
-	s, err := x.Session(ctx, id)
-	if err != nil {
-		return -1, true, err
+	for try := 0; ; try++ {
+		s, err := x.Session(ctx, id)
+		if err != nil {
+			return -1, true, err
+		}
+		if !ownUser(o.User, s.UID) {
+			return 0, false, nil
+		}
+		started, err := x.enterSpawn(ctx, id)
+		if err != nil {
+			return -1, true, err
+		}
+		ran := false
+		exit, err := s.Run(ctx, agentclient.Process{Argv: o.Cmd, Env: o.Env, Dir: o.Workdir, Marker: o.Marker,
+			Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Started: func(int) { ran = true; started() }})
+		started()
+		switch {
+		case errors.Is(err, agentclient.ErrClosed) && !ran && try == 0 && ctx.Err() == nil:
+			x.drop(id, s)
+			continue
+		case errors.Is(err, agentclient.ErrNoProgram):
+			return -1, true, fmt.Errorf("%w: %w", err, sandbox.ErrNotFound)
+		}
+		return exit.Code, true, err
 	}
-	if !ownUser(o.User, s.UID) {
-		return 0, false, nil
+}
+
+// drop forgets container id's session s, which has ended.
+func (x *Runtime) drop(id string, s *agentclient.Session) {
+	x.sess.mu.Lock()
+	if x.sess.m[id] == s {
+		delete(x.sess.m, id)
 	}
-	started, err := x.enterSpawn(ctx, id)
-	if err != nil {
-		return -1, true, err
-	}
-	defer started()
-	exit, err := s.Run(ctx, agentclient.Process{Argv: o.Cmd, Env: o.Env, Dir: o.Workdir, Marker: o.Marker,
-		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr, Started: func(int) { started() }})
-	if errors.Is(err, agentclient.ErrNoProgram) {
-		return -1, true, fmt.Errorf("%w: %w", err, sandbox.ErrNotFound)
-	}
-	return exit.Code, true, err
+	x.sess.mu.Unlock()
+	s.Close()
 }
 
 // wrapped is o's command under the agent's process wrapper, for the exec

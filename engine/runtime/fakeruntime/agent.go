@@ -108,13 +108,19 @@ func (p *Proc) killMarked(marker string, groups []int) int {
 	return n
 }
 
-// rwc is an exec's stdin and stdout as one connection.
+// rwc is an exec's stdin and stdout as one connection; Close ends its
+// reads (the session's end waits for its reader).
 type rwc struct {
 	io.Reader
 	io.Writer
 }
 
-func (rwc) Close() error { return nil }
+func (c rwc) Close() error {
+	if r, ok := c.Reader.(*io.PipeReader); ok {
+		r.CloseWithError(io.EOF)
+	}
+	return nil
+}
 
 // serveAgent serves a session until the engine ends it or the process is
 // killed (its container stopped).
@@ -313,8 +319,12 @@ func (p *Proc) agentSpawn(st *wire.Stream, req wire.Request) {
 		env = append(env, "SANDTRAY_EXEC="+req.Marker)
 	}
 	q, h, err := p.r.start(context.Background(), "Exec", "spawn in container "+p.c.id, p.c.id, req.Argv, env, p.User, req.Dir)
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		p.kill() // the daemon went away: so does the session, as a real exec's stream
+		return
+	}
 	if err != nil {
-		_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Err: err.Error(), Kind: wire.KindInvalid})
+		agentDone(st, err)
 		return
 	}
 	q.pid = int(fakePids.Add(1))
