@@ -119,19 +119,10 @@ func TestPackageNamesAndVersions(t *testing.T) {
 }
 
 func TestParseVersions(t *testing.T) {
-	if got := parseDpkg("jq\t1.6-2\tii \nfoo\t1\tun \n", nil); !cmp.Equal(got, map[string]string{"jq": "1.6-2"}) {
-		t.Errorf("dpkg: %v", got)
-	}
-	if got := parseApk("jq-1.7.1-r0\njq-dev-1.7.1-r0\nbusybox-1.36.1-r15\n", []string{"jq"}); !cmp.Equal(got, map[string]string{"jq": "1.7.1-r0"}) {
-		t.Errorf("apk: %v", got)
-	}
-	pip := "Name: ruamel.yaml\nVersion: 0.18.6\nSummary: x\n---\nName: NumPy\nVersion: 2.1.0\n"
-	if got := parsePipShow(pip, []string{"ruamel-yaml", "numpy"}); !cmp.Equal(got, map[string]string{"ruamel-yaml": "0.18.6", "numpy": "2.1.0"}) {
-		t.Errorf("pip: %v", got)
-	}
-	npm := `{"dependencies":{"left-pad":{"version":"1.3.0"},"@types/node":{"version":"20.1.0"}}}`
-	if got := parseNpmLs(npm, nil); !cmp.Equal(got, map[string]string{"left-pad": "1.3.0", "@types/node": "20.1.0"}) {
-		t.Errorf("npm: %v", got)
+	got := parseVersions("jq\t1.6-2\nruamel-yaml\t0.18.6\n@types/node\t20.1.0\nno-tab\n\tnameless\n")
+	want := map[string]string{"jq": "1.6-2", "ruamel-yaml": "0.18.6", "@types/node": "20.1.0"}
+	if !cmp.Equal(got, want) {
+		t.Errorf("parseVersions = %v, want %v", got, want)
 	}
 }
 

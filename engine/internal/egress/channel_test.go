@@ -3,65 +3,65 @@ package egress
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// localOpener runs the channel's programs on this machine, as the engine
-// runs them in a sandbox with Docker execs.
-type localOpener struct {
-	mu    sync.Mutex
-	procs []*exec.Cmd
+// localAgent listens on this machine, as a sandbox's agent listens on
+// the sandbox's loopback, and hands each connection on. Each session it
+// gives can be ended (a dead agent) with end.
+type localAgent struct {
+	mu       sync.Mutex
+	started  int // sessions given
+	current  *localSession
 }
 
-type procStream struct {
-	cmd *exec.Cmd
-	io.Reader
-	stdin io.WriteCloser
-	once  sync.Once
+type localSession struct {
+	done chan struct{}
+	once sync.Once
 }
 
-func (p *procStream) Write(b []byte) (int, error) { return p.stdin.Write(b) }
-func (p *procStream) CloseWrite() error           { return p.stdin.Close() }
-func (p *procStream) Close() error {
-	p.once.Do(func() {
-		p.stdin.Close()
-		p.cmd.Process.Kill()
-		p.cmd.Wait()
-	})
-	return nil
-}
+func (s *localSession) Done() <-chan struct{} { return s.done }
 
-func (o *localOpener) Open(_ context.Context, cmd []string) (Stream, error) {
-	name := cmd[0]
-	if _, err := os.Stat("/usr/bin/" + name); err == nil {
-		name = "/usr/bin/" + name // not a slow shim (pyenv's) earlier on PATH
-	}
-	c := exec.Command(name, cmd[1:]...)
-	stdin, err := c.StdinPipe()
+func (s *localSession) end() { s.once.Do(func() { close(s.done) }) }
+
+func (s *localSession) Listen(_ context.Context, port int, _ string, h func(net.Conn)) (func(), error) {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := c.StdoutPipe()
-	if err != nil {
-		return nil, err
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go h(c)
+		}
+	}()
+	return func() { l.Close() }, nil
+}
+
+// sessions is the Sessions of the local agent: a live session, or a new one.
+func (a *localAgent) sessions(context.Context) (Agent, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.current != nil {
+		select {
+		case <-a.current.done:
+		default:
+			return a.current, nil
+		}
 	}
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	o.mu.Lock()
-	o.procs = append(o.procs, c)
-	o.mu.Unlock()
-	return &procStream{cmd: c, Reader: stdout, stdin: stdin}, nil
+	a.started++
+	a.current = &localSession{done: make(chan struct{})}
+	return a.current, nil
 }
 
 func freePort(t *testing.T) int {
@@ -74,20 +74,17 @@ func freePort(t *testing.T) int {
 }
 
 func TestChannelCarriesConnectionsToTheGate(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3 on this machine")
-	}
 	_, port := upstream(t)
 	tg := newTestGate(t, Options{Allow: []string{fmt.Sprintf("mirror.test:%d", port)}, Deny: []string{"example.com"}}, map[string][]string{"mirror.test": {"127.0.0.1"}})
 	proxyPort := freePort(t)
-	ch, err := tg.StartChannel(t.Context(), "box1", &localOpener{}, proxyPort)
+	a := &localAgent{}
+	ch, err := tg.StartChannel(t.Context(), "box1", a.sessions, proxyPort)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ch.Close()
 	proxy := mustURL(fmt.Sprintf("http://127.0.0.1:%d", proxyPort))
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy), DisableKeepAlives: true}, Timeout: 20 * time.Second}
-	// More connections at once than spare relays: the burst starts more.
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for i := range 8 {
@@ -120,39 +117,21 @@ func TestChannelCarriesConnectionsToTheGate(t *testing.T) {
 	}
 }
 
-func TestChannelNeedsPython(t *testing.T) {
-	tg := newTestGate(t, Options{}, nil)
-	_, err := tg.StartChannel(t.Context(), "box1", noPython{}, freePort(t))
-	if !errors.Is(err, ErrNoPython) {
-		t.Fatalf("got %v", err)
-	}
-}
-
-// noPython is an image without python3: the exec starts and ends at once.
-type noPython struct{}
-
-func (noPython) Open(context.Context, []string) (Stream, error) {
-	a, b := net.Pipe()
-	b.Close()
-	return pipeStream{a}, nil
-}
-
+// TestChannelListenerStartsAgain: when the session the channel listens on
+// ends (the agent died), it listens again on the next one.
 func TestChannelListenerStartsAgain(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("no python3 on this machine")
-	}
 	_, port := upstream(t)
 	tg := newTestGate(t, Options{Allow: []string{fmt.Sprintf("mirror.test:%d", port)}}, map[string][]string{"mirror.test": {"127.0.0.1"}})
-	o := &localOpener{}
+	a := &localAgent{}
 	proxyPort := freePort(t)
-	ch, err := tg.StartChannel(t.Context(), "box1", o, proxyPort)
+	ch, err := tg.StartChannel(t.Context(), "box1", a.sessions, proxyPort)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ch.Close()
-	o.mu.Lock()
-	o.procs[0].Process.Kill() // the listener
-	o.mu.Unlock()
+	a.mu.Lock()
+	a.current.end() // the agent died
+	a.mu.Unlock()
 	get := func() error {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", proxyPort), time.Second)
 		if err != nil {
@@ -177,5 +156,10 @@ func TestChannelListenerStartsAgain(t *testing.T) {
 			t.Fatalf("no connection through the channel after its listener died: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.started != 2 {
+		t.Errorf("the channel listened on %d sessions, want 2: it did not listen again on a new one", a.started)
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/runtime"
-	"github.com/sandtray/sandtray/engine/runtime/docker"
 )
 
 // sizeServer answers each connection's first line, a byte count, with that
@@ -31,35 +31,27 @@ while True:
     c,_=s.accept();threading.Thread(target=serve,args=(c,),daemon=True).start()
 `
 
-// dockerOpener opens relays with real execs, as the engine does.
-type dockerOpener struct {
-	c  *docker.Client
-	id string
-}
-
-func (o dockerOpener) Open(ctx context.Context, cmd []string) (portfwd.Stream, error) {
-	return o.c.ExecStream(ctx, o.id, "", cmd)
-}
-
-// benchForward starts an offline sandbox running sizeServer and a forward to it.
-func benchForward(b *testing.B, helper portfwd.Helper) *portfwd.Forward {
+// benchForward starts an offline sandbox running sizeServer and a forward
+// to it through its agent, as the engine has it.
+func benchForward(b *testing.B) *portfwd.Forward {
 	b.Helper()
-	c := dockertest.Client(b)
+	c := execgate.New(dockertest.Client(b))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	id, err := c.Create(ctx, runtime.CreateOptions{Image: dockertest.Image(b), Labels: dockertest.Labels(b),
-		Cmd: []string{"sleep", "infinity"}, Network: "none", MemoryMB: 512, NanoCPUs: 2e9, PidsLimit: 256})
+	id, err := c.Create(ctx, runtime.CreateOptions{Image: dockertest.Image(b), Labels: dockertest.Labels(b), Agent: dockertest.Agent(b),
+		Network: "none", MemoryMB: 512, NanoCPUs: 2e9, PidsLimit: 256})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := c.Start(ctx, id); err != nil {
 		b.Fatal(err)
 	}
+	b.Cleanup(func() { c.Forget(id) })
 	if _, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"sh", "-c",
 		"nohup python3 -c '" + sizeServer + "' >/dev/null 2>&1 &"}}); err != nil {
 		b.Fatal(err)
 	}
-	f, err := portfwd.Start(ctx, portfwd.Options{Opener: dockerOpener{c, id}, Helper: helper, Port: 9000})
+	f, err := portfwd.Start(ctx, portfwd.Options{Opener: portfwd.AgentOpener{Docker: c, ID: id}, Port: 9000})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,18 +88,14 @@ func get(f *portfwd.Forward, n int) (int64, error) {
 // BenchmarkForwardThroughput: one 64 MB download per op through a forward
 // into an offline sandbox; MB/s is the forward's throughput.
 func BenchmarkForwardThroughput(b *testing.B) {
-	for _, h := range []portfwd.Helper{portfwd.HelperPython3, portfwd.HelperBash} {
-		b.Run(string(h), func(b *testing.B) {
-			f := benchForward(b, h)
-			const size = 64 << 20
-			b.SetBytes(size)
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := get(f, size); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	f := benchForward(b)
+	const size = 64 << 20
+	b.SetBytes(size)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := get(f, size); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -115,15 +103,11 @@ func BenchmarkForwardThroughput(b *testing.B) {
 // byte: the time per op is what a forward adds to a connection (a local
 // connection to a local server costs well under a millisecond).
 func BenchmarkForwardConnection(b *testing.B) {
-	for _, h := range []portfwd.Helper{portfwd.HelperPython3, portfwd.HelperBash} {
-		b.Run(string(h), func(b *testing.B) {
-			f := benchForward(b, h)
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := get(f, 1); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+	f := benchForward(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := get(f, 1); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

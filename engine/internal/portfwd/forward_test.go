@@ -11,7 +11,6 @@ import (
 	"io"
 	mathrand "math/rand/v2"
 	"net"
-	"os/exec"
 	"strconv"
 	"sync"
 	"syscall"
@@ -19,44 +18,19 @@ import (
 	"time"
 )
 
-// localOpener runs the relay helpers as processes on this host, standing in
-// for a sandbox: the relay, the helpers and half-closes are the real ones,
-// only Docker is left out (the engine's tests cover it).
+// localOpener dials the port on this host's loopback, standing in for a
+// sandbox's agent dialing the sandbox's: the forward, its relay and the
+// half-closes are the real ones, only the agent is left out (its own tests,
+// and the engine's, cover it).
 type localOpener struct{}
 
-func (localOpener) Open(ctx context.Context, cmd []string) (Stream, error) {
-	c := exec.Command(cmd[0], cmd[1:]...)
-	stdin, err := c.StdinPipe()
+func (localOpener) Open(ctx context.Context, port int) (Stream, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp4", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := c.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Start(); err != nil {
-		return nil, err
-	}
-	return &procStream{cmd: c, stdin: stdin, stdout: stdout}, nil
-}
-
-type procStream struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	once   sync.Once
-}
-
-func (p *procStream) Read(b []byte) (int, error)  { return p.stdout.Read(b) }
-func (p *procStream) Write(b []byte) (int, error) { return p.stdin.Write(b) }
-func (p *procStream) CloseWrite() error           { return p.stdin.Close() }
-func (p *procStream) Close() error {
-	p.once.Do(func() {
-		p.stdin.Close()
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-	})
-	return nil
+	return c.(*net.TCPConn), nil
 }
 
 // server is a TCP server on the host's loopback standing for the sandbox's.
@@ -128,9 +102,9 @@ func blob(n int) []byte {
 	return b
 }
 
-func startForward(t testing.TB, h Helper, port, maxConns int) *Forward {
+func startForward(t testing.TB, port, maxConns int) *Forward {
 	t.Helper()
-	f, err := Start(context.Background(), Options{Opener: localOpener{}, Helper: h, Port: port, MaxConns: maxConns})
+	f, err := Start(context.Background(), Options{Opener: localOpener{}, Port: port, MaxConns: maxConns})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,73 +123,61 @@ func dial(t testing.TB, f *Forward) *net.TCPConn {
 }
 
 func TestRelayHalfCloseUpstream(t *testing.T) {
-	for _, h := range []Helper{HelperPython3} {
-		t.Run(string(h), func(t *testing.T) {
-			srv := serve(t, 0, hashAfterEOF)
-			f := startForward(t, h, srv.port, 0)
-			c := dial(t, f)
-			defer c.Close()
-			payload := blob(8 << 20)
-			go func() {
-				_, _ = c.Write(payload)
-				_ = c.CloseWrite()
-			}()
-			got, err := io.ReadAll(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := fmt.Sprintf("%x", sha256.Sum256(payload)); string(got) != want {
-				t.Errorf("server answered %q, want the hash of the 8 MB sent (%s)", got, want)
-			}
-		})
+	srv := serve(t, 0, hashAfterEOF)
+	f := startForward(t, srv.port, 0)
+	c := dial(t, f)
+	defer c.Close()
+	payload := blob(8 << 20)
+	go func() {
+		_, _ = c.Write(payload)
+		_ = c.CloseWrite()
+	}()
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%x", sha256.Sum256(payload)); string(got) != want {
+		t.Errorf("server answered %q, want the hash of the 8 MB sent (%s)", got, want)
 	}
 }
 
 // TestRelayRequestThenResponse: the server answers only after reading the
 // client's request, as HTTP servers do, with the client's side left open.
 func TestRelayRequestThenResponse(t *testing.T) {
-	for _, h := range []Helper{HelperPython3, HelperBash} {
-		t.Run(string(h), func(t *testing.T) {
-			srv := serve(t, 0, func(c net.Conn) {
-				line, err := bufio.NewReader(c).ReadString('\n')
-				if err == nil {
-					io.WriteString(c, "you said "+line)
-				}
-			})
-			f := startForward(t, h, srv.port, 0)
-			c := dial(t, f)
-			defer c.Close()
-			io.WriteString(c, "hello\n")
-			got, err := io.ReadAll(c)
-			if string(got) != "you said hello\n" || err != nil {
-				t.Errorf("read %q, %v; want the server's answer to the request", got, err)
-			}
-		})
+	srv := serve(t, 0, func(c net.Conn) {
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err == nil {
+			io.WriteString(c, "you said "+line)
+		}
+	})
+	f := startForward(t, srv.port, 0)
+	c := dial(t, f)
+	defer c.Close()
+	io.WriteString(c, "hello\n")
+	got, err := io.ReadAll(c)
+	if string(got) != "you said hello\n" || err != nil {
+		t.Errorf("read %q, %v; want the server's answer to the request", got, err)
 	}
 }
 
 func TestRelayDownloadsConcurrently(t *testing.T) {
 	const size = 4 << 20
-	for _, h := range []Helper{HelperPython3, HelperBash} {
-		t.Run(string(h), func(t *testing.T) {
-			srv := serve(t, 0, sendBlob(size))
-			f := startForward(t, h, srv.port, 0)
-			want := sha256.Sum256(blob(size))
-			var wg sync.WaitGroup
-			for i := range 8 {
-				wg.Go(func() {
-					c := dial(t, f)
-					defer c.Close()
-					hs := sha256.New()
-					n, err := io.Copy(hs, c)
-					if err != nil || n != size || !bytes.Equal(hs.Sum(nil), want[:]) {
-						t.Errorf("download %d: %d bytes, err %v, hash match %v; want %d bytes", i, n, err, bytes.Equal(hs.Sum(nil), want[:]), size)
-					}
-				})
+	srv := serve(t, 0, sendBlob(size))
+	f := startForward(t, srv.port, 0)
+	want := sha256.Sum256(blob(size))
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			c := dial(t, f)
+			defer c.Close()
+			hs := sha256.New()
+			n, err := io.Copy(hs, c)
+			if err != nil || n != size || !bytes.Equal(hs.Sum(nil), want[:]) {
+				t.Errorf("download %d: %d bytes, err %v, hash match %v; want %d bytes", i, n, err, bytes.Equal(hs.Sum(nil), want[:]), size)
 			}
-			wg.Wait()
 		})
 	}
+	wg.Wait()
 }
 
 // unusedPort returns a loopback port nothing listens on, below Linux's
@@ -241,46 +203,42 @@ func unusedPort(t *testing.T) int {
 // listens on is closed with no data, the forward stays, and once a server
 // (re)starts there the next connection reaches it.
 func TestRelayServerNotListeningThenRestarting(t *testing.T) {
-	for _, h := range []Helper{HelperPython3, HelperBash} {
-		t.Run(string(h), func(t *testing.T) {
-			port := unusedPort(t)
-			f := startForward(t, h, port, 0)
+	port := unusedPort(t)
+	f := startForward(t, port, 0)
 
-			// The forward accepts, finds nothing to relay to and resets the
-			// connection; the reset may arrive before the dial returns
-			// (Go reads the socket's error once it is writable).
-			c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(f.HostPort()))
-			if err == nil {
-				_ = c.SetDeadline(time.Now().Add(60 * time.Second))
-				var got []byte
-				got, err = io.ReadAll(c)
-				c.Close()
-				if len(got) != 0 {
-					t.Fatalf("read %q from a port nothing listens on", got)
-				}
-			}
-			if err != nil && !errors.Is(err, syscall.ECONNRESET) {
-				t.Errorf("connection to a port nothing listens on: %v, want EOF or a reset", err)
-			}
+	// The forward accepts, finds nothing to relay to and resets the
+	// connection; the reset may arrive before the dial returns
+	// (Go reads the socket's error once it is writable).
+	c, err := net.Dial("tcp4", "127.0.0.1:"+strconv.Itoa(f.HostPort()))
+	if err == nil {
+		_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+		var got []byte
+		got, err = io.ReadAll(c)
+		c.Close()
+		if len(got) != 0 {
+			t.Fatalf("read %q from a port nothing listens on", got)
+		}
+	}
+	if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("connection to a port nothing listens on: %v, want EOF or a reset", err)
+	}
 
-			for i, greeting := range []string{"first", "second"} {
-				srv := serve(t, port, func(c net.Conn) { io.WriteString(c, greeting) })
-				c := dial(t, f)
-				got, err := io.ReadAll(c)
-				c.Close()
-				if string(got) != greeting || err != nil {
-					t.Errorf("server start %d: read %q, %v; want %q", i+1, got, err, greeting)
-				}
-				srv.stop()
-			}
-		})
+	for i, greeting := range []string{"first", "second"} {
+		srv := serve(t, port, func(c net.Conn) { io.WriteString(c, greeting) })
+		c := dial(t, f)
+		got, err := io.ReadAll(c)
+		c.Close()
+		if string(got) != greeting || err != nil {
+			t.Errorf("server start %d: read %q, %v; want %q", i+1, got, err, greeting)
+		}
+		srv.stop()
 	}
 }
 
 func TestForwardLimitAndClose(t *testing.T) {
 	release := make(chan struct{})
 	srv := serve(t, 0, func(c net.Conn) { io.WriteString(c, "hi"); <-release })
-	f := startForward(t, HelperPython3, srv.port, 1)
+	f := startForward(t, srv.port, 1)
 
 	held := dial(t, f)
 	defer held.Close()
@@ -308,11 +266,11 @@ func TestForwardLimitAndClose(t *testing.T) {
 }
 
 func TestStartListensOnLoopbackOnly(t *testing.T) {
-	f := startForward(t, HelperPython3, 1, 0)
+	f := startForward(t, 1, 0)
 	if got := f.ln.Addr().String(); got != "127.0.0.1:"+strconv.Itoa(f.HostPort()) {
 		t.Errorf("listening on %s, want 127.0.0.1 only", got)
 	}
-	if _, err := Start(context.Background(), Options{Opener: localOpener{}, Helper: HelperPython3, Port: 1, HostPort: f.HostPort()}); err == nil {
+	if _, err := Start(context.Background(), Options{Opener: localOpener{}, Port: 1, HostPort: f.HostPort()}); err == nil {
 		t.Error("a second forward on a host port in use started")
 	}
 }

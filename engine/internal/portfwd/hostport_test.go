@@ -79,7 +79,7 @@ func TestStartPicksAFreeHostPortInTheRange(t *testing.T) {
 	first, free := freeRun(t, 3)
 	defer free()
 	r := HostRange{first, first + 2}
-	f, err := Start(context.Background(), Options{Opener: localOpener{}, Helper: HelperPython3, Port: 1, HostRange: r})
+	f, err := Start(context.Background(), Options{Opener: localOpener{}, Port: 1, HostRange: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestStartPicksAFreeHostPortInTheRange(t *testing.T) {
 	if f.HostPort() != first+2 {
 		t.Errorf("listening on %d, want %d, the only free port of %s", f.HostPort(), first+2, r)
 	}
-	_, err = Start(context.Background(), Options{Opener: localOpener{}, Helper: HelperPython3, Port: 1, HostRange: r})
+	_, err = Start(context.Background(), Options{Opener: localOpener{}, Port: 1, HostRange: r})
 	if err == nil || !strings.Contains(err.Error(), "ports.host_range") {
 		t.Errorf("with the range full: %v, want an error naming ports.host_range", err)
 	}
@@ -102,7 +102,7 @@ func TestForwardRefusesAnotherUser(t *testing.T) {
 		t.Skip(loopbacktest.ErrCannot)
 	}
 	srv := serve(t, 0, func(c net.Conn) { io.WriteString(c, "hi") })
-	f := startForward(t, HelperPython3, srv.port, 4)
+	f := startForward(t, srv.port, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	foreign, err := loopbacktest.DialAs(ctx, loopbacktest.Nobody, "tcp4", "127.0.0.1:"+strconv.Itoa(f.HostPort()))

@@ -53,7 +53,7 @@ func TestSaveEndRestore(t *testing.T) {
 	defer p.Close()
 	ctx := context.Background()
 	for _, id := range []string{"a", "b"} {
-		if _, err := p.Start(ctx, p.Sandbox(id, "box "+id), HelperPython3, srv.port, 0); err != nil {
+		if _, err := p.Start(ctx, p.Sandbox(id, "box "+id), srv.port, 0); err != nil {
 			t.Fatal(err)
 		}
 		p.Save(id)

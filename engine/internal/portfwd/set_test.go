@@ -8,8 +8,8 @@ import (
 
 func TestSetLimitsAndCloses(t *testing.T) {
 	s := NewSet()
-	a, b, again, c := startForward(t, HelperPython3, 8000, 0), startForward(t, HelperPython3, 8001, 0),
-		startForward(t, HelperPython3, 8000, 0), startForward(t, HelperPython3, 8002, 0)
+	a, b, again, c := startForward(t, 8000, 0), startForward(t, 8001, 0),
+		startForward(t, 8000, 0), startForward(t, 8002, 0)
 	for _, step := range []struct {
 		f           *Forward
 		added, full bool

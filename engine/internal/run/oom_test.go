@@ -3,11 +3,13 @@ package run
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/runtime"
 )
 
@@ -26,6 +28,15 @@ func (running) Disk(context.Context, string) (runtime.DiskInfo, error) {
 	return runtime.DiskInfo{}, nil
 }
 func (running) SizeRw(context.Context, string) (int64, error) { return 0, nil }
+func (running) KillGroups(context.Context, string, string, string, []int) (int, error) {
+	return 0, errors.New("refused")
+}
+func (running) ExecAgent(context.Context, string, string, []string, io.Reader, int) ([]byte, error) {
+	return nil, errors.New("refused")
+}
+func (running) Session(context.Context, string) (*agentclient.Session, error) {
+	return nil, errors.New("refused")
+}
 
 type fakeTarget struct{}
 
