@@ -53,11 +53,17 @@ func versionsCmd(args []string, stdout, stderr io.Writer) int {
 // maxDB bounds a package database file the agent reads.
 const maxDB = 64 << 20
 
+// root is where the sandbox's files are: "/" but in tests.
+var root = "/"
+
+// at is p (absolute) under root.
+func at(p string) string { return filepath.Join(root, p) }
+
 // dpkgVersions reads /var/lib/dpkg/status: the installed ("install ok
 // installed") versions of the names wanted (a name may carry :ARCH).
 func dpkgVersions(want map[string]bool) map[string]string {
 	out := map[string]string{}
-	b, ok := readBounded("/var/lib/dpkg/status", maxDB)
+	b, ok := readBounded(at("/var/lib/dpkg/status"), maxDB)
 	if !ok {
 		return out
 	}
@@ -91,7 +97,7 @@ func dpkgVersions(want map[string]bool) map[string]string {
 // apkVersions reads /lib/apk/db/installed (P: name, V: version lines).
 func apkVersions(want map[string]bool) map[string]string {
 	out := map[string]string{}
-	b, ok := readBounded("/lib/apk/db/installed", maxDB)
+	b, ok := readBounded(at("/lib/apk/db/installed"), maxDB)
 	if !ok {
 		return out
 	}
@@ -128,7 +134,7 @@ func pipVersions(want map[string]bool) map[string]string {
 	}
 	out := map[string]string{}
 	for _, g := range pipDirs {
-		infos, _ := filepath.Glob(g + "/*.dist-info/METADATA")
+		infos, _ := filepath.Glob(at(g) + "/*.dist-info/METADATA")
 		for _, f := range infos {
 			b, ok := readBounded(f, 64<<10)
 			if !ok {
@@ -167,7 +173,7 @@ func npmVersions(want map[string]bool) map[string]string {
 			continue
 		}
 		for _, d := range npmDirs {
-			b, ok := readBounded(filepath.Join(d, n, "package.json"), 1<<20)
+			b, ok := readBounded(filepath.Join(at(d), n, "package.json"), 1<<20)
 			if !ok {
 				continue
 			}
@@ -197,15 +203,15 @@ func dpkgReportCmd(args []string, stdout io.Writer) int {
 			continue
 		}
 		want[p] = true
-		if b, ok := readBounded("/var/lib/dpkg/info/"+p+".list", maxDB); ok {
+		if b, ok := readBounded(at("/var/lib/dpkg/info/"+p+".list"), maxDB); ok {
 			for line := range strings.Lines(string(b)) {
 				fmt.Fprintf(w, "O %s\n", strings.TrimRight(line, "\n"))
 			}
 		}
-		if b, ok := readBounded("/var/lib/dpkg/info/"+p+".md5sums", maxDB); ok {
+		if b, ok := readBounded(at("/var/lib/dpkg/info/"+p+".md5sums"), maxDB); ok {
 			for line := range strings.Lines(string(b)) {
 				sum, file, ok := strings.Cut(strings.TrimRight(line, "\n"), "  ")
-				if ok && !sameMD5("/"+file, sum) {
+				if ok && !sameMD5(at("/"+file), sum) {
 					fmt.Fprintf(w, "M /%s\n", file)
 				}
 			}
@@ -239,7 +245,7 @@ func sameMD5(file, sum string) bool {
 // does not mark as installed automatically (apt-mark showmanual).
 func manualPackages() []string {
 	auto := map[string]bool{}
-	if b, ok := readBounded("/var/lib/apt/extended_states", maxDB); ok {
+	if b, ok := readBounded(at("/var/lib/apt/extended_states"), maxDB); ok {
 		for para := range bytes.SplitSeq(b, []byte("\n\n")) {
 			name, isAuto := "", false
 			for line := range strings.Lines(string(para)) {
@@ -256,7 +262,7 @@ func manualPackages() []string {
 		}
 	}
 	var out []string
-	b, ok := readBounded("/var/lib/dpkg/status", maxDB)
+	b, ok := readBounded(at("/var/lib/dpkg/status"), maxDB)
 	if !ok {
 		return nil
 	}

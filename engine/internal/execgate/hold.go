@@ -106,18 +106,28 @@ func (x *Runtime) Hold(id string) (release func()) {
 	})
 }
 
-// Wait waits until nothing holds container id's processes (but for
-// the install whose ctx it is: it holds them itself), or for ctx.
+// Wait waits until nothing holds container id's processes (but for the
+// install whose ctx it is: it holds them itself), or for ctx; it counts as
+// waiting at the gate meanwhile (WaitingIn).
 func (x *Runtime) Wait(ctx context.Context, id string) error {
 	if installOf(ctx, id) {
 		return nil
 	}
 	x.mu.Lock()
 	w := x.held[id]
-	x.mu.Unlock()
 	if w == nil {
+		x.mu.Unlock()
 		return nil
 	}
+	x.waiting[id]++
+	x.mu.Unlock()
+	defer func() {
+		x.mu.Lock()
+		if x.waiting[id]--; x.waiting[id] <= 0 {
+			delete(x.waiting, id)
+		}
+		x.mu.Unlock()
+	}()
 	select {
 	case <-w:
 		return nil
