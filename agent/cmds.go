@@ -160,9 +160,11 @@ func thawCmd(args []string, stdout io.Writer) int {
 	return 0
 }
 
-// killWritersCmd ("killwriters [--oldest-child] [SPARE...]") kills, with SIGSTOP then
-// SIGKILL, every process that may be writing while no call runs, but PID
-// 1, the processes the runtime started (parent 0: the engine's agents) and
+// killWritersCmd ("killwriters [--oldest-child] [SPARE...]") kills, with
+// SIGSTOP then SIGKILL, every process that may be writing while no call
+// runs, but PID 1, the processes the runtime started (parent 0: the
+// engine's) and their children, but for the children of the agents that
+// serve the engine's session (those are the sandbox's own processes), and
 // the pids given (kernels, whose state the user keeps); round after round
 // until two in a row kill none (at most twelve). It prints "killed N".
 func killWritersCmd(args []string, stdout, stderr io.Writer) int {
@@ -181,14 +183,22 @@ func killWritersCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	total, empty := 0, 0
 	for round := 0; round < 12 && empty < 2; round++ {
-		var found []int
+		stats := map[int]procStat{}
+		roots := map[int]bool{} // the runtime's processes whose children are spared too
 		for _, p := range pids() {
-			if spare[p] {
+			if st, ok := readStat(p); ok {
+				stats[p] = st
+				if st.ppid == 0 && !engineAgent(st) {
+					roots[p] = true
+				}
+			}
+		}
+		var found []int
+		for p, st := range stats {
+			if spare[p] || st.ppid == 0 || roots[st.ppid] || st.state == 'Z' || st.state == 'X' {
 				continue
 			}
-			if st, ok := readStat(p); ok && st.ppid != 0 && st.state != 'Z' && st.state != 'X' {
-				found = append(found, p)
-			}
+			found = append(found, p)
 		}
 		for _, p := range found {
 			_ = syscall.Kill(p, syscall.SIGSTOP)

@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"errors"
+
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
+
 	"context"
 	"fmt"
 	"strings"
@@ -42,7 +46,12 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 		if req.Stdin != "" {
 			r.Stdin = strings.NewReader(req.Stdin)
 		}
-		return e.runner.Run(ctx, boxTarget{e, b}, r)
+		res, err := e.runner.Run(ctx, boxTarget{e, b}, r)
+		if errors.Is(err, agentclient.ErrNoProgram) {
+			err = fmt.Errorf("sandbox %s's image (%s) has no shell (/bin/sh), which execute_command runs commands with; "+
+				"its files can still be written, read and listed. Use an image with a shell for commands: %w", b.name, b.spec.Image, sandbox.ErrUnsupported)
+		}
+		return res, err
 	})
 }
 

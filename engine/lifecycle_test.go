@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/runtime"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -32,8 +33,14 @@ func TestSecurityDefaults(t *testing.T) {
 			PidsLimit                           *int64
 			RestartPolicy                       struct{ Name string }
 		}
-		Mounts []any
-		Config struct{ StdinOnce bool }
+		Mounts []struct {
+			Type, Destination string
+			RW                bool
+		}
+		Config struct {
+			StdinOnce bool
+			Cmd       []string
+		}
 	}
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
@@ -48,16 +55,16 @@ func TestSecurityDefaults(t *testing.T) {
 		{"no-new-privileges", slices.Contains(h.SecurityOpt, "no-new-privileges")},
 		{"default seccomp kept", !slices.ContainsFunc(h.SecurityOpt, func(s string) bool { return s == "seccomp=unconfined" })},
 		{"not privileged", !h.Privileged},
-		// docker-init, or the first kernel's supervisor on the attachment
-		// and then a shell (see kernel.MainCommand, TestFirstKernelStartsWithItsContainer).
-		{"init process", h.Init != nil && *h.Init || c.Config.StdinOnce && h.LogConfig.Type == "none"},
+		// the agent, from its read-only volume (TestAgentServesANewSandboxWithoutExecs)
+		{"init process", slices.Equal(c.Config.Cmd, []string{runtime.AgentPath, "init"}) && h.LogConfig.Type == "none"},
 		{"network none", h.NetworkMode == "none"},
 		{"memory limited", h.Memory == cfg.MemoryMB<<20},
 		{"no swap beyond memory", h.MemorySwap == h.Memory},
 		{"cpu limited", h.NanoCpus == int64(cfg.CPUs*1e9)},
 		{"pids limited", h.PidsLimit != nil && *h.PidsLimit == cfg.Pids},
 		{"restart policy no", h.RestartPolicy.Name == "no" || h.RestartPolicy.Name == ""},
-		{"no host mounts", len(h.Binds) == 0 && len(c.Mounts) == 0},
+		{"no host mounts: the agent's volume alone, read-only", len(h.Binds) == 0 && len(c.Mounts) == 1 &&
+			c.Mounts[0].Type == "volume" && c.Mounts[0].Destination == runtime.AgentDir && !c.Mounts[0].RW},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

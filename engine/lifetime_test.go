@@ -2,11 +2,9 @@ package engine
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
@@ -46,33 +44,11 @@ func TestCloseEndsACallInItsWaitWindow(t *testing.T) {
 	}
 }
 
-// kernelWatch counts the kernels' execs still running. A kernel's exec ends
-// a little after its stream: once the daemon, asked by another exec, no
-// longer lists a kernel process in the container, as a slow daemon would
-// report it.
-type kernelWatch struct {
-	runtime.Runtime
-	running *atomic.Int32
-}
-
-func (d kernelWatch) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
-	if len(o.Cmd) < 4 || o.Cmd[3] != "sandtray-kernel" {
-		return d.Runtime.Exec(ctx, id, o)
-	}
-	d.running.Add(1)
-	defer d.running.Add(-1)
-	code, err := d.Runtime.Exec(ctx, id, o)
-	check, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	d.Runtime.Exec(check, id, runtime.ExecOptions{Cmd: []string{"pgrep", "-f", "sandtray-kernel"}})
-	return code, err
-}
-
-// TestCloseWaitsForTheKernels: Close returns only once every kernel's exec
-// has ended, and leaves no goroutine of the engine behind.
+// TestCloseWaitsForTheKernels: Close returns only once every kernel has
+// ended, and leaves no goroutine of the engine behind (a kernel's stream
+// through the agent's session included).
 func TestCloseWaitsForTheKernels(t *testing.T) {
-	var running atomic.Int32
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return kernelWatch{d, &running} })
+	te := newTestEngine(t)
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.command(t, id, "true") // the client's connections, before the baseline
@@ -82,14 +58,18 @@ func TestCloseWaitsForTheKernels(t *testing.T) {
 			t.Fatalf("execute %s: %v", lang, err)
 		}
 	}
-	if running.Load() == 0 {
-		t.Fatal("no kernel exec runs after execute_code; the test needs one")
+	for _, lang := range []string{"python", "bash"} {
+		if !te.kernels.Running(id, lang) {
+			t.Fatalf("no %s kernel runs after execute_code; the test needs one", lang)
+		}
 	}
 	if err := te.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	if n := running.Load(); n != 0 {
-		t.Errorf("Close returned with %d kernel execs still running", n)
+	for _, lang := range []string{"python", "bash"} {
+		if te.kernels.Running(id, lang) {
+			t.Errorf("Close returned with the %s kernel still running", lang)
+		}
 	}
 	base.Settle(t, 10*time.Second, 2)
 }

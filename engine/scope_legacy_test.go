@@ -62,7 +62,9 @@ func (o olderSandtray) start(t *testing.T, name string, spare bool) string {
 		delete(labels, sandbox.LabelName)
 		containerName = pool.Prefix + name
 	}
-	id, err := o.docker.Create(ctx, o.createOptions(containerName, name, spec, labels))
+	opts := o.createOptions(containerName, name, spec, labels)
+	opts.Cmd = []string{"sleep", "infinity"} // as its containers were: docker-init, a sleep, no agent
+	id, err := o.docker.Create(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -29,8 +30,8 @@ func (c *Capture) Diff(ctx context.Context, t Target, p string) (sandbox.Diff, e
 		if prefix != "" && prefix != "/" && ch.Path != prefix && !strings.HasPrefix(ch.Path, prefix+"/") {
 			continue
 		}
-		if c.cfg.Private != "" && strings.HasPrefix(ch.Path, c.cfg.Private) {
-			continue // the engine's own bookkeeping
+		if c.cfg.Private != "" && strings.HasPrefix(ch.Path, c.cfg.Private) || agentPath(ch.Path) {
+			continue // the engine's own bookkeeping, and the agent's mount point
 		}
 		switch ch.Kind {
 		case "added":
@@ -42,4 +43,10 @@ func (c *Capture) Diff(ctx context.Context, t Target, p string) (sandbox.Diff, e
 		}
 	}
 	return d, nil
+}
+
+// agentPath reports whether p is the agent's folder (its mount point,
+// which Docker makes in the container's files) or under it.
+func agentPath(p string) bool {
+	return p == runtime.AgentDir || strings.HasPrefix(p, runtime.AgentDir+"/")
 }

@@ -18,6 +18,7 @@ import (
 // caches, logs and the package managers' own state, which the RUN lines
 // recreate. The engine's private folder (Config.Private) lies under /tmp.
 var skippedTrees = []string{
+	runtime.AgentDir, // the agent's read-only volume, which every sandbox gets anew
 	"/tmp", "/var/tmp", "/proc", "/sys", "/dev", "/run", "/var/run",
 	"/var/cache", "/var/log", "/var/lib/apt", "/var/lib/dpkg", "/lib/apk", "/var/lib/apk",
 }

@@ -237,8 +237,17 @@ func (x *Runtime) spawn(ctx context.Context, id string, o runtime.ExecOptions) (
 		case errors.Is(err, agentclient.ErrClosed) && !ran && try == 0 && ctx.Err() == nil:
 			x.drop(id, s)
 			continue
+		case errors.Is(err, agentclient.ErrClosed) && ran && o.Marker != "":
+			// The agent died under the process: what it started lives on
+			// (an orphan of PID 1) unless killed from outside.
+			x.drop(id, s)
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
+			if _, kerr := x.KillGroups(kctx, id, o.User, o.Marker, nil); kerr != nil {
+				err = errors.Join(err, kerr)
+			}
+			cancel()
 		case errors.Is(err, agentclient.ErrNoProgram):
-			return -1, true, fmt.Errorf("%w: %w", err, sandbox.ErrNotFound)
+			return -1, true, fmt.Errorf("%w: %w", err, sandbox.ErrUnsupported)
 		}
 		return exit.Code, true, err
 	}

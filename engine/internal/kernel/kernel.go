@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -197,8 +199,8 @@ func (ks *Set) startOn(ctx context.Context, t sandbox.Handle, lang string, ch ch
 		k.mu.Unlock()
 		return k, nil
 	case <-k.exited:
-		if k.exitCode == kernelUnavailable {
-			return nil, ErrUnavailable
+		if k.exitCode == kernelUnavailable || errors.Is(k.endErr, agentclient.ErrNoProgram) {
+			return nil, ErrUnavailable // no python3, or no shell to look with
 		}
 		// Wrapped, so a container removed behind the engine's back gets its
 		// "no longer exists" sentence from Gone.
