@@ -101,7 +101,8 @@ const forgeFromInside = `for p in $(ls /proc | grep '^[0-9]'); do
   case "$(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)" in *sandtray-agent*) ;; *) continue;; esac
   for f in 0 1 2; do (printf 'garbage' > /proc/$p/fd/$f) 2>/dev/null && echo "opened $p/$f"; done
   cat /proc/$p/mem >/dev/null 2>&1 && echo "mem $p readable"
-  ls /proc/$p/fd/ >/dev/null 2>&1 && echo "fds of $p readable"
+  ls -l /proc/$p/fd/ 2>/dev/null | grep -q -e pipe -e socket && echo "fd links of $p readable"
+  cat /proc/$p/environ >/dev/null 2>&1 && echo "environ of $p readable"
 done
 (echo x > /.sandtray/sandtray-agent) 2>/dev/null && echo "agent writable"
 (rm -f /.sandtray/sandtray-agent) 2>/dev/null && echo "agent removable"
@@ -110,22 +111,26 @@ done
 echo done`
 
 // TestNoProcessReachesTheAgent: neither a command nor a kernel's code, as
-// root, can write into an agent's stdin or stdout, read its memory or
-// descriptors, or change the agent's program; the session goes on.
+// root, can write into an agent's stdin or stdout, read its memory, its
+// descriptors' links or its environment, or change the agent's program;
+// the session goes on. Both kinds of session: PID 1's, attached at the
+// sandbox's creation, and an exec's.
 func TestNoProcessReachesTheAgent(t *testing.T) {
 	te := newTestEngine(t)
-	te.attachFirst = true
-	id := te.create(t, sandbox.CreateRequest{}).ID
-	te.command(t, id, "true")
-	if r := te.command(t, id, forgeFromInside); r.Stdout != "done\n" {
-		t.Errorf("from a command: %q", r.Stdout)
-	}
-	code := "import subprocess\nprint(subprocess.run(['sh', '-c', " + strconv.Quote(forgeFromInside) + "], capture_output=True, text=True).stdout)"
-	if r := te.code(t, id, sandbox.CodeRequest{Code: code}); strings.TrimSpace(r.Stdout) != "done" {
-		t.Errorf("from a kernel: %+v", r)
-	}
-	if r := te.command(t, id, "echo still served"); r.Stdout != "still served\n" {
-		t.Errorf("after the attempts: %+v", r)
+	for _, attached := range []bool{true, false} {
+		te.attachFirst = attached
+		id := te.create(t, sandbox.CreateRequest{}).ID
+		te.command(t, id, "true")
+		if r := te.command(t, id, forgeFromInside); r.Stdout != "done\n" {
+			t.Errorf("attached %v, from a command: %q", attached, r.Stdout)
+		}
+		code := "import subprocess\nprint(subprocess.run(['sh', '-c', " + strconv.Quote(forgeFromInside) + "], capture_output=True, text=True).stdout)"
+		if r := te.code(t, id, sandbox.CodeRequest{Code: code}); strings.TrimSpace(r.Stdout) != "done" {
+			t.Errorf("attached %v, from a kernel: %+v", attached, r)
+		}
+		if r := te.command(t, id, "echo still served"); r.Stdout != "still served\n" {
+			t.Errorf("attached %v, after the attempts: %+v", attached, r)
+		}
 	}
 }
 
@@ -154,12 +159,18 @@ cp /tmp/x /usr/local/bin/python3; cp /usr/bin/dash /tmp/dash; cp /tmp/x /usr/loc
 	if cmd != runtime.AgentPath+" init" || after == before {
 		t.Errorf("after a restart PID 1 runs %q (started at %s, before %s), want the agent, started again", cmd, after, before)
 	}
-	f, err := te.ReadFile(ctx, te.owner, id, runtime.AgentPath, 0, 64<<20)
-	if err != nil {
-		t.Fatal(err)
+	h := sha256.New()
+	for off := int64(0); ; {
+		f, err := te.ReadFile(ctx, te.owner, id, runtime.AgentPath, off, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(f.Data)
+		if off += int64(len(f.Data)); !f.Truncated || len(f.Data) == 0 {
+			break
+		}
 	}
-	sum := sha256.Sum256(f.Data)
-	if got := hex.EncodeToString(sum[:]); got != te.Engine.cfg().agent.Digest {
+	if got := hex.EncodeToString(h.Sum(nil)); got != te.Engine.cfg().agent.Digest {
 		t.Errorf("the agent in the sandbox has digest %s, the engine's %s", got, te.Engine.cfg().agent.Digest)
 	}
 	te.mu.Lock()
@@ -205,7 +216,7 @@ func TestTimeoutSweepsAForkBomb(t *testing.T) {
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.command(t, id, "echo kept > /workspace/file")
-	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "f() { f | f & }; f", Timeout: 3 * time.Second})
+	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "f() { f | f & }; f; sleep 600", Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

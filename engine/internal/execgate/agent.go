@@ -37,6 +37,10 @@ import (
 // dialTimeout bounds starting a session with a sandbox's agent.
 const dialTimeout = 20 * time.Second
 
+// sessionKillTimeout bounds a kill through the session before the exec of
+// the agent's own kill takes over.
+const sessionKillTimeout = 2 * time.Second
+
 // sessions are the gate's sessions, one per container.
 type sessions struct {
 	mu      sync.Mutex
@@ -287,7 +291,12 @@ func (x *Runtime) KillGroups(ctx context.Context, id, user, marker string, group
 	s := x.sess.m[id]
 	x.sess.mu.Unlock()
 	if s != nil && !s.Closed() && ownUser(user, s.UID) {
-		if n, err := s.Kill(ctx, groups, marker); err == nil {
+		// The agent is given a moment: one that does not answer leaves
+		// the kill to an exec of its own, from outside.
+		sctx, cancel := context.WithTimeout(ctx, sessionKillTimeout)
+		n, err := s.Kill(sctx, groups, marker)
+		cancel()
+		if err == nil {
 			return n, nil
 		}
 	}

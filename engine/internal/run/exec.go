@@ -116,18 +116,21 @@ func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user stri
 	// there: the kill waits for it (the call's processes are stopped
 	// meanwhile), and its time starts after.
 	_ = t.WaitExecs(context.WithoutCancel(ctx))
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
-	defer cancel()
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
 	var err error
 	for try := 0; try < 3; try++ {
-		if _, err = r.docker.KillGroups(ctx, t.ID(), user, key, nil); err == nil {
+		if _, err = r.docker.KillGroups(kctx, t.ID(), user, key, nil); err == nil {
+			cancel()
 			return false
 		}
-		if sleep(ctx, 500*time.Millisecond) != nil {
+		if sleep(kctx, 500*time.Millisecond) != nil {
 			break
 		}
 	}
+	cancel()
 	r.log.Warn("kill a stopped call's processes; restarting the sandbox", "sandbox", t.Name(), "err", err)
+	ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), killTimeout)
+	defer cancel()
 	if err := r.docker.Kill(ctx, t.ID()); err != nil {
 		r.log.Warn("kill sandbox", "sandbox", t.Name(), "err", err)
 		return false
