@@ -122,7 +122,7 @@ func sweep(groups []int, marker string) int {
 		}
 		if len(found) == 0 {
 			empty++
-			time.Sleep(time.Millisecond)
+			time.Sleep(100 * time.Microsecond) // a process mid-execve shows no environment for an instant
 			continue
 		}
 		empty = 0

@@ -216,7 +216,7 @@ func TestTimeoutSweepsAForkBomb(t *testing.T) {
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.command(t, id, "echo kept > /workspace/file")
-	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "f() { f | f & }; f; sleep 600", Timeout: 3 * time.Second})
+	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "f() { f | f & }; f; exec sleep 600", Timeout: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -154,47 +154,56 @@ func TestCopyBetweenHostAndSandbox(t *testing.T) {
 	}
 }
 
-// stallingCopy lets the first MB of a copy into a sandbox through, then holds
-// the rest until the call's ctx is done, as a slow host disk would: the copy
-// is under way when the caller gives up.
-type stallingCopy struct {
+// stall holds, once armed, what the engine sends a sandbox's agent past
+// its first MB, until released, as a slow sandbox would: a copy is under
+// way when its caller gives up.
+type stall struct {
+	armed   atomic.Bool
+	n       atomic.Int64
+	started chan struct{}
+	release chan struct{}
+}
+
+// stallingSessions is a runtime whose agents' sessions stall.
+type stallingSessions struct {
 	runtime.Runtime
-	started chan struct{}
+	s *stall
 }
 
-func (d stallingCopy) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
-	return d.Runtime.CopyTo(ctx, id, dstDir, &stallingReader{r: tarStream, ctx: ctx, started: d.started})
+func (d stallingSessions) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
+	c, err := d.Runtime.ExecStream(ctx, id, user, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return stallingConn{c, d.s}, nil
 }
 
-type stallingReader struct {
-	r       io.Reader
-	ctx     context.Context
-	started chan struct{}
-	n       int
+type stallingConn struct {
+	runtime.ExecConn
+	s *stall
 }
 
-func (s *stallingReader) Read(p []byte) (int, error) {
-	if s.n >= 1<<20 {
+func (c stallingConn) Write(p []byte) (int, error) {
+	if c.s.armed.Load() && c.s.n.Add(int64(len(p))) > 1<<20 {
 		select {
-		case s.started <- struct{}{}:
+		case c.s.started <- struct{}{}:
 		default:
 		}
-		<-s.ctx.Done()
-		return 0, s.ctx.Err()
+		<-c.s.release
 	}
-	n, err := s.r.Read(p[:min(len(p), 1<<20-s.n)])
-	s.n += n
-	return n, err
+	return c.ExecConn.Write(p)
 }
 
 // TestCancelledCopyLeavesNothing: a copy_to_sandbox whose caller gives up
 // midway (the client cancels the request) stops, and leaves neither a
 // half-written destination in the sandbox nor a container of its own.
 func TestCancelledCopyLeavesNothing(t *testing.T) {
-	started := make(chan struct{}, 1)
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return stallingCopy{d, started} })
+	st := &stall{started: make(chan struct{}, 1), release: make(chan struct{})}
+	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return stallingSessions{d, st} })
+	te.attachFirst = false // the session is an exec, which stalls
 	root := te.cfg.Host.AllowedRoots[0]
 	id := te.create(t, sandbox.CreateRequest{}).ID
+	te.command(t, id, "true") // the session, before the stall is armed
 	src := filepath.Join(root, "big")
 	os.MkdirAll(src, 0o755)
 	for i := range 4 {
@@ -203,16 +212,19 @@ func TestCancelledCopyLeavesNothing(t *testing.T) {
 	before := containersOf(t, te)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	st.armed.Store(true)
 	go func() {
 		_, err := te.CopyToSandbox(ctx, te.owner, id, src, "big")
 		done <- err
 	}()
 	select {
-	case <-started:
+	case <-st.started:
 	case err := <-done:
 		t.Fatalf("the copy ended before it stalled: %v", err)
 	}
 	cancel()
+	st.armed.Store(false)
+	close(st.release)
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"slices"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -74,9 +74,8 @@ func (d passDocker) StartingIn(string) int {
 	return n
 }
 
-func (d passDocker) Exec(_ context.Context, _ string, o runtime.ExecOptions) (int, error) {
-	fmt.Fprintf(o.Stdout, "pass 0 %d 0\n", d.roots)
-	return 0, nil
+func (d passDocker) ExecAgent(_ context.Context, _, _ string, args []string, _ io.Reader, _ int) ([]byte, error) {
+	return fmt.Appendf(nil, "pass 0 %d 0\n", d.roots), nil
 }
 
 // TestFreezeWaitsForRelaysStillStarting: a relay the engine let in before

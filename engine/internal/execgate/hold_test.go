@@ -3,30 +3,84 @@ package execgate
 import (
 	"context"
 	"errors"
+	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sandtray/sandtray/agent/wire"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
 )
 
-// startCounter is a Docker that only counts the execs that reach it, per
-// container.
+// startCounter is a runtime that only counts the processes that reach a
+// container, per container: the execs of the agent's wrapper (an
+// install's), and the spawns of each container's agent, which it serves in
+// process.
 type startCounter struct {
 	runtime.Runtime
 	c1, c2 atomic.Int32
 }
 
-func (s *startCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+func (s *startCounter) count(id string) {
 	if id == "c1" {
 		s.c1.Add(1)
 	} else {
 		s.c2.Add(1)
 	}
+}
+
+func (s *startCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
+	s.count(id)
 	return 0, nil
 }
+
+func (s *startCounter) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
+	return serveAgent(func(wire.Request) { s.count(id) }), nil
+}
+
+// serveAgent is an agent served in process on a pipe: every spawn is told
+// to spawned, and exits 0 at once.
+func serveAgent(spawned func(wire.Request)) runtime.ExecConn {
+	a, b := net.Pipe()
+	go func() {
+		sess, err := wire.Server(b)
+		if err != nil {
+			return
+		}
+		for {
+			st, err := sess.AcceptStream()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer st.Close()
+				var req wire.Request
+				if wire.ReadJSON(st, wire.KindRequest, wire.MaxRequest, &req) != nil {
+					return
+				}
+				switch req.Op {
+				case wire.OpHello:
+					_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Version: wire.Version, Pid: 1})
+				case wire.OpSpawn:
+					spawned(req)
+					_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Pid: 2})
+					_ = wire.WriteJSON(st, wire.KindExit, wire.Exit{})
+				}
+			}()
+		}
+	}()
+	return pipeConn{a}
+}
+
+// pipeConn is one end of a net.Pipe as a runtime.ExecConn.
+type pipeConn struct{ net.Conn }
+
+func (p pipeConn) CloseWrite() error                       { return p.Conn.Close() }
+func (pipeConn) Started(context.Context) error             { return nil }
+func (pipeConn) Stderr() string                            { return "" }
+func (pipeConn) ExitCode(ctx context.Context) (int, error) { return 0, nil }
 
 // TestExecGateHoldsEveryProcessButTheInstalls: while an install holds a
 // container, an exec into it waits at the gate (counted as waiting, not as
