@@ -188,7 +188,7 @@ func killWritersCmd(args []string, stdout, stderr io.Writer) int {
 		for _, p := range pids() {
 			if st, ok := readStat(p); ok {
 				stats[p] = st
-				if st.ppid == 0 && !engineAgent(st) {
+				if p != 1 && st.ppid == 0 && !engineAgent(st) {
 					roots[p] = true
 				}
 			}

@@ -56,12 +56,24 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	defer os.RemoveAll(dir)
 	log := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	run := "bench/" + randomHex()
+	hostPort, stopHost, err := hostServer()
+	if err != nil {
+		return Report{}, err
+	}
+	defer stopHost()
+	copies := filepath.Join(dir, "copies")
+	if err := os.Mkdir(copies, 0o700); err != nil {
+		return Report{}, err
+	}
+	cfg.Egress.HostPorts = append(slices.Clone(cfg.Egress.HostPorts), hostPort)
+	cfg.Host.AllowedRoots = append(slices.Clone(cfg.Host.AllowedRoots), copies)
 	// Each engine has its own label: engines sharing one would adopt (and
 	// reap) each other's containers.
 	warm, err := startStack(ctx, cfg, filepath.Join(dir, "pool"), run+"/pool", log)
 	if err != nil {
 		return Report{}, err
 	}
+	warm.copies = copies
 	defer func() { err = errors.Join(err, warm.close(ctx)) }()
 	coldCfg := cfg
 	coldCfg.Pool.Size = 0
@@ -73,6 +85,9 @@ func Run(ctx context.Context, opts Options) (rep Report, err error) {
 	rep = Report{Image: cfg.DefaultImage, N: opts.N, Creates: max(3, opts.N/5), Machine: machine(ctx, warm),
 		Labels: []string{run + "/pool", run + "/cold"}}
 	if err := measureLatency(ctx, &rep, warm, progress); err != nil {
+		return Report{}, err
+	}
+	if err := measureOps(ctx, &rep, warm, hostPort, progress); err != nil {
 		return Report{}, err
 	}
 	if err := measurePool(ctx, &rep, warm, cold, progress); err != nil {

@@ -22,6 +22,7 @@ type Report struct {
 	ColdCreate Quantiles // the cold path's create_sandbox alone
 	ColdFirst  Quantiles // the cold path's first execute_code alone
 	Bare       Quantiles // Docker's create + start alone, same image and run
+	Ops        Ops       // what goes through the sandbox's agent (ops.go)
 	Rates      []Rate
 	Idle       []Idle // idle CPU with 50 sandboxes (Options.Idle > 0)
 	RSS        []RSS
@@ -51,6 +52,15 @@ const (
 	rowHTTP   = "warm execute_code, MCP over HTTP (loopback, bearer token)"
 	rowDirect = "per-call Engine API exec (docker exec python3 -c 'print(1)')"
 	rowRatio  = "  ratio: per-call exec p50 / socket p50"
+	rowCmd    = "execute_command true, MCP socket"
+	rowWrite  = "write_file, 100 bytes"
+	rowRead   = "read_file, 100 bytes"
+	rowFwd    = "new connection to a forwarded port, from the host (one byte back)"
+	rowLoop   = "in the sandbox: new HTTP request on its own loopback"
+	rowGate   = "in the sandbox: the same through the egress gate (to a host server)"
+	rowGateO  = "  the gate's addition (p50)"
+	rowGateMB = "in the sandbox: 32 MB download through the gate"
+	rowCopy   = "copy_from_sandbox, 100 MB file"
 	rowPool   = "new sandbox to first result, warm pool"
 	rowOther  = "  the same, an image used once before (not in pool.images)"
 	rowBurst  = "  the same, each of a burst of 5 back to back"
@@ -75,6 +85,15 @@ func (r Report) Table() string {
 	row(rowHTTP, r.HTTP)
 	row(rowDirect, r.Direct)
 	fmt.Fprintf(w, "%s\t%.1f×\t\n", rowRatio, r.Ratio())
+	row(rowCmd, r.Ops.Command)
+	row(rowWrite, r.Ops.Write)
+	row(rowRead, r.Ops.Read)
+	row(rowFwd, r.Ops.Forward)
+	row(rowLoop, r.Ops.Loopback)
+	row(rowGate, r.Ops.Gate)
+	fmt.Fprintf(w, "%s\t%s\t\n", rowGateO, ms(r.Ops.Gate.P50-r.Ops.Loopback.P50))
+	fmt.Fprintf(w, "%s\t%.0f MB/s\t\n", rowGateMB, r.Ops.GateMBps)
+	fmt.Fprintf(w, "%s\t%.0f MB/s\t\n", rowCopy, r.Ops.CopyMBps)
 	row(rowPool, r.Pool)
 	row(rowOther, r.Other)
 	row(rowBurst, r.Burst)

@@ -31,6 +31,7 @@ type stack struct {
 	cancel context.CancelFunc
 	conns  sync.WaitGroup
 	served chan struct{} // closed when the accept loop has returned
+	copies string        // a folder of the host copy_from_sandbox may write (Host.AllowedRoots)
 }
 
 // startStack starts an engine with cfg (its state under dir) and serves it on

@@ -1,6 +1,8 @@
 package securitytest
 
 import (
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"fmt"
 	"slices"
 	"strconv"
@@ -53,7 +55,7 @@ func cisChecks() []cisCheck {
 			return c.equal("HostConfig.Privileged", false)
 		}},
 		{"5.6", "Ensure sensitive host system directories are not mounted on containers", func(c cisDoc) string {
-			return c.empty("HostConfig.Binds", "Mounts", "HostConfig.Mounts")
+			return c.onlyAgent()
 		}},
 		{"5.8", "Ensure that privileged ports are not mapped within containers", func(c cisDoc) string {
 			return c.empty("HostConfig.PortBindings")
@@ -81,8 +83,9 @@ func cisChecks() []cisCheck {
 			// /usr, and commit_sandbox and persistence need the container's
 			// own writable layer. What CIS wants from it, that writes cannot
 			// reach the host, holds because that layer is the only writable
-			// place: no binds, no volumes, no host mounts.
-			return c.empty("HostConfig.Binds", "Mounts", "HostConfig.Mounts", "HostConfig.VolumesFrom")
+			// place: no binds, no host mounts, and the one volume (the
+			// agent's) read-only.
+			return c.onlyAgent()
 		}},
 		{"5.14", "Ensure that incoming container traffic is bound to a specific host interface", func(c cisDoc) string {
 			return c.empty("HostConfig.PortBindings")
@@ -120,7 +123,7 @@ func cisChecks() []cisCheck {
 			return ""
 		}},
 		{"5.20", "Ensure mount propagation mode is not set to shared", func(c cisDoc) string {
-			return c.empty("Mounts") // no mounts, so no shared propagation
+			return c.onlyAgent() // the agent's volume alone, not shared
 		}},
 		{"5.21", "Ensure that the host's UTS namespace is not shared", func(c cisDoc) string {
 			return c.notHost("HostConfig.UTSMode")
@@ -258,6 +261,27 @@ func (c cisDoc) notHost(path string) string {
 }
 
 // empty reports the first of paths that holds something.
+// onlyAgent checks that the container has no binds and no mount but the
+// agent's: a Docker volume (never a host folder), read-only, at
+// runtime.AgentDir, its propagation not shared.
+func (c cisDoc) onlyAgent() string {
+	if p := c.empty("HostConfig.Binds", "HostConfig.VolumesFrom"); p != "" {
+		return p
+	}
+	mounts := c.list("Mounts")
+	if len(mounts) != 1 {
+		return fmt.Sprintf("Mounts = %v, want the agent's volume alone", mounts)
+	}
+	m, _ := mounts[0].(map[string]any)
+	name, _ := m["Name"].(string)
+	prop, _ := m["Propagation"].(string)
+	if m["Type"] != "volume" || m["Destination"] != runtime.AgentDir || m["RW"] != false || !strings.HasPrefix(name, "sandtray-agent-") ||
+		strings.Contains(prop, "shared") {
+		return fmt.Sprintf("Mounts = %v, want the agent's volume alone, read-only at %s", mounts, runtime.AgentDir)
+	}
+	return ""
+}
+
 func (c cisDoc) empty(paths ...string) string {
 	for _, p := range paths {
 		switch v := c.get(p).(type) {

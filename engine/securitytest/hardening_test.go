@@ -1,6 +1,8 @@
 package securitytest
 
 import (
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"archive/tar"
 	"bytes"
 	"context"
@@ -80,7 +82,7 @@ func TestImageRunsNothingOutsideCalls(t *testing.T) {
 	}
 	doc := cisDoc{e.inspect(t, id)}
 	for _, m := range doc.list("Mounts") {
-		if mm, _ := m.(map[string]any); mm["Type"] == "volume" {
+		if mm, _ := m.(map[string]any); mm["Type"] == "volume" && mm["Destination"] != runtime.AgentDir {
 			t.Errorf("the image's VOLUME became a Docker volume: %v", mm)
 		}
 	}
@@ -145,13 +147,14 @@ func TestSwappedWorkdir(t *testing.T) {
 
 // TestNamedUserIsResolvedOnce (F12): a sandbox.user given by name runs as
 // the ids the name had when the sandbox was made, so root code that rewrites
-// /etc/passwd (write_file is unpacked by the daemon as root) cannot map the
-// name to uid 0 for later calls; and a name that means uid 0 is refused.
+// /etc/passwd (an install, which runs as root) cannot map the name to uid 0
+// for later calls; and a name that means uid 0 is refused. write_file
+// itself writes as the sandbox's user, who may not write /etc/passwd.
 func TestNamedUserIsResolvedOnce(t *testing.T) {
 	e := newEnv(t, func(c *config.Config) { c.Sandbox.User = "nobody" })
 	id := e.client.sandbox(t, nil)
-	e.client.ok(t, "write_file", map[string]any{"sandbox_id": id, "path": "/etc/passwd",
-		"content": "root:x:0:0:root:/root:/bin/bash\nnobody:x:0:0:nobody:/nonexistent:/bin/sh\n"})
+	e.client.refused(t, "write_file", map[string]any{"sandbox_id": id, "path": "/etc/passwd", "content": "x"}, "permission denied")
+	e.execAs(t, id, "0", "sh", "-c", `printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:0:0:nobody:/nonexistent:/bin/sh\n' > /etc/passwd`)
 	if out := e.client.command(t, id, "id -u", 10); strings.TrimSpace(out.stdout) != "65534" {
 		t.Errorf("after /etc/passwd mapped nobody to uid 0, commands run as uid %q, want 65534", strings.TrimSpace(out.stdout))
 	}
