@@ -135,7 +135,7 @@ func TestSweepKillsTheGroupAndTheMarked(t *testing.T) {
 	group := child(t, "sleep 300")
 	marked := child(t, "sleep 300", "SANDTRAY_EXEC=m42")
 	other := child(t, "sleep 300", "SANDTRAY_EXEC=m43")
-	if n := sweep([]int{group.Process.Pid}, "m42"); n < 2 {
+	if n := sweep([]int{group.Process.Pid}, "m42", 0); n < 2 {
 		t.Errorf("sweep killed %d processes, want at least the group's and the marked one", n)
 	}
 	waitDead(t, group.Process.Pid)

@@ -40,13 +40,13 @@ func runWrapped(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	dir, notice := workdir(dir)
 	fmt.Fprint(stderr, notice)
-	pid, done, err := reap().start(proc{argv: argv, env: env, dir: dir, files: [3]*os.File{os.Stdin, os.Stdout, os.Stderr}})
+	pid, since, done, err := reap().start(proc{argv: argv, env: env, dir: dir, files: [3]*os.File{os.Stdin, os.Stdout, os.Stderr}})
 	if err != nil {
 		fmt.Fprintf(stderr, "sandtray: %v\n", err)
 		return 127
 	}
 	code, _ := exitCode(<-done)
-	sweep([]int{pid}, marker)
+	sweep([]int{pid}, marker, since)
 	return code
 }
 
@@ -65,7 +65,7 @@ func killCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		groups = append(groups, g)
 	}
-	fmt.Fprintf(stdout, "killed %d\n", sweep(groups, marker))
+	fmt.Fprintf(stdout, "killed %d\n", sweep(groups, marker, 0))
 	return 0
 }
 

@@ -75,29 +75,41 @@ func pids() []int {
 // looking for a marker.
 const maxEnviron = 1 << 20
 
-// carries reports whether process pid's environment holds
-// SANDTRAY_EXEC=marker.
-func carries(pid int, marker string) bool {
+// environ tells whether process pid's environment holds
+// SANDTRAY_EXEC=marker (marked), and whether it could not be told: the
+// environment was empty or unreadable, as for a process in the middle of an
+// execve, for an instant.
+func environ(pid int, marker string) (marked, unknown bool) {
 	b, ok := readBounded("/proc/"+strconv.Itoa(pid)+"/environ", maxEnviron)
-	if !ok {
-		return false
+	if !ok || len(b) == 0 {
+		return false, true
 	}
 	want := []byte("SANDTRAY_EXEC=" + marker)
 	for _, kv := range bytes.Split(b, []byte{0}) {
 		if bytes.Equal(kv, want) {
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, false
+}
+
+// carries reports whether process pid's environment holds
+// SANDTRAY_EXEC=marker.
+func carries(pid int, marker string) bool {
+	marked, _ := environ(pid, marker)
+	return marked
 }
 
 // sweep kills, with SIGSTOP then SIGKILL, every process (but the agent
 // and PID 1) that leads or belongs to one of groups, or carries marker,
-// round after round until two rounds a moment apart find none, so that a
-// fork bomb cannot outgrow it (a process in the middle of an execve shows
-// no environment for an instant). At most 50 rounds. It returns how many
-// it killed.
-func sweep(groups []int, marker string) int {
+// round after round, so that a fork bomb cannot outgrow it (each round
+// stops what it found before killing it), until a round finds none. A
+// process started since the call began (since: clock ticks after boot, as
+// /proc/PID/stat counts them; 0 for any) whose environment cannot be read
+// may be in the middle of an execve: the sweep looks again a moment later,
+// at most maxUnsure times. At most 100 rounds. It returns how many it
+// killed.
+func sweep(groups []int, marker string, since uint64) int {
 	self := os.Getpid()
 	in := map[int]bool{}
 	for _, g := range groups {
@@ -105,9 +117,10 @@ func sweep(groups []int, marker string) int {
 			in[g] = true
 		}
 	}
-	killed, empty := 0, 0
-	for round := 0; round < 50 && empty < 2; round++ {
+	killed, unsureRounds := 0, 0
+	for round := 0; round < 100; round++ {
 		var found []int
+		unsure := false
 		for _, p := range pids() {
 			if p == 1 || p == self {
 				continue
@@ -116,16 +129,29 @@ func sweep(groups []int, marker string) int {
 			if !ok || st.state == 'Z' || st.state == 'X' {
 				continue
 			}
-			if in[st.pgrp] || in[p] || (marker != "" && carries(p, marker)) {
+			if in[st.pgrp] || in[p] {
 				found = append(found, p)
+				continue
+			}
+			if marker == "" {
+				continue
+			}
+			marked, unknown := environ(p, marker)
+			switch {
+			case marked:
+				found = append(found, p)
+			case unknown && st.start >= since && st.ppid != 0:
+				unsure = true
 			}
 		}
 		if len(found) == 0 {
-			empty++
-			time.Sleep(100 * time.Microsecond) // a process mid-execve shows no environment for an instant
+			if !unsure || unsureRounds >= maxUnsure {
+				break
+			}
+			unsureRounds++
+			time.Sleep(time.Millisecond)
 			continue
 		}
-		empty = 0
 		for _, p := range found {
 			_ = syscall.Kill(p, syscall.SIGSTOP)
 		}
@@ -136,4 +162,14 @@ func sweep(groups []int, marker string) int {
 		}
 	}
 	return killed
+}
+
+// maxUnsure bounds the sweep's second looks at processes whose environment
+// it could not read.
+const maxUnsure = 20
+
+// started is when process pid started (clock ticks after boot), or 0.
+func started(pid int) uint64 {
+	st, _ := readStat(pid)
+	return st.start
 }

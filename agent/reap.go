@@ -77,11 +77,12 @@ type proc struct {
 var errNoProgram = errors.New("no such program")
 
 // start starts p in a session and process group of its own (its pid is
-// the group's id) and returns its pid and its end.
-func (r *reaper) start(p proc) (int, <-chan syscall.WaitStatus, error) {
+// the group's id) and returns its pid, when it started (clock ticks after
+// boot: read before the collector may reap it) and its end.
+func (r *reaper) start(p proc) (int, uint64, <-chan syscall.WaitStatus, error) {
 	path, err := lookPath(p.argv[0], p.env)
 	if err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
 	attr := &syscall.ProcAttr{Dir: p.dir, Env: p.env,
 		Files: []uintptr{p.files[0].Fd(), p.files[1].Fd(), p.files[2].Fd()},
@@ -92,17 +93,17 @@ func (r *reaper) start(p proc) (int, <-chan syscall.WaitStatus, error) {
 	if err != nil {
 		if errors.Is(err, syscall.ENOENT) && p.dir != "" {
 			if _, serr := os.Stat(p.dir); serr != nil {
-				return 0, nil, fmt.Errorf("the working folder %s does not exist: %w", p.dir, fs.ErrNotExist)
+				return 0, 0, nil, fmt.Errorf("the working folder %s does not exist: %w", p.dir, fs.ErrNotExist)
 			}
 		}
 		if errors.Is(err, syscall.ENOENT) {
-			return 0, nil, fmt.Errorf("%s: %w", path, errNoProgram)
+			return 0, 0, nil, fmt.Errorf("%s: %w", path, errNoProgram)
 		}
-		return 0, nil, fmt.Errorf("start %s: %w", path, err)
+		return 0, 0, nil, fmt.Errorf("start %s: %w", path, err)
 	}
 	ch := make(chan syscall.WaitStatus, 1)
 	r.waiting[pid] = ch
-	return pid, ch, nil
+	return pid, started(pid), ch, nil
 }
 
 // lookPath finds name as execvp would, in env's PATH (or agentEnvPath).

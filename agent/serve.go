@@ -92,7 +92,7 @@ func (s *server) handle(st *wire.Stream) {
 	case wire.OpSpawn:
 		s.spawn(st, req)
 	case wire.OpKill:
-		_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Killed: sweep(req.Groups, req.Marker)})
+		_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Killed: sweep(req.Groups, req.Marker, 0)})
 	case wire.OpStat, wire.OpRead, wire.OpWrite, wire.OpMkdir, wire.OpRemove, wire.OpList, wire.OpTarOut, wire.OpTarIn:
 		s.files(st, req)
 	case wire.OpDial:

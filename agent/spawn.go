@@ -51,7 +51,7 @@ func (s *server) spawn(st *wire.Stream, req wire.Request) {
 		return
 	}
 	dir, notice := workdir(req.Dir)
-	pid, done, err := reap().start(proc{argv: req.Argv, env: env, dir: dir, files: p.child})
+	pid, since, done, err := reap().start(proc{argv: req.Argv, env: env, dir: dir, files: p.child})
 	p.closeChild()
 	if err != nil {
 		p.closeOurs()
@@ -60,7 +60,7 @@ func (s *server) spawn(st *wire.Stream, req wire.Request) {
 	}
 	fw := &frameWriter{w: st}
 	if err := wire.WriteJSON(st, wire.KindReply, wire.Reply{Pid: pid}); err != nil {
-		sweep([]int{pid}, req.Marker)
+		sweep([]int{pid}, req.Marker, since)
 		p.closeOurs()
 		return
 	}
@@ -80,11 +80,11 @@ func (s *server) spawn(st *wire.Stream, req wire.Request) {
 	select {
 	case ws = <-done:
 	case <-gone:
-		sweep([]int{pid}, req.Marker)
+		sweep([]int{pid}, req.Marker, since)
 		ws = <-done
 	}
 	if req.Marker != "" {
-		sweep([]int{pid}, req.Marker)
+		sweep([]int{pid}, req.Marker, since)
 	}
 	drained := make(chan struct{})
 	go func() { out.Wait(); close(drained) }()
