@@ -195,3 +195,28 @@ func TestTooManyIncomingConnectionsAreRefused(t *testing.T) {
 type zeroes struct{}
 
 func (zeroes) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestAListingIsBounded: an agent that answers a listing with more entries
+// than asked for has them cut to the bound, and one whose reply is larger
+// than a listing may be ends the session.
+func TestAListingIsBounded(t *testing.T) {
+	many := make([]wire.Entry, 6000)
+	for i := range many {
+		many[i] = wire.Entry{Path: "f", Type: "file"}
+	}
+	s := hostile(t, func(st *wire.Stream, req wire.Request) {
+		_ = wire.WriteJSON(st, wire.KindReply, wire.Reply{Entries: many})
+	})
+	entries, more, err := s.List(context.Background(), "/", 1, false, 100)
+	if err != nil || len(entries) != 100 || !more {
+		t.Errorf("list = %d entries, more %v, %v; want 100, more", len(entries), more, err)
+	}
+	huge := hostile(t, func(st *wire.Stream, req wire.Request) {
+		hdr := []byte{wire.KindReply, 0, 0, 0, 0}
+		binary.BigEndian.PutUint32(hdr[1:], 64<<20)
+		_, _ = st.Write(hdr)
+	})
+	if _, _, err := huge.List(context.Background(), "/", 1, false, 100); !errors.Is(err, ErrClosed) {
+		t.Errorf("a 64 MB listing: %v, want the session ended", err)
+	}
+}
