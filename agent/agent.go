@@ -54,6 +54,10 @@ func Main(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return oomCmd(stdout)
 	case "stat", "tarout", "tarin", "emptydir":
 		return fileCmd(cmd, rest, stdin, stdout, stderr)
+	case "removeall":
+		return removeAllCmd(rest, stderr)
+	case "trustca":
+		return trustCACmd(rest, stdin, stderr)
 	default:
 		fmt.Fprintf(stderr, "sandtray-agent: unknown command %q\n%s\n", cmd, usage)
 		return 2
@@ -62,7 +66,7 @@ func Main(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 
 const usage = `usage: sandtray-agent init | serve | run [--marker K] -- ARGV... | kill [--marker K] [PGID...]
        | freeze | thaw PID START... | killwriters [SPARE...] | versions MANAGER NAME... | dpkgreport PKG... | which [--path=P] NAME...
-       | oom | stat PATH | tarout PATH | tarin DIR | emptydir DIR`
+       | oom | stat PATH | tarout PATH | tarin DIR | emptydir DIR | removeall PATH... | trustca FILE BUNDLE`
 
 // notDumpable keeps other processes of the agent's uid from tracing it and
 // from opening its file descriptors (/proc/PID/fd): its stdin and stdout

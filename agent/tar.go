@@ -4,6 +4,7 @@ package agent
 
 import (
 	"archive/tar"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -209,4 +210,75 @@ func emptyDir(dir string) error {
 		errs = append(errs, os.RemoveAll(path.Join(dir, n)))
 	}
 	return errors.Join(errs...)
+}
+
+// removeAllCmd ("removeall PATH...") removes each path and what is under
+// it, making each folder its user's to write first (a folder its owner
+// made read-only would keep its files); it says on stderr what it could
+// not remove, and exits 1 then.
+func removeAllCmd(args []string, stderr io.Writer) int {
+	failed := 0
+	for _, p := range args {
+		if !path.IsAbs(p) || path.Clean(p) == "/" {
+			continue
+		}
+		_ = filepath.WalkDir(p, func(full string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				_ = os.Chmod(full, 0o700)
+			}
+			return nil
+		})
+		if err := os.RemoveAll(p); err != nil {
+			failed++
+			if failed <= 10 {
+				fmt.Fprintf(stderr, "sandtray-agent: %v\n", err)
+			}
+		}
+	}
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// maxPEM bounds the certificate trustCA reads.
+const maxPEM = 64 << 10
+
+// trustCACmd ("trustca FILE BUNDLE") writes the PEM certificate on stdin to
+// FILE and appends it to BUNDLE unless BUNDLE has it already (its second
+// line, the first of its base64, is there): the gate's CA in the sandbox's
+// trust store, as root.
+func trustCACmd(args []string, stdin io.Reader, stderr io.Writer) int {
+	if len(args) != 2 || !path.IsAbs(args[0]) || !path.IsAbs(args[1]) {
+		return fail(stderr, "trustca needs FILE and BUNDLE, absolute")
+	}
+	pem, err := io.ReadAll(io.LimitReader(stdin, maxPEM))
+	if err != nil {
+		return fail(stderr, "trustca: %v", err)
+	}
+	pem = append(bytes.TrimSpace(pem), '\n')
+	lines := bytes.SplitN(pem, []byte("\n"), 3)
+	if len(lines) < 3 || !bytes.HasPrefix(lines[0], []byte("-----BEGIN CERTIFICATE-----")) {
+		return fail(stderr, "trustca: stdin is not a PEM certificate")
+	}
+	for _, d := range []string{path.Dir(args[0]), path.Dir(args[1])} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fail(stderr, "trustca: %v", err)
+		}
+	}
+	if err := os.WriteFile(args[0], pem, 0o644); err != nil {
+		return fail(stderr, "trustca: %v", err)
+	}
+	if have, ok := readBounded(args[1], 64<<20); ok && bytes.Contains(have, lines[1]) {
+		return 0
+	}
+	f, err := os.OpenFile(args[1], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fail(stderr, "trustca: %v", err)
+	}
+	_, err = f.Write(pem)
+	if err = errors.Join(err, f.Close()); err != nil {
+		return fail(stderr, "trustca: %v", err)
+	}
+	return 0
 }

@@ -2,10 +2,10 @@ package engine
 
 import (
 	"context"
-	"io"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"

@@ -13,7 +13,6 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/egress"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/homedir"
 	"github.com/sandtray/sandtray/internal/keychain"
@@ -29,9 +28,8 @@ import (
 // Where an egress sandbox finds the gate's CA: alone (Node's extra CAs),
 // and added to the system's bundle, which the other variables name.
 const (
-	sandboxCAFile     = "/usr/local/share/ca-certificates/sandtray-egress.crt"
-	sandboxCABundle   = "/etc/ssl/certs/ca-certificates.crt"
-	sandboxCAEnvValue = "SANDTRAY_EGRESS_CA"
+	sandboxCAFile   = "/usr/local/share/ca-certificates/sandtray-egress.crt"
+	sandboxCABundle = "/etc/ssl/certs/ca-certificates.crt"
 )
 
 // caEnv names the bundle with the gate's CA for the common tools.
@@ -156,14 +154,6 @@ func secretEnv(spec sandbox.Spec) []string {
 	return env
 }
 
-// caScript adds the CA (in $SANDTRAY_EGRESS_CA) to the sandbox's trust
-// store once: a file of its own, and the system's bundle.
-const caScript = `set -e
-mkdir -p /usr/local/share/ca-certificates /etc/ssl/certs
-printf '%s\n' "$` + sandboxCAEnvValue + `" > ` + sandboxCAFile + `
-line=$(printf '%s\n' "$` + sandboxCAEnvValue + `" | sed -n 2p)
-if ! grep -qF "$line" ` + sandboxCABundle + ` 2>/dev/null; then printf '%s\n' "$` + sandboxCAEnvValue + `" >> ` + sandboxCABundle + `; fi`
-
 // trustCA installs the gate's CA in a running egress sandbox with
 // placeholders (as root, each time it starts: idempotent).
 func (e *Engine) trustCA(ctx context.Context, b *box) error {
@@ -171,12 +161,8 @@ func (e *Engine) trustCA(ctx context.Context, b *box) error {
 	if ca == nil || len(b.spec.Secrets) == 0 {
 		return nil
 	}
-	var out bytes.Buffer
-	code, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{Cmd: []string{"sh", "-c", caScript}, User: "0",
-		Env: []string{sandboxCAEnvValue + "=" + strings.TrimSpace(string(ca.PEM))}, Stdout: &out, Stderr: &out})
-	if err == nil && code != 0 {
-		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(out.String()))
-	}
+	// The agent's own trustca, as root: never the sandbox's shell or tools.
+	_, err := e.execs.ExecAgent(ctx, b.id, "0", []string{"trustca", sandboxCAFile, sandboxCABundle}, bytes.NewReader(ca.PEM), 256)
 	if err != nil {
 		return fmt.Errorf("install the egress gate's CA in sandbox %s (HTTPS to the hosts of its secrets needs it): %w", b.name, err)
 	}

@@ -349,14 +349,8 @@ func (e *Engine) saveFolder(ctx context.Context, b *box, folder, file string) (i
 // container id: each folder is emptied, then filled from its tar.
 func (e *Engine) loadTmpfs(ctx context.Context, id, user string, dir string, rec snapshotRecord) error {
 	for i, m := range rec.Tmpfs {
-		var out strings.Builder
-		code, err := e.docker.Exec(ctx, id, runtime.ExecOptions{User: user, Cmd: []string{"/bin/sh", "-c",
-			`cd -- "$0" && find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +`, m}, Stdout: io.Discard, Stderr: &out})
-		if err == nil && code != 0 {
-			err = fmt.Errorf("empty %s: exit %d: %s", m, code, strings.TrimSpace(out.String()))
-		}
-		if err != nil {
-			return err
+		if _, err := e.execs.ExecAgent(ctx, id, user, []string{"emptydir", m}, nil, 256); err != nil {
+			return fmt.Errorf("empty %s: %w", m, err)
 		}
 		f, err := os.Open(filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"))
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -185,28 +185,23 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	return n, copyBack(dirs)
 }
 
-// removePaths removes paths from b with the sandbox's rm, in passes as its
-// user, root and its user again: with no capabilities, each may remove
-// only in folders it owns (root's install, the user's files).
+// removePaths removes paths from b with the agent's removeall (never the
+// sandbox's own rm or chmod), in passes as its user, root and its user
+// again: with no capabilities, each may remove only in folders it owns
+// (root's install, the user's files).
 func (e *Engine) removePaths(ctx context.Context, b *box, paths []string) error {
 	users := []string{b.spec.User, "0", b.spec.User}
 	for i, u := range users {
 		last := i == len(users)-1
 		for batch := range slices.Chunk(paths, rmBatch) {
-			var errOut strings.Builder
-			// chmod first: a folder its owner made read-only would keep
-			// its files. No shell: only rm and chmod must work.
-			if _, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{User: u, Cmd: append([]string{"chmod", "-R", "u+rwX", "--"}, batch...),
-				Stdout: io.Discard, Stderr: io.Discard}); err != nil {
+			_, err := e.execs.ExecAgent(ctx, b.id, u, append([]string{"removeall"}, batch...), nil, 256)
+			var exit *execgate.AgentExit
+			switch {
+			case errors.As(err, &exit) && !last:
+			case errors.As(err, &exit):
+				return fmt.Errorf("remove what changed since the snapshot: %s", cut(exit.Stderr, 500))
+			case err != nil:
 				return e.gone(b, err)
-			}
-			code, err := e.docker.Exec(ctx, b.id, runtime.ExecOptions{User: u, Cmd: append([]string{"rm", "-rf", "--"}, batch...),
-				Stdout: io.Discard, Stderr: &errOut})
-			if err != nil {
-				return e.gone(b, err)
-			}
-			if last && code != 0 {
-				return fmt.Errorf("remove what changed since the snapshot: rm exited %d: %s", code, cut(errOut.String(), 500))
 			}
 		}
 	}

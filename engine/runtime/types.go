@@ -110,9 +110,9 @@ type ExecOptions struct {
 	// exec gate then kills, when it ends, its process group and whatever
 	// carries the marker.
 	Marker string
-	Stdin   io.Reader // nil: no stdin; otherwise copied then closed (half-close)
-	Stdout  io.Writer // demultiplexed stdout
-	Stderr  io.Writer // demultiplexed stderr
+	Stdin  io.Reader // nil: no stdin; otherwise copied then closed (half-close)
+	Stdout io.Writer // demultiplexed stdout
+	Stderr io.Writer // demultiplexed stderr
 }
 
 // PathStat describes a path inside a container (Docker's archive stat).

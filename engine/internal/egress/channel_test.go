@@ -17,9 +17,9 @@ import (
 // the sandbox's loopback, and hands each connection on. Each session it
 // gives can be ended (a dead agent) with end.
 type localAgent struct {
-	mu       sync.Mutex
-	started  int // sessions given
-	current  *localSession
+	mu      sync.Mutex
+	started int // sessions given
+	current *localSession
 }
 
 type localSession struct {

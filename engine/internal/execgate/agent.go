@@ -336,9 +336,21 @@ func (x *Runtime) ExecAgent(ctx context.Context, id, user string, args []string,
 		return nil, err
 	}
 	if code != 0 {
-		return out.Bytes(), fmt.Errorf("sandtray-agent %s in sandbox %s: exit %d: %s", args[0], sandbox.ShortID(id), code, bytes.TrimSpace(errOut.Bytes()))
+		return out.Bytes(), &AgentExit{Command: args[0], Code: code, Stderr: string(bytes.TrimSpace(errOut.Bytes()))}
 	}
 	return out.Bytes(), nil
+}
+
+// AgentExit is an exec of the agent's subcommand that ended with an exit
+// code other than 0: what it said on stderr (the start of it) says why.
+type AgentExit struct {
+	Command string
+	Code    int
+	Stderr  string
+}
+
+func (e *AgentExit) Error() string {
+	return fmt.Sprintf("sandtray-agent %s: exit %d: %s", e.Command, e.Code, e.Stderr)
 }
 
 // capped keeps the first max bytes written to it.

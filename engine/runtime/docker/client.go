@@ -23,8 +23,8 @@ import (
 type Client struct {
 	api      *client.Client
 	endpoint Endpoint
-	users    userCache  // see UserIDs
-	tmpfs    tmpfsCache // see onTmpfs
+	users    userCache    // see UserIDs
+	tmpfs    tmpfsCache   // see onTmpfs
 	agents   agentVolumes // see ensureAgent
 	// pullLimit bounds the bytes one pull may download (0: no bound);
 	// see SetPullLimit.

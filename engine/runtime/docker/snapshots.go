@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -18,8 +19,22 @@ import (
 // container no exec is joining (the engine holds new execs first): an exec
 // whose runc is still joining a frozen cgroup wedges the container in the
 // daemon (see Commit).
+//
+// The cgroup freezer gives up on a task it cannot freeze at once (one in
+// the middle of an uninterruptible read, as through fuse-overlayfs), and
+// runc says "unable to freeze": the pause is tried again, a few times.
 func (c *Client) Pause(ctx context.Context, id string) error {
-	_, err := c.api.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+	var err error
+	for try := 0; try < 4; try++ {
+		if _, err = c.api.ContainerPause(ctx, id, client.ContainerPauseOptions{}); err == nil || !strings.Contains(err.Error(), "unable to freeze") {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return wrap("pause container "+id, err)
+		case <-time.After(time.Duration(try+1) * 100 * time.Millisecond):
+		}
+	}
 	return wrap("pause container "+id, err)
 }
 
