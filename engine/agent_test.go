@@ -234,3 +234,26 @@ func TestTimeoutSweepsAForkBomb(t *testing.T) {
 		t.Errorf("stderr %q does not say the call timed out", out.Result.Stderr)
 	}
 }
+
+// TestAStoppedSandboxStaysStopped: a background job whose sandbox is
+// stopped ends with it, and does not start the sandbox again (its session
+// ended under it: the error is not a "not running" to recover from).
+func TestAStoppedSandboxStaysStopped(t *testing.T) {
+	te := newTestEngine(t)
+	ctx := context.Background()
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	out, err := te.ExecCommand(ctx, te.owner, id, sandbox.CommandRequest{Command: "sleep 600", Background: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := te.Stop(ctx, te.owner, id); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the job to end with its sandbox", func() bool {
+		st, err := te.JobStatus(ctx, out.JobID, -1)
+		return err == nil && st.Status != "running"
+	})
+	if c, err := te.docker.Inspect(ctx, id); err != nil || c.State == "running" {
+		t.Errorf("after its job ended, the stopped sandbox is %q (%v): the job started it again", c.State, err)
+	}
+}

@@ -138,6 +138,9 @@ func forkBomb(t *testing.T, e *env, id string) {
 // detachedForkBomb starts the bomb in a session of its own, out of the
 // call's process group, and returns at once.
 func detachedForkBomb(t *testing.T, e *env, id string) {
+	// The sandbox's python kernel first, so that its start (two processes
+	// of the agent's) is not taken for what the bomb left.
+	e.client.ok(t, "execute_code", map[string]any{"sandbox_id": id, "code": "print(1)"})
 	before := pids(t, e, id)
 	out := e.client.command(t, id, `setsid bash -c ':(){ :|:& };:' >/dev/null 2>&1 & echo started`, 5)
 	t.Logf("detached fork bomb: %s", out.text)

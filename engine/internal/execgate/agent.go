@@ -244,10 +244,18 @@ func (x *Runtime) spawn(ctx context.Context, id string, o runtime.ExecOptions) (
 		case errors.Is(err, agentclient.ErrClosed) && ran && o.Marker != "":
 			// The agent died under the process: what it started lives on
 			// (an orphan of PID 1) unless killed from outside.
+			// (A sandbox that stopped has nothing left to kill: its error
+			// is not the call's, which must not read as "not running" and
+			// start it again.)
 			x.drop(id, s)
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dialTimeout)
 			if _, kerr := x.KillGroups(kctx, id, o.User, o.Marker, nil); kerr != nil {
-				err = errors.Join(err, kerr)
+				x.mu.RLock()
+				log := x.log
+				x.mu.RUnlock()
+				if log != nil {
+					log.Debug("kill what a call whose agent died had started", "sandbox", sandbox.ShortID(id), "err", kerr)
+				}
 			}
 			cancel()
 		case errors.Is(err, agentclient.ErrNoProgram):
