@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/sandtray/sandtray/engine/runtime"
+
 	"context"
 	"encoding/json"
 	"os"
@@ -125,7 +127,10 @@ func checkHardening(t *testing.T, raw []byte) {
 			Ulimits     []struct{ Name string }
 			LogConfig   struct{ Type string }
 		}
-		Config struct{ StdinOnce bool }
+		Config struct {
+			StdinOnce bool
+			Cmd       []string
+		}
 	}
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
@@ -154,9 +159,11 @@ func checkHardening(t *testing.T, raw []byte) {
 		{"network none", h.NetworkMode == "none"},
 		{"a memory limit", h.Memory > 0},
 		{"a pids limit", h.PidsLimit != nil && *h.PidsLimit > 0},
-		// docker-init, or a first kernel's supervisor and then a shell (kernel.MainCommand)
-		{"an init", h.Init != nil && *h.Init || doc.Config.StdinOnce && h.LogConfig.Type == "none"},
-		{"no binds", len(h.Binds) == 0},
+		// the agent, from its read-only volume, with no other init
+		{"the agent as init", slices.Equal(doc.Config.Cmd, []string{runtime.AgentPath, "init"}) && h.LogConfig.Type == "none"},
+		// Podman lists a named volume among the binds: the agent's alone, read-only
+		{"no binds", len(h.Binds) == 0 || len(h.Binds) == 1 && strings.HasPrefix(h.Binds[0], "sandtray-agent-") &&
+			strings.Contains(h.Binds[0], ":"+runtime.AgentDir+":ro")},
 		{"nofile and nproc limits", slices.Contains(ulimits, "nofile") && slices.Contains(ulimits, "nproc")},
 	}
 	for _, c := range checks {

@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"sync"
@@ -113,7 +112,9 @@ func (c *Client) fillAgent(ctx context.Context, a *runtime.Agent, image string, 
 				VolumeOptions: &mount.VolumeOptions{NoCopy: true}}}},
 	})
 	if err != nil {
-		if errors.Is(wrap("", err), sandbox.ErrConflict) {
+		// Held by another engine (Docker says so with a 409, Podman with
+		// a 500 and words): the lock's name is taken.
+		if _, ierr := c.api.ContainerInspect(ctx, lock, client.ContainerInspectOptions{}); ierr == nil {
 			c.dropStaleLock(ctx, lock)
 			return false, nil
 		}
