@@ -24,7 +24,7 @@ import (
 const testValue = "sk-real-0123456789abcdef0123456789abcdef"
 
 // leafFor is a server certificate for names signed by ca.
-func leafFor(t *testing.T, ca *CA, names ...string) tls.Certificate {
+func leafFor(t testing.TB, ca *CA, names ...string) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -91,7 +91,7 @@ var upCA *CA
 
 // upstreamCA is the private CA of the test's upstream servers (as
 // egress.trust_ca would name one).
-func upstreamCA(t *testing.T) *CA {
+func upstreamCA(t testing.TB) *CA {
 	if upCA == nil {
 		dir, err := os.MkdirTemp("", "upca")
 		if err != nil {
