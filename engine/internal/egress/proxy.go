@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/elazarl/goproxy"
+
+	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // server is the gate's proxy: one http.Server serving goproxy on the
@@ -185,9 +188,14 @@ func boxOf(r *http.Request) string {
 // it has its placeholders swapped (onRequest); any other is a tunnel the
 // gate does not look into.
 func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.ConnectAction, string) {
-	host, port := splitTarget(target, 443)
-	r := request{box: boxOf(pctx.Req), host: host, port: port, method: http.MethodConnect}
 	start := time.Now()
+	host, port, err := hostrule.Target(target, 443)
+	if err != nil {
+		v := s.g.badTarget(boxOf(pctx.Req), target, http.MethodConnect, err, start)
+		pctx.Resp = refusal(pctx.Req, v)
+		return goproxy.RejectConnect, target
+	}
+	r := request{box: boxOf(pctx.Req), host: host, port: port, method: http.MethodConnect}
 	phs := s.g.placeholders(r.box)
 	if sec := unboundIn(phs, host, port, headerTexts(target, pctx.Req.Header)...); sec != nil {
 		s.g.refuseSecret(r, sec, violationVerdict(r, sec), start)
@@ -299,6 +307,20 @@ func refusal(req *http.Request, v verdict) *http.Response {
 	return resp
 }
 
+// badTarget refuses and records a request whose target (a CONNECT's, a
+// URL's host) is no host:port the gate reads (hostrule.Target's err): 400,
+// with what the sandbox wrote cut short in the record.
+func (g *Gate) badTarget(box, target, method string, err error, start time.Time) verdict {
+	why := strings.TrimSuffix(err.Error(), ": "+sandbox.ErrInvalid.Error())
+	v := verdict{rule: "bad target", status: http.StatusBadRequest, body: "sandtray egress: " + why}
+	host := target
+	if len(host) > 64 {
+		host = strings.ToValidUTF8(host[:64], "") + "…"
+	}
+	g.record(refusalRecord(request{box: box, host: host, method: method}, v, start))
+	return v
+}
+
 func refusalRecord(r request, v verdict, start time.Time) Record {
 	return Record{SandboxID: r.box, Host: r.host, Port: r.port, Method: r.method, Decision: DecisionDeny,
 		Rule: v.rule, Error: v.body, DurationMS: time.Since(start).Milliseconds()}
@@ -378,8 +400,15 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 		if req.URL.Scheme == "https" {
 			def = 443
 		}
-		host, port := splitTarget(req.URL.Host, def)
+		host, port, err := hostrule.Target(req.URL.Host, def)
+		if err != nil {
+			return req, refusal(req, s.g.badTarget(boxOf(req), req.URL.Host, req.Method, err, start))
+		}
 		r = request{box: boxOf(req), host: host, port: port, method: req.Method}
+		req.URL.Host = r.target()
+		if port == def {
+			req.URL.Host = strings.TrimSuffix(r.target(), ":"+strconv.Itoa(port))
+		}
 	}
 	phs := s.g.placeholders(r.box)
 	plan := planFor(phs, r.host, r.port, req)
