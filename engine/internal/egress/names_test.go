@@ -145,3 +145,17 @@ func TestUnresolvedNameSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// A refused CONNECT says why in its status line too, which is what most
+// clients show of it (a CONNECT refusal's body rarely is).
+func TestConnectRefusalSaysWhyInItsStatusLine(t *testing.T) {
+	tg := newTestGate(t, Options{Deny: []string{"example.com"}}, nil)
+	resp, body := tg.raw(t, "CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+	if want := "403 " + strings.TrimSpace(body); resp.Status != want || !strings.HasPrefix(body, "sandtray egress: example.com:443 is denied by rule") {
+		t.Fatalf("status %q, body %q; want the body's line as the status's reason", resp.Status, body)
+	}
+	_, err := tg.client().Get("https://example.com/")
+	if err == nil || !strings.Contains(err.Error(), `sandtray egress: example.com:443 is denied by rule deny "example.com" (config)`) {
+		t.Fatalf("Go's client says %v", err)
+	}
+}
