@@ -4,10 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -44,26 +45,29 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 		pctx.UserData = &mitm{box: r.box, host: host, port: port, rule: v.rule, addrs: v.addrs}
 		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: s.mitmTLS}, target
 	}
-	pctx.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		c, addr, err := s.g.dialChecked(ctx, v.addrs, port)
-		rec := Record{SandboxID: r.box, Host: host, Port: port, Method: r.method, Decision: DecisionAllow, Rule: v.rule, Address: addr}
-		if err != nil {
-			rec.Error, rec.DurationMS = err.Error(), time.Since(start).Milliseconds()
-			s.g.record(rec)
-			return nil, err
-		}
-		cc := &countConn{TCPConn: c, start: start}
-		cc.done = func(up, down int64, d time.Duration) {
-			rec.BytesUp, rec.BytesDown, rec.DurationMS = up, down, d.Milliseconds()
-			s.g.record(rec)
-			s.g.tunnelDone(cc)
-		}
-		if !s.g.openTunnel(cc) {
-			c.Close()
-			return nil, errGateClosed
-		}
-		return cc, nil
+	// Dialed here, not when goproxy dials, so that a failure is a refusal
+	// whose status line says what happened.
+	c, addr, err := s.g.dialChecked(pctx.Req.Context(), v.addrs, port)
+	rec := Record{SandboxID: r.box, Host: host, Port: port, Method: r.method, Decision: DecisionAllow, Rule: v.rule, Address: addr}
+	if err != nil {
+		fail := verdict{rule: v.rule, status: http.StatusBadGateway, body: "sandtray egress: " + err.Error()}
+		rec.Error, rec.DurationMS = fail.body, time.Since(start).Milliseconds()
+		s.g.record(rec)
+		pctx.Resp = refusal(pctx.Req, fail)
+		return goproxy.RejectConnect, target
 	}
+	cc := &countConn{TCPConn: c, start: start}
+	cc.done = func(up, down int64, d time.Duration) {
+		rec.BytesUp, rec.BytesDown, rec.DurationMS = up, down, d.Milliseconds()
+		s.g.record(rec)
+		s.g.tunnelDone(cc)
+	}
+	if !s.g.openTunnel(cc) {
+		c.Close()
+		pctx.Resp = refusal(pctx.Req, verdict{rule: "closed", status: http.StatusServiceUnavailable, body: errGateClosed.Error()})
+		return goproxy.RejectConnect, target
+	}
+	pctx.Dialer = func(context.Context, string, string) (net.Conn, error) { return cc, nil }
 	return goproxy.OkConnect, target
 }
 
@@ -113,9 +117,9 @@ func (s *server) mitmTLS(host string, pctx *goproxy.ProxyCtx) (*tls.Config, erro
 }
 
 // dialChecked connects to the first of addrs (the ones decide checked)
-// that answers, on port.
+// that answers, on port. Its error says in words why none did.
 func (g *Gate) dialChecked(ctx context.Context, addrs []netip.Addr, port int) (*net.TCPConn, string, error) {
-	var errs []error
+	var whys []string
 	for _, a := range addrs {
 		addr := netip.AddrPortFrom(a, uint16(port)).String()
 		c, err := g.dial(ctx, "tcp", addr)
@@ -124,9 +128,30 @@ func (g *Gate) dialChecked(ctx context.Context, addrs []netip.Addr, port int) (*
 				return tc, addr, nil
 			}
 			c.Close()
-			err = fmt.Errorf("not a TCP connection")
+			err = errors.New("not a TCP connection")
 		}
-		errs = append(errs, err)
+		whys = append(whys, addr+": "+dialWhy(err))
 	}
-	return nil, "", fmt.Errorf("sandtray egress: could not connect: %w", errors.Join(errs...))
+	return nil, "", &dialError{"could not connect to " + strings.Join(whys, "; ")}
+}
+
+// dialError is dialChecked's: what a refusal says of a failed dial.
+type dialError struct{ why string }
+
+func (e *dialError) Error() string { return e.why }
+
+// dialWhy says in a few words why a dial failed.
+func dialWhy(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused (nothing listens on that port)"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "no answer in time"
+	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
+		return "no route to it"
+	case errors.Is(err, context.Canceled):
+		return "the client gave up"
+	}
+	return "the connection failed"
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -157,5 +158,28 @@ func TestConnectRefusalSaysWhyInItsStatusLine(t *testing.T) {
 	_, err := tg.client().Get("https://example.com/")
 	if err == nil || !strings.Contains(err.Error(), `sandtray egress: example.com:443 is denied by rule deny "example.com" (config)`) {
 		t.Fatalf("Go's client says %v", err)
+	}
+}
+
+// A connection that fails says why in words, in the status line too.
+func TestFailedConnectionSaysWhy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // nothing listens
+	tg := newTestGate(t, Options{Allow: []string{fmt.Sprintf("down.test:%d", port)}}, map[string][]string{"down.test": {"127.0.0.1"}})
+	want := fmt.Sprintf("sandtray egress: could not connect to 127.0.0.1:%d: connection refused (nothing listens on that port)", port)
+	resp, body := tg.raw(t, fmt.Sprintf("CONNECT down.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", port))
+	if resp.StatusCode != 502 || resp.Status != "502 "+want || body != want+"\n" {
+		t.Errorf("CONNECT: got %q %q, want 502 %q", resp.Status, body, want)
+	}
+	resp, body = tg.raw(t, fmt.Sprintf("GET http://down.test:%d/ HTTP/1.1\r\nHost: x\r\n\r\n", port))
+	if resp.StatusCode != 502 || body != want+"\n" {
+		t.Errorf("GET: got %q %q, want 502 %q", resp.Status, body, want)
+	}
+	if rec := waitRecord(t, tg, "down.test"); rec.Error != want {
+		t.Errorf("record %+v", rec)
 	}
 }

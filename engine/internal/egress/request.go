@@ -153,6 +153,12 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	pctx.UserData = hr
 	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 		resp, err := tr.RoundTrip(req)
+		var de *dialError
+		if errors.As(err, &de) {
+			v := verdict{rule: v.rule, status: http.StatusBadGateway, body: "sandtray egress: " + de.why}
+			s.finish(hr, 0, errors.New(v.body))
+			return refusal(req, v), nil
+		}
 		if err != nil {
 			// What the sandbox and the record see of it: an error may
 			// quote the URL, with a value in its query.
