@@ -2,7 +2,6 @@ package egress
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -42,8 +41,8 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 		return goproxy.RejectConnect, target
 	}
 	if s.g.o.CA != nil && bound(phs, host, port) {
-		pctx.UserData = &mitm{box: r.box, host: host, port: port, rule: v.rule, addrs: v.addrs}
-		return &goproxy.ConnectAction{Action: goproxy.ConnectMitm, TLSConfig: s.mitmTLS}, target
+		m := &mitm{box: r.box, host: host, port: port, rule: v.rule, addrs: v.addrs}
+		return &goproxy.ConnectAction{Action: goproxy.ConnectHijack, Hijack: s.terminate(m)}, target
 	}
 	// Dialed here, not when goproxy dials, so that a failure is a refusal
 	// whose status line says what happened.
@@ -69,15 +68,6 @@ func (s *server) onConnect(target string, pctx *goproxy.ProxyCtx) (*goproxy.Conn
 	}
 	pctx.Dialer = func(context.Context, string, string) (net.Conn, error) { return cc, nil }
 	return goproxy.OkConnect, target
-}
-
-// mitm is what a CONNECT whose TLS the gate terminates hands to each
-// request inside it: the decision already made, for the host it named.
-type mitm struct {
-	box, host string
-	port      int
-	rule      string
-	addrs     []netip.Addr
 }
 
 // headerTexts is s and every header name and value, to look for
@@ -108,12 +98,6 @@ func (g *Gate) refuseSecret(r request, sec *secret, v verdict, start time.Time) 
 	rec.Violation = sec.Name
 	g.log.Warn("egress: a request with a secret's placeholder refused", "sandbox", r.box, "secret", sec.Name, "host", r.target(), "rule", v.rule)
 	g.record(rec)
-}
-
-// mitmTLS is the certificate the gate shows a sandbox for a bound host,
-// signed by the install's CA (cached per host).
-func (s *server) mitmTLS(host string, pctx *goproxy.ProxyCtx) (*tls.Config, error) {
-	return goproxy.TLSConfigFromCA(&s.g.o.CA.Cert)(host, pctx)
 }
 
 // dialChecked connects to the first of addrs (the ones decide checked)

@@ -28,6 +28,12 @@ type server struct {
 // boxKey carries a connection's sandbox id in its requests' contexts.
 type boxKey struct{}
 
+// maxHeaderBytes bounds a request line and its headers, from a sandbox or
+// inside a connection whose TLS the gate terminates: past it (and the 4 KiB
+// net/http allows over), the request is refused with 431 and nothing of it
+// is kept (F63).
+const maxHeaderBytes = 32 << 10
+
 func newServer(g *Gate) *server {
 	s := &server{g: g, conns: make(chan net.Conn), done: make(chan struct{})}
 	p := goproxy.NewProxyHttpServer()
@@ -48,13 +54,17 @@ func newServer(g *Gate) *server {
 	p.OnRequest().DoFunc(s.onRequest)
 	p.OnResponse().DoFunc(s.onResponse)
 	s.http = &http.Server{
-		Handler:           p,
+		Handler:           s.inTunnel(p),
+		MaxHeaderBytes:    maxHeaderBytes,
 		ReadHeaderTimeout: 60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if bc, ok := c.(*boxConn); ok {
-				return context.WithValue(ctx, boxKey{}, bc.box)
+			switch c := c.(type) {
+			case *boxConn:
+				return context.WithValue(ctx, boxKey{}, c.box)
+			case *mitmConn:
+				return context.WithValue(context.WithValue(ctx, boxKey{}, c.m.box), mitmKey{}, c.m)
 			}
 			return ctx
 		},

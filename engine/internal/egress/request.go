@@ -80,7 +80,7 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	start := time.Now()
 	var r request
 	var v verdict
-	m, inTLS := pctx.UserData.(*mitm)
+	m, inTLS := req.Context().Value(mitmKey{}).(*mitm)
 	if inTLS {
 		r = request{box: m.box, host: m.host, port: m.port, method: req.Method}
 		req.URL.Host = r.target()
