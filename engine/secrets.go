@@ -81,6 +81,9 @@ func loadSecrets(cfg config.Config, store *keychain.Store) []secretState {
 			}
 			st.value = v
 		}
+		if st.why == "" && len(st.value) < egress.MinValue {
+			st.why = fmt.Sprintf("the value of %s has %d bytes; Sandtray needs at least %d to tell it from other text in what its hosts answer", name, len(st.value), egress.MinValue)
+		}
 		if st.why != "" {
 			st.value = ""
 		}

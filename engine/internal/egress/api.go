@@ -136,7 +136,15 @@ func (g *Gate) decideUpFront(ctx context.Context, r request, reason string) verd
 	if v.rule != "would ask" {
 		return v
 	}
-	g.addPending(r, reason, true)
+	if g.addPending(r, reason, true) == nil {
+		g.mu.Lock()
+		name := ""
+		if b := g.boxes[r.box]; b != nil {
+			name = b.Name
+		}
+		g.mu.Unlock()
+		return tooManyAsks(r, name)
+	}
 	return verdict{rule: "pending"}
 }
 
@@ -169,7 +177,7 @@ func (g *Gate) Network(id string) (Network, bool) {
 	}
 	n.ConfigDeny = globalPatterns(g.deny)
 	for _, h := range b.hosts {
-		n.Hosts = append(n.Hosts, *h)
+		n.Hosts = append(n.Hosts, h.HostStats)
 	}
 	sortHosts(n.Hosts)
 	return n, true

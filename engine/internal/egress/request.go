@@ -66,6 +66,7 @@ type httpRecord struct {
 	start time.Time
 	up    *countReader
 	addr  string
+	used  *usedSet // the secrets swapped in, when the request had any
 	once  sync.Once
 }
 
@@ -134,12 +135,15 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	}
 	hr := &httpRecord{start: start, rec: Record{SandboxID: r.box, Host: r.host, Port: r.port, Method: req.Method, Decision: DecisionAllow, Rule: v.rule}}
 	req.Host = req.URL.Host
-	if err := plan.apply(req); err != nil {
-		v = verdict{rule: "secret body", status: http.StatusRequestEntityTooLarge, body: "sandtray egress: " + r.target() + " is refused: " + err.Error()}
+	if err := plan.apply(req, &s.g.bodies); err != nil {
+		v = verdict{rule: "secret body", status: http.StatusBadGateway, body: "sandtray egress: " + r.target() + " is refused: " + err.Error()}
+		if be, ok := errors.AsType[*bodyError](err); ok {
+			v.status = be.status
+		}
 		s.g.record(refusalRecord(r, v, start))
 		return req, refusal(req, v)
 	}
-	hr.rec.Secrets = plan.used
+	hr.used = plan.used
 	if req.Body != nil && req.Body != http.NoBody {
 		hr.up = &countReader{ReadCloser: req.Body}
 		req.Body = hr.up
@@ -185,7 +189,7 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 				s.finish(hr, 0, errors.New(v.body))
 				return refusal(req, v), nil
 			}
-			resp.Body = &upgraded{Reader: newReplaceReader(io.NopCloser(rw), plan.scrub), rw: rw}
+			resp.Body = &upgraded{Reader: newReplacer(io.NopCloser(rw), swapMatcher(plan.scrub), nil), rw: rw}
 			s.finish(hr, 0, nil)
 			return resp, nil
 		}
@@ -208,6 +212,9 @@ func (s *server) finish(hr *httpRecord, down int64, err error) {
 	hr.once.Do(func() {
 		rec := hr.rec
 		rec.Address = hr.addr
+		if hr.used != nil {
+			rec.Secrets = hr.used.list()
+		}
 		if hr.up != nil {
 			rec.BytesUp = hr.up.n.Load()
 		}

@@ -1,7 +1,6 @@
 package egress
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/tls"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
+	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Secrets: a sandbox holds a placeholder for each secret in its
@@ -56,10 +56,6 @@ type placeholder struct {
 	s    *secret
 }
 
-// maxSwapBody bounds a request body the gate reads to swap placeholders
-// in (secrets with body = true); a larger one is refused.
-const maxSwapBody = 32 << 20
-
 // placeholderAlphabet is what a placeholder is made of after its prefix:
 // safe in a URL, a header and JSON unescaped.
 const placeholderAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -84,10 +80,18 @@ func NewPlaceholder(n int) string {
 	return prefix + string(b)
 }
 
+// MinValue is the shortest value a secret may have: the gate finds what
+// would show a value in an answer by runs of this many of its bytes, and
+// anything shorter would match ordinary text.
+const MinValue = keyLen
+
 // parseSecrets reads the options' secrets, naming the bad one.
 func parseSecrets(in []Secret) ([]*secret, error) {
 	out := make([]*secret, 0, len(in))
 	for _, s := range in {
+		if len(s.Value) < MinValue {
+			return nil, fmt.Errorf("secrets.%s: its value has %d bytes; a secret needs at least %d, so the gate can tell it from other text: %w", s.Name, len(s.Value), MinValue, sandbox.ErrInvalid)
+		}
 		rules, err := hostrule.ParseList("secrets."+s.Name+".hosts", s.Hosts, hostrule.SourceConfig)
 		if err != nil {
 			return nil, err
@@ -120,7 +124,7 @@ type secretPlan struct {
 	scrub     []swap   // value → placeholder, in what the host answers
 	violation *secret  // a placeholder sent to a host its secret is not bound to
 	plain     *secret  // a placeholder sent in clear to a host its secret is bound to over HTTPS only
-	used      []string // the names swapped
+	used      *usedSet // the names swapped
 }
 
 // bound reports whether any of a sandbox's secrets is bound to host:port:
@@ -149,7 +153,7 @@ func unboundIn(phs []placeholder, host string, port int, texts ...string) *secre
 // bound to it anywhere in its URL or headers is a violation; the secrets
 // bound to it are swapped.
 func planFor(phs []placeholder, host string, port int, req *http.Request) secretPlan {
-	var p secretPlan
+	p := secretPlan{used: &usedSet{}}
 	texts := []string{req.URL.String(), req.Host}
 	for k, vs := range req.Header {
 		texts = append(texts, k)
@@ -184,14 +188,14 @@ func planFor(phs []placeholder, host string, port int, req *http.Request) secret
 // and, for secrets with Body, its body, and notes which secrets it used.
 // The request asks for an uncompressed answer, so what the host echoes of a
 // value can be scrubbed (scrubResponse).
-func (p *secretPlan) apply(req *http.Request) error {
+func (p *secretPlan) apply(req *http.Request, b *budget) error {
 	if len(p.swaps) == 0 {
 		return nil
 	}
 	note := func(s string) {
 		for _, sw := range p.swaps {
-			if strings.Contains(s, sw.old) && !slices.Contains(p.used, sw.name) {
-				p.used = append(p.used, sw.name)
+			if strings.Contains(s, sw.old) {
+				p.used.add(sw.name)
 			}
 		}
 	}
@@ -207,26 +211,24 @@ func (p *secretPlan) apply(req *http.Request) error {
 		req.URL.RawQuery = replaceAll(q, p.swaps)
 	}
 	if len(p.body) > 0 && req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(io.LimitReader(req.Body, maxSwapBody+1))
-		req.Body.Close()
-		if err != nil {
-			return fmt.Errorf("read the request body: %w", err)
+		if err := swapBody(req, p.body, b, p.used); err != nil {
+			return err
 		}
-		if len(b) > maxSwapBody {
-			return fmt.Errorf("the request body is over %d MiB, more than the gate reads to put a secret in", maxSwapBody>>20)
-		}
-		note(string(b))
-		b = []byte(replaceAll(string(b), p.body))
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.ContentLength = int64(len(b))
-		req.Header.Del("Content-Length")
-		req.TransferEncoding = nil
 	}
 	req.Header.Del("Accept-Encoding")
 	// No compressed WebSocket frames either: they would carry an echoed
 	// value past the scrub.
 	req.Header.Del("Sec-WebSocket-Extensions")
 	return nil
+}
+
+// swapMatcher finds each swap's old, to put its new in its place.
+func swapMatcher(swaps []swap) *matcher {
+	m := &matcher{}
+	for i, sw := range swaps {
+		m.add(&pattern{text: []byte(sw.old), repl: []byte(sw.new), swap: i})
+	}
+	return m
 }
 
 func replaceAll(s string, swaps []swap) string {
@@ -251,103 +253,16 @@ func scrubResponse(resp *http.Response, scrub []swap) {
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return
 	}
-	same := true
-	for _, sw := range scrub {
-		same = same && len(sw.old) == len(sw.new)
-	}
-	if !same {
+	if !sameLengths(scrub) {
 		resp.ContentLength = -1
 		resp.Header.Del("Content-Length")
 	}
-	resp.Body = newReplaceReader(resp.Body, scrub)
+	resp.Body = newReplacer(resp.Body, swapMatcher(scrub), nil)
 }
 
 // scrubText puts the placeholders back in text (an error to be shown or
 // recorded).
 func scrubText(s string, scrub []swap) string { return replaceAll(s, scrub) }
-
-// replaceReader replaces each swap's old by its new in a stream, holding
-// back only as much as could be the start of a match.
-type replaceReader struct {
-	r       io.ReadCloser
-	swaps   []swap
-	pending []byte
-	out     []byte
-	eof     bool
-	err     error
-}
-
-func newReplaceReader(r io.ReadCloser, swaps []swap) *replaceReader {
-	return &replaceReader{r: r, swaps: swaps}
-}
-
-func (x *replaceReader) Read(b []byte) (int, error) {
-	buf := make([]byte, 32<<10)
-	for len(x.out) == 0 && !x.eof {
-		n, err := x.r.Read(buf)
-		x.pending = append(x.pending, buf[:n]...)
-		if err != nil {
-			x.eof, x.err = true, err
-		}
-		x.process()
-	}
-	if len(x.out) == 0 {
-		return 0, x.err
-	}
-	n := copy(b, x.out)
-	x.out = x.out[n:]
-	return n, nil
-}
-
-// process moves what can no longer be part of a match from pending to out,
-// replaced.
-func (x *replaceReader) process() {
-	limit := len(x.pending) // a whole match may start before limit
-	if !x.eof {
-		// Held back: only the longest end of pending that could begin a
-		// match, so a stream (a WebSocket) is never kept waiting for more.
-		limit -= x.partial()
-	}
-	i := 0
-	for i < limit {
-		at, which := -1, -1
-		for k, s := range x.swaps {
-			if j := bytes.Index(x.pending[i:], []byte(s.old)); j >= 0 && (at < 0 || j < at) {
-				at, which = j, k
-			}
-		}
-		if at < 0 || i+at >= limit {
-			x.out = append(x.out, x.pending[i:limit]...)
-			i = limit
-			break
-		}
-		x.out = append(x.out, x.pending[i:i+at]...)
-		x.out = append(x.out, x.swaps[which].new...)
-		i += at + len(x.swaps[which].old)
-	}
-	x.pending = append([]byte(nil), x.pending[i:]...)
-	if x.eof {
-		x.out = append(x.out, x.pending...)
-		x.pending = nil
-	}
-}
-
-// partial is the length of the longest end of pending that is the start
-// (not the whole) of a swap's old.
-func (x *replaceReader) partial() int {
-	best := 0
-	for _, s := range x.swaps {
-		for k := min(len(s.old)-1, len(x.pending)); k > best; k-- {
-			if bytes.HasSuffix(x.pending, []byte(s.old[:k])) {
-				best = k
-				break
-			}
-		}
-	}
-	return best
-}
-
-func (x *replaceReader) Close() error { return x.r.Close() }
 
 // upgraded is the body of a bound host's 101 answer (a WebSocket): what
 // the host sends has values put back to placeholders (the swaps are as

@@ -277,14 +277,15 @@ func TestCAIsKeptPrivateAndReused(t *testing.T) {
 	}
 }
 
-func TestReplaceReaderAcrossReads(t *testing.T) {
-	swaps := []swap{{old: "SECRET-VALUE", new: "placeholder-xx"}, {old: "abc", new: "X"}}
-	in := "start SECRET-VALUE mid abcabc SECRET-VALU end SECRET-VALUE"
-	want := "start placeholder-xx mid XX SECRET-VALU end placeholder-xx"
+func TestReplacerAcrossReads(t *testing.T) {
+	swaps := []swap{{old: "SECRET-VALUE", new: "placeholder-xx"}, {old: "abcdefgh", new: "X"}}
+	in := "start SECRET-VALUE mid abcdefghabcdefgh SECRET-VALU end abcdefg SECRET-VALUE"
+	want := "start placeholder-xx mid XX SECRET-VALU end abcdefg placeholder-xx"
 	for _, r := range []io.Reader{strings.NewReader(in), iotest.OneByteReader(strings.NewReader(in)), iotest.HalfReader(strings.NewReader(in))} {
-		out, err := io.ReadAll(newReplaceReader(io.NopCloser(r), swaps))
-		if err != nil || string(out) != want {
-			t.Fatalf("got %q %v, want %q", out, err, want)
+		var hits []int
+		out, err := io.ReadAll(newReplacer(io.NopCloser(r), swapMatcher(swaps), func(i int) { hits = append(hits, i) }))
+		if err != nil || string(out) != want || fmt.Sprint(hits) != "[0 1 1 0]" {
+			t.Fatalf("got %q %v, hits %v; want %q", out, err, hits, want)
 		}
 	}
 }
