@@ -38,16 +38,21 @@ type secret struct {
 }
 
 // binds reports whether s is bound to host:port (a host pattern without a
-// port binds ports 80 and 443, as an allow rule).
+// port binds ports 80 and 443, as an allow rule; HostAlias without a port
+// binds every port of egress.host_ports, the only ones it reaches: F66).
 func (s *secret) binds(host string, port int) bool {
-	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return r.Allows(host, port) })
+	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return bindsBy(r, host, port) })
+}
+
+func bindsBy(r hostrule.Rule, host string, port int) bool {
+	return r.Allows(host, port) || host == HostAlias && r.Host == HostAlias && !r.Wildcard && r.Port == 0
 }
 
 // bindsPlain reports whether s may go to host:port over plain HTTP: only
 // where a binding names the port, or the host is the host's own loopback
 // (HostAlias); a binding by name alone means HTTPS (F43).
 func (s *secret) bindsPlain(host string, port int) bool {
-	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return r.Allows(host, port) && (r.Port != 0 || host == HostAlias) })
+	return slices.ContainsFunc(s.hosts, func(r hostrule.Rule) bool { return bindsBy(r, host, port) && (r.Port != 0 || host == HostAlias) })
 }
 
 // placeholder is one secret's placeholder in one sandbox.
