@@ -102,7 +102,7 @@ func gateSecrets(cfg config.Config, secrets []secretState) ([]egress.Secret, *eg
 	var out []egress.Secret
 	for _, s := range secrets {
 		if s.value != "" {
-			out = append(out, egress.Secret{Name: s.name, Hosts: s.cfg.Hosts, Value: s.value, Body: s.cfg.Body})
+			out = append(out, egress.Secret{Name: s.name, Hosts: s.cfg.Hosts, Value: s.value, Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query})
 		}
 	}
 	if len(out) == 0 {
@@ -197,7 +197,7 @@ type SecretInfo = sandbox.SecretInfo
 func (e *Engine) ListSecrets() []SecretInfo {
 	out := []SecretInfo{}
 	for _, s := range e.egress.secrets {
-		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Available: s.value != ""}
+		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query, Available: s.value != ""}
 		if !info.Available {
 			info.Why = "Sandtray has no value for it; the user can add one in the Sandtray app's Settings → Secrets (`sandtray doctor` says what is missing)"
 		}
@@ -217,7 +217,7 @@ func SecretsBackend(cfg config.Config) (where string, keychainUsed bool) {
 func SecretsStatus(cfg config.Config) []SecretInfo {
 	out := []SecretInfo{}
 	for _, s := range loadSecrets(cfg, keychain.New(secretsConfigDir(cfg))) {
-		out = append(out, SecretInfo{Name: s.name, Hosts: s.cfg.Hosts, Body: s.cfg.Body, Available: s.value != "", Why: s.why})
+		out = append(out, SecretInfo{Name: s.name, Hosts: s.cfg.Hosts, Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query, Available: s.value != "", Why: s.why})
 	}
 	return out
 }

@@ -166,3 +166,22 @@ func (h *heldBody) Close() error {
 	h.once.Do(h.release)
 	return h.ReadCloser.Close()
 }
+
+// swapMatcher finds each swap's old, to put its new in its place.
+func swapMatcher(swaps []swap) *matcher {
+	m := &matcher{}
+	for i, sw := range swaps {
+		m.add(&pattern{text: []byte(sw.old), repl: []byte(sw.new), swap: i})
+	}
+	return m
+}
+
+// sameLengths reports whether each swap's new is as long as its old.
+func sameLengths(swaps []swap) bool {
+	for _, s := range swaps {
+		if len(s.old) != len(s.new) {
+			return false
+		}
+	}
+	return true
+}

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elazarl/goproxy"
@@ -122,4 +123,29 @@ func (s *server) inTunnel(p http.Handler) http.Handler {
 		}
 		p.ServeHTTP(w, r)
 	})
+}
+
+// certCache keeps the certificates the gate made for bound hosts.
+type certCache struct {
+	mu    sync.Mutex
+	certs map[string]*tls.Certificate
+}
+
+func newCertCache() *certCache { return &certCache{certs: map[string]*tls.Certificate{}} }
+
+func (c *certCache) Fetch(host string, gen func() (*tls.Certificate, error)) (*tls.Certificate, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cert := c.certs[host]; cert != nil {
+		return cert, nil
+	}
+	cert, err := gen()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.certs) > 1000 {
+		clear(c.certs)
+	}
+	c.certs[host] = cert
+	return cert, nil
 }

@@ -33,7 +33,13 @@ type pattern struct {
 // matcher finds patterns in bytes: by their first keyLen bytes, after a
 // cheap test of their first two.
 type matcher struct {
-	fold   bool
+	fold bool
+	// hold is the shortest end of a stream held back because it may begin
+	// a match (1: any); a shorter one goes on at once. The scrub holds 4 or
+	// more: a stream (a WebSocket) that pauses after a letter of a value is
+	// not held up, at the cost of at most 3 bytes of a value's start
+	// showing where a stream breaks inside it, the rest being replaced.
+	hold   int
 	start2 [1 << 16 / 64]uint64 // the first two bytes of every pattern (folded)
 	start1 [256]bool            // the bytes a pattern may start with, as written (both cases when folding)
 	firsts string               // the same, as a list
@@ -115,8 +121,8 @@ func (m *matcher) empty() bool { return m == nil || len(m.all) == 0 }
 // that needs bytes after b (never at eof): the caller waits for them.
 func (m *matcher) at(b []byte, i int, eof bool) (n int, repl []byte, which int, more bool) {
 	rest := len(b) - i
-	if rest < 2 {
-		return 0, nil, 0, rest == 1 && !eof && m.start1[b[i]]
+	if rest < max(m.hold, 2) {
+		return 0, nil, 0, rest == 1 && m.hold <= 1 && !eof && m.start1[b[i]]
 	}
 	if s := uint16(m.f(b[i]))<<8 | uint16(m.f(b[i+1])); m.start2[s/64]&(1<<(s%64)) == 0 {
 		return 0, nil, 0, false

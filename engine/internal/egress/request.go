@@ -155,6 +155,10 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 	}
 	req = req.WithContext(context.WithValue(req.Context(), checkedKey{}, checked{addrs: v.addrs, g: s.g, addr: &hr.addr}))
 	pctx.UserData = hr
+	var scrub *matcher
+	if len(plan.put) > 0 {
+		scrub = scrubMatcher(plan.put)
+	}
 	pctx.RoundTripper = goproxy.RoundTripperFunc(func(req *http.Request, _ *goproxy.ProxyCtx) (*http.Response, error) {
 		resp, err := tr.RoundTrip(req)
 		var de *dialError
@@ -166,9 +170,9 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 		if err != nil {
 			// What the sandbox and the record see of it: an error may
 			// quote the URL, with a value in its query.
-			return nil, errors.New(scrubText(err.Error(), plan.scrub))
+			return nil, errors.New(scrub.replaceString(err.Error()))
 		}
-		if ce := resp.Header.Get("Content-Encoding"); len(plan.scrub) > 0 && ce != "" && !strings.EqualFold(ce, "identity") {
+		if ce := resp.Header.Get("Content-Encoding"); !scrub.empty() && ce != "" && !strings.EqualFold(ce, "identity") {
 			// Go's transport decodes the gzip it asks for; any other
 			// encoding would carry an echoed value past the scrub (F41).
 			resp.Body.Close()
@@ -178,22 +182,22 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 			s.finish(hr, 0, errors.New(v.body))
 			return refusal(req, v), nil
 		}
-		if resp.StatusCode == http.StatusSwitchingProtocols && len(plan.scrub) > 0 {
+		if resp.StatusCode == http.StatusSwitchingProtocols && !scrub.empty() {
 			rw, ok := resp.Body.(io.ReadWriteCloser)
-			if !ok || !sameLengths(plan.scrub) {
-				// A value shorter than a placeholder cannot be put back
-				// in a frame without changing its length (F42).
+			if !ok {
 				resp.Body.Close()
-				v := verdict{rule: "secret upgrade", status: http.StatusBadGateway, body: "sandtray egress: " + r.target() +
-					" is refused: an upgraded connection (a WebSocket) carries a secret whose value is shorter than 32 characters, which the gate cannot keep out of what the host sends back"}
+				v := verdict{rule: "secret upgrade", status: http.StatusBadGateway, body: "sandtray egress: " + r.target() + " answered an upgrade the gate cannot carry"}
 				s.finish(hr, 0, errors.New(v.body))
 				return refusal(req, v), nil
 			}
-			resp.Body = &upgraded{Reader: newReplacer(io.NopCloser(rw), swapMatcher(plan.scrub), nil), rw: rw}
+			// Every replacement is as long as what it replaces, so the
+			// frames of a WebSocket hold (F42, F65).
+			scrubHeader(resp.Header, scrub)
+			resp.Body = &upgraded{Reader: newReplacer(io.NopCloser(rw), scrub, nil), rw: rw}
 			s.finish(hr, 0, nil)
 			return resp, nil
 		}
-		scrubResponse(resp, plan.scrub)
+		scrubResponse(resp, scrub)
 		// Counted here, before goproxy sees the body: a body it did not
 		// get from the round trip loses its Content-Length.
 		resp.Body = &countReader{ReadCloser: resp.Body, onClose: func(n int64) { s.finish(hr, n, nil) }}

@@ -2,13 +2,9 @@ package egress
 
 import (
 	"crypto/rand"
-	"crypto/tls"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -29,6 +25,20 @@ type Secret struct {
 	// Body lets the gate swap the placeholder in request bodies too (else
 	// headers and the URL's query only).
 	Body bool
+	// Header, when set, is the one request header the gate swaps the
+	// placeholder in; Query, the one query parameter. With neither, any
+	// header and any query parameter.
+	Header, Query string
+}
+
+// inHeader and inQuery report whether s is swapped in header k, and in
+// query parameter name.
+func (s *secret) inHeader(k string) bool {
+	return s.Header == "" && s.Query == "" || strings.EqualFold(k, s.Header)
+}
+
+func (s *secret) inQuery(name string) bool {
+	return s.Header == "" && s.Query == "" || s.Query != "" && name == s.Query
 }
 
 // secret is a Secret with its hosts parsed.
@@ -119,178 +129,6 @@ func placeholdersOf(secrets []*secret, ph map[string]string) []placeholder {
 	return out
 }
 
-// swap is one replacement of old by new, for secret name.
-type swap struct{ old, new, name string }
-
-// secretPlan is what the gate does with one request's secrets.
-type secretPlan struct {
-	swaps     []swap   // placeholder → value, for the secrets bound to the host
-	body      []swap   // the same, for those with Body
-	scrub     []swap   // value → placeholder, in what the host answers
-	violation *secret  // a placeholder sent to a host its secret is not bound to
-	plain     *secret  // a placeholder sent in clear to a host its secret is bound to over HTTPS only
-	used      *usedSet // the names swapped
-}
-
-// bound reports whether any of a sandbox's secrets is bound to host:port:
-// the gate then terminates its TLS.
-func bound(phs []placeholder, host string, port int) bool {
-	return slices.ContainsFunc(phs, func(p placeholder) bool { return p.s.binds(host, port) })
-}
-
-// unboundIn is the first secret of phs whose placeholder is in one of
-// texts while it is not bound to host:port.
-func unboundIn(phs []placeholder, host string, port int, texts ...string) *secret {
-	for _, p := range phs {
-		if p.s.binds(host, port) {
-			continue
-		}
-		for _, t := range texts {
-			if strings.Contains(t, p.text) {
-				return p.s
-			}
-		}
-	}
-	return nil
-}
-
-// planFor looks at a request to host:port: a placeholder of a secret not
-// bound to it anywhere in its URL or headers is a violation; the secrets
-// bound to it are swapped.
-func planFor(phs []placeholder, host string, port int, req *http.Request) secretPlan {
-	p := secretPlan{used: &usedSet{}}
-	texts := []string{req.URL.String(), req.Host}
-	for k, vs := range req.Header {
-		texts = append(texts, k)
-		texts = append(texts, vs...)
-	}
-	if s := unboundIn(phs, host, port, texts...); s != nil {
-		p.violation = s
-		return p
-	}
-	clear := req.URL.Scheme != "https"
-	for _, ph := range phs {
-		if !ph.s.binds(host, port) {
-			continue
-		}
-		if clear && !ph.s.bindsPlain(host, port) {
-			if slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, ph.text) }) {
-				p.plain = ph.s
-				return p
-			}
-			continue
-		}
-		p.swaps = append(p.swaps, swap{ph.text, ph.s.Value, ph.s.Name})
-		p.scrub = append(p.scrub, swap{ph.s.Value, ph.text, ph.s.Name})
-		if ph.s.Body {
-			p.body = append(p.body, swap{ph.text, ph.s.Value, ph.s.Name})
-		}
-	}
-	return p
-}
-
-// apply swaps the plan's placeholders in req's headers, its URL's query
-// and, for secrets with Body, its body, and notes which secrets it used.
-// The request asks for an uncompressed answer, so what the host echoes of a
-// value can be scrubbed (scrubResponse).
-func (p *secretPlan) apply(req *http.Request, b *budget) error {
-	if len(p.swaps) == 0 {
-		return nil
-	}
-	note := func(s string) {
-		for _, sw := range p.swaps {
-			if strings.Contains(s, sw.old) {
-				p.used.add(sw.name)
-			}
-		}
-	}
-	for k, vs := range req.Header {
-		for i, v := range vs {
-			note(v)
-			vs[i] = replaceAll(v, p.swaps)
-		}
-		req.Header[k] = vs
-	}
-	if q := req.URL.RawQuery; q != "" {
-		note(q)
-		req.URL.RawQuery = replaceAll(q, p.swaps)
-	}
-	if len(p.body) > 0 && req.Body != nil && req.Body != http.NoBody {
-		if err := swapBody(req, p.body, b, p.used); err != nil {
-			return err
-		}
-	}
-	req.Header.Del("Accept-Encoding")
-	// No compressed WebSocket frames either: they would carry an echoed
-	// value past the scrub.
-	req.Header.Del("Sec-WebSocket-Extensions")
-	return nil
-}
-
-// swapMatcher finds each swap's old, to put its new in its place.
-func swapMatcher(swaps []swap) *matcher {
-	m := &matcher{}
-	for i, sw := range swaps {
-		m.add(&pattern{text: []byte(sw.old), repl: []byte(sw.new), swap: i})
-	}
-	return m
-}
-
-func replaceAll(s string, swaps []swap) string {
-	for _, sw := range swaps {
-		s = strings.ReplaceAll(s, sw.old, sw.new)
-	}
-	return s
-}
-
-// scrubResponse puts the placeholders back wherever a bound host's answer
-// echoes a value: its headers and its body.
-func scrubResponse(resp *http.Response, scrub []swap) {
-	if len(scrub) == 0 {
-		return
-	}
-	for k, vs := range resp.Header {
-		for i, v := range vs {
-			vs[i] = replaceAll(v, scrub)
-		}
-		resp.Header[k] = vs
-	}
-	if resp.Body == nil || resp.Body == http.NoBody {
-		return
-	}
-	if !sameLengths(scrub) {
-		resp.ContentLength = -1
-		resp.Header.Del("Content-Length")
-	}
-	resp.Body = newReplacer(resp.Body, swapMatcher(scrub), nil)
-}
-
-// scrubText puts the placeholders back in text (an error to be shown or
-// recorded).
-func scrubText(s string, scrub []swap) string { return replaceAll(s, scrub) }
-
-// upgraded is the body of a bound host's 101 answer (a WebSocket): what
-// the host sends has values put back to placeholders (the swaps are as
-// long as the values, so frame lengths hold), what the sandbox sends goes
-// as it is.
-type upgraded struct {
-	io.Reader
-	rw io.ReadWriteCloser
-}
-
-func (u *upgraded) Write(p []byte) (int, error) { return u.rw.Write(p) }
-func (u *upgraded) Close() error                { return u.rw.Close() }
-
-// sameLengths reports whether each swap's new is as long as its old.
-func sameLengths(swaps []swap) bool {
-	for _, s := range swaps {
-		if len(s.old) != len(s.new) {
-			return false
-		}
-	}
-	return true
-}
-
 // plainVerdict is the refusal of a secret's placeholder sent in clear to
 // a host the secret goes to over HTTPS only.
 func plainVerdict(r request, s *secret) verdict {
@@ -305,29 +143,4 @@ func violationVerdict(r request, s *secret) verdict {
 	return verdict{rule: "secret " + s.Name + " not bound", status: 403,
 		body: fmt.Sprintf("sandtray egress: %s is refused: it carries the placeholder of secret %s, which is bound to %s only; the gate puts a secret only into requests to its own hosts (the user binds hosts in [secrets.%s] of config.toml or in the Sandtray app's Settings)",
 			r.target(), s.Name, strings.Join(s.Hosts, ", "), s.Name)}
-}
-
-// certCache keeps the certificates the gate made for bound hosts.
-type certCache struct {
-	mu    sync.Mutex
-	certs map[string]*tls.Certificate
-}
-
-func newCertCache() *certCache { return &certCache{certs: map[string]*tls.Certificate{}} }
-
-func (c *certCache) Fetch(host string, gen func() (*tls.Certificate, error)) (*tls.Certificate, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if cert := c.certs[host]; cert != nil {
-		return cert, nil
-	}
-	cert, err := gen()
-	if err != nil {
-		return nil, err
-	}
-	if len(c.certs) > 1000 {
-		clear(c.certs)
-	}
-	c.certs[host] = cert
-	return cert, nil
 }
