@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -96,9 +97,10 @@ func loadSecrets(cfg config.Config, store *keychain.Store) []secretState {
 func secretsConfigDir(cfg config.Config) string { return cmpOr(cfg.ConfigDir, cfg.StateDir) }
 
 // gateSecrets are the options of the gate for cfg's secrets: the values,
-// the CA and the roots a bound host is checked against. With no secret that
-// has a value, none (and no CA is made).
-func gateSecrets(cfg config.Config, secrets []secretState) ([]egress.Secret, *egress.CA, *x509.CertPool, error) {
+// the CA (name-constrained to their hosts, made anew when they change) and
+// the roots a bound host is checked against. With no secret that has a
+// value, none (and no CA is made).
+func gateSecrets(cfg config.Config, secrets []secretState, log *slog.Logger) ([]egress.Secret, *egress.CA, *x509.CertPool, error) {
 	var out []egress.Secret
 	for _, s := range secrets {
 		if s.value != "" {
@@ -108,9 +110,16 @@ func gateSecrets(cfg config.Config, secrets []secretState) ([]egress.Secret, *eg
 	if len(out) == 0 {
 		return nil, nil, nil, nil
 	}
-	ca, err := egress.LoadOrCreateCA(secretsConfigDir(cfg))
+	var bound []string
+	for _, s := range out {
+		bound = append(bound, s.Hosts...)
+	}
+	ca, err := egress.LoadOrCreateCA(secretsConfigDir(cfg), bound)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the egress gate's CA for secrets: %w", err)
+	}
+	if ca.Reissued {
+		log.Info("the egress gate's CA was made anew for the secrets' hosts; egress sandboxes trust it from their next start", "hosts", bound)
 	}
 	roots, err := egress.UpstreamRoots(homedir.Expand(cfg.Egress.TrustCA))
 	if err != nil {

@@ -36,7 +36,7 @@ import (
 // header to got, and echoes it back.
 func privateTLS(t *testing.T, got chan<- string) (port int, caFile string) {
 	t.Helper()
-	ca, err := egress.LoadOrCreateCA(t.TempDir())
+	ca, err := egress.LoadOrCreateCA(t.TempDir(), []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestSecretBoundToTheHostAlias(t *testing.T) {
 	}))
 	t.Cleanup(plain.Close)
 	plainPort := plain.Listener.Addr().(*net.TCPAddr).Port
-	ca, err := LoadOrCreateCA(t.TempDir())
+	ca, err := LoadOrCreateCA(t.TempDir(), []string{HostAlias})
 	if err != nil {
 		t.Fatal(err)
 	}

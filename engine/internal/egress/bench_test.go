@@ -127,7 +127,7 @@ func BenchmarkGateSecretRequest(b *testing.B) {
 	s.StartTLS()
 	defer s.Close()
 	port := s.Listener.Addr().(*net.TCPAddr).Port
-	ca, err := LoadOrCreateCA(b.TempDir())
+	ca, err := LoadOrCreateCA(b.TempDir(), []string{"api.test"})
 	if err != nil {
 		b.Fatal(err)
 	}

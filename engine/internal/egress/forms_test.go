@@ -89,7 +89,7 @@ func TestEchoedValueIsScrubbedInEveryForm(t *testing.T) {
 // api.test:port, with its Header and Query.
 func secretGateValue(t *testing.T, port int, value string, placement ...string) (*testGate, *CA, string) {
 	t.Helper()
-	ca, err := LoadOrCreateCA(t.TempDir())
+	ca, err := LoadOrCreateCA(t.TempDir(), []string{"api.test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func echoServer(t *testing.T, cert *tls.Certificate) (*httptest.Server, int) {
 // sandbox box1 holding placeholder ph.
 func secretGate(t *testing.T, apiPort, otherPort int, body bool) (tg *testGate, ca *CA, ph string) {
 	t.Helper()
-	ca, err := LoadOrCreateCA(t.TempDir())
+	ca, err := LoadOrCreateCA(t.TempDir(), []string{"api.test", "other.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func upstreamCA(t testing.TB) *CA {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if upCA, err = LoadOrCreateCA(dir); err != nil {
+		if upCA, err = LoadOrCreateCA(dir, []string{"*"}); err != nil {
 			t.Fatal(err)
 		}
 		os.RemoveAll(dir)
@@ -232,7 +232,7 @@ func TestUnboundHostIsTunnelledUntouched(t *testing.T) {
 
 func TestBoundHostWithAnUntrustedCertificateFails(t *testing.T) {
 	// Signed by a CA neither the system nor egress.trust_ca has.
-	other, err := LoadOrCreateCA(t.TempDir())
+	other, err := LoadOrCreateCA(t.TempDir(), []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestBoundHostWithAnUntrustedCertificateFails(t *testing.T) {
 
 func TestCAIsKeptPrivateAndReused(t *testing.T) {
 	dir := t.TempDir()
-	a, err := LoadOrCreateCA(dir)
+	a, err := LoadOrCreateCA(dir, []string{"api.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestCAIsKeptPrivateAndReused(t *testing.T) {
 			t.Fatalf("%s: %v %v", f, st.Mode(), err)
 		}
 	}
-	b, err := LoadOrCreateCA(dir)
+	b, err := LoadOrCreateCA(dir, []string{"api.test"})
 	if err != nil || string(a.PEM) != string(b.PEM) {
 		t.Fatalf("second load: %v, same=%v", err, string(a.PEM) == string(b.PEM))
 	}
