@@ -65,8 +65,8 @@ type Options struct {
 	// to their hosts (secrets.go); they need CA.
 	Secrets []Secret
 	// CA signs the certificates the gate shows a sandbox for the hosts a
-	// secret is bound to; nil: the gate terminates no TLS and swaps
-	// secrets in plain HTTP only.
+	// secret is bound to (LoadOrCreateCA constrains it to them); nil: the
+	// gate terminates no TLS and swaps secrets in plain HTTP only.
 	CA *CA
 	// UpstreamRoots check the certificates of the hosts whose TLS the
 	// gate terminates; nil: the system's roots.

@@ -59,6 +59,14 @@ var lower = func() (t [256]byte) {
 	return t
 }()
 
+// identity is no folding.
+var identity = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+	}
+	return t
+}()
+
 func (m *matcher) f(c byte) byte {
 	if m.fold {
 		return lower[c]
@@ -207,9 +215,22 @@ func (m *matcher) next(b []byte, i int) int {
 	case len(m.firsts) <= 4:
 		k = bytes.IndexAny(b[i:], m.firsts)
 	default:
-		for k = i; k < len(b) && !m.start1[b[k]]; k++ {
+		// Two bytes at a time against the patterns' first two: in text,
+		// most places fail at once.
+		tab := &identity
+		if m.fold {
+			tab = &lower
 		}
-		return k
+		for k = i; k+1 < len(b); k++ {
+			s := uint16(tab[b[k]])<<8 | uint16(tab[b[k+1]])
+			if m.start2[s/64]&(1<<(s%64)) != 0 {
+				return k
+			}
+		}
+		if k < len(b) && m.hold <= 1 && m.start1[b[k]] {
+			return k
+		}
+		return len(b)
 	}
 	if k < 0 {
 		return len(b)
