@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"slices"
+	"sync"
+	"time"
 )
 
 // The gate rewrites streams as they pass: a request body gets the values
@@ -34,11 +37,9 @@ type pattern struct {
 // cheap test of their first two.
 type matcher struct {
 	fold bool
-	// hold is the shortest end of a stream held back because it may begin
-	// a match (1: any); a shorter one goes on at once. The scrub holds 4 or
-	// more: a stream (a WebSocket) that pauses after a letter of a value is
-	// not held up, at the cost of at most 3 bytes of a value's start
-	// showing where a stream breaks inside it, the rest being replaced.
+	// hold is, for a paced replacer, the shortest end held back for as
+	// long as it takes when it may begin a match; a shorter one goes on
+	// after heldFor without more (see newPacedReplacer). 0: every end.
 	hold   int
 	start2 [1 << 16 / 64]uint64 // the first two bytes of every pattern (folded)
 	start1 [256]bool            // the bytes a pattern may start with, as written (both cases when folding)
@@ -129,8 +130,8 @@ func (m *matcher) empty() bool { return m == nil || len(m.all) == 0 }
 // that needs bytes after b (never at eof): the caller waits for them.
 func (m *matcher) at(b []byte, i int, eof bool) (n int, repl []byte, which int, more bool) {
 	rest := len(b) - i
-	if rest < max(m.hold, 2) {
-		return 0, nil, 0, rest == 1 && m.hold <= 1 && !eof && m.start1[b[i]]
+	if rest < 2 {
+		return 0, nil, 0, rest == 1 && !eof && m.start1[b[i]]
 	}
 	if s := uint16(m.f(b[i]))<<8 | uint16(m.f(b[i+1])); m.start2[s/64]&(1<<(s%64)) == 0 {
 		return 0, nil, 0, false
@@ -227,7 +228,7 @@ func (m *matcher) next(b []byte, i int) int {
 				return k
 			}
 		}
-		if k < len(b) && m.hold <= 1 && m.start1[b[k]] {
+		if k < len(b) && m.start1[b[k]] {
 			return k
 		}
 		return len(b)
@@ -257,13 +258,44 @@ type replacer struct {
 	buf []byte
 	eof bool
 	err error
+	// A paced replacer reads ahead (pump) so that it can give up waiting
+	// for what follows a short end it holds back.
+	paced bool
+	feed  chan readResult // what pump read
+	free  chan []byte     // buffers back to pump
+	done  chan struct{}   // closed by Close: pump returns
+	stop  sync.Once
+	timer *time.Timer
+}
+
+type readResult struct {
+	b   []byte
+	err error
 }
 
 // readChunk is how much a replacer reads at once.
 const readChunk = 32 << 10
 
+// heldFor is how long a paced replacer holds back an end shorter than its
+// matcher's hold when nothing follows it.
+const heldFor = 100 * time.Millisecond
+
+// newReplacer replaces m's matches in r as it is read, holding back any end
+// that may begin one until what follows comes or r ends: a request body,
+// whose every placeholder must be swapped whatever its chunks.
 func newReplacer(r io.ReadCloser, m *matcher, hit func(int)) *replacer {
 	return &replacer{r: r, m: m, hit: hit}
+}
+
+// newPacedReplacer is newReplacer for a stream that may pause (an answer,
+// a WebSocket): an end held back because it may begin a match goes on
+// after heldFor without more when it is shorter than m.hold, so a message
+// that ends in a byte of a value is not held up until the next one. Where
+// a stream pauses inside a value, at most m.hold-1 of its bytes show; the
+// rest, being a run of it, is replaced when it comes. Close ends its
+// reading ahead.
+func newPacedReplacer(r io.ReadCloser, m *matcher) *replacer {
+	return &replacer{r: r, m: m, paced: true, feed: make(chan readResult), free: make(chan []byte, 2), done: make(chan struct{})}
 }
 
 func (x *replacer) Read(p []byte) (int, error) {
@@ -271,11 +303,16 @@ func (x *replacer) Read(p []byte) (int, error) {
 		if x.in == nil {
 			x.in = make([]byte, 0, max(readChunk, 2*x.m.maxLen))
 			x.buf = make([]byte, 0, cap(x.in))
+			if x.paced {
+				x.free <- make([]byte, readChunk)
+				x.free <- make([]byte, readChunk)
+				go x.pump()
+			}
 		}
-		n, err := x.r.Read(x.in[len(x.in):cap(x.in)])
-		x.in = x.in[:len(x.in)+n]
-		if err != nil {
-			x.eof, x.err = true, err
+		if !x.fill() {
+			x.buf = append(x.buf[:0], x.in...) // a short end, and a pause: it goes on
+			x.out, x.in = x.buf, x.in[:0]
+			break
 		}
 		var used int
 		x.buf, used = x.m.replace(x.buf[:0], x.in, x.eof, x.hit)
@@ -290,4 +327,76 @@ func (x *replacer) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (x *replacer) Close() error { return x.r.Close() }
+// fill adds what comes next to in; false when, paced, it held a short end
+// for heldFor and nothing came.
+func (x *replacer) fill() bool {
+	if !x.paced {
+		if len(x.in) == cap(x.in) { // never, as what is held back is shorter than half of it
+			x.in = slices.Grow(x.in, readChunk)
+		}
+		n, err := x.r.Read(x.in[len(x.in):cap(x.in)])
+		x.in = x.in[:len(x.in)+n]
+		if err != nil {
+			x.eof, x.err = true, err
+		}
+		return true
+	}
+	var res readResult
+	var ok bool
+	if held := len(x.in); held > 0 && held < x.m.hold {
+		if x.timer == nil {
+			x.timer = time.NewTimer(heldFor)
+		} else {
+			x.timer.Reset(heldFor)
+		}
+		select {
+		case res, ok = <-x.feed:
+			x.timer.Stop()
+		case <-x.timer.C:
+			return false
+		}
+	} else {
+		res, ok = <-x.feed
+	}
+	if !ok {
+		res.err = io.ErrClosedPipe
+	}
+	x.in = append(x.in, res.b...)
+	if res.b != nil {
+		x.free <- res.b[:0]
+	}
+	if res.err != nil {
+		x.eof, x.err = true, res.err
+	}
+	return true
+}
+
+// pump reads r ahead into the free buffers, until r ends or Close.
+func (x *replacer) pump() {
+	defer close(x.feed)
+	for {
+		var b []byte
+		select {
+		case b = <-x.free:
+		case <-x.done:
+			return
+		}
+		n, err := x.r.Read(b[:cap(b)])
+		select {
+		case x.feed <- readResult{b[:n], err}:
+		case <-x.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// Close closes the stream, and ends a paced replacer's reading ahead.
+func (x *replacer) Close() error {
+	if x.paced {
+		x.stop.Do(func() { close(x.done) })
+	}
+	return x.r.Close()
+}

@@ -193,7 +193,7 @@ func (s *server) onRequest(req *http.Request, pctx *goproxy.ProxyCtx) (*http.Req
 			// Every replacement is as long as what it replaces, so the
 			// frames of a WebSocket hold (F42, F65).
 			scrubHeader(resp.Header, scrub)
-			resp.Body = &upgraded{Reader: newReplacer(io.NopCloser(rw), scrub, nil), rw: rw}
+			resp.Body = &upgraded{replacer: newPacedReplacer(rw, scrub), rw: rw}
 			s.finish(hr, 0, nil)
 			return resp, nil
 		}

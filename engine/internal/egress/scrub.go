@@ -44,7 +44,7 @@ var encodings = []func(v []byte) []string{
 func scrubMatcher(phs []placeholder) *matcher {
 	m := &matcher{fold: true, hold: 4}
 	for i, ph := range phs {
-		v, p := []byte(ph.s.Value), []byte(ph.text)
+		v, p := []byte(ph.s.Value), fit(ph.text, max(len(ph.text), len(ph.s.Value))) // a placeholder is never shorter, but a sandbox's may be
 		m.add(&pattern{text: v, repl: p, window: true, swap: i})
 		for _, enc := range encodings {
 			forms, repls := enc(v), enc(p)
@@ -123,7 +123,7 @@ func scrubResponse(resp *http.Response, m *matcher) {
 	if resp.Body == nil || resp.Body == http.NoBody {
 		return
 	}
-	resp.Body = &trailerScrub{replacer: newReplacer(resp.Body, m, nil), resp: resp, m: m}
+	resp.Body = &trailerScrub{replacer: newPacedReplacer(resp.Body, m), resp: resp, m: m}
 }
 
 // scrubHeader scrubs h's names and values.
@@ -158,9 +158,8 @@ func (t *trailerScrub) Read(p []byte) (int, error) {
 // the host sends is scrubbed (every replacement is as long as what it
 // replaces, so frame lengths hold), what the sandbox sends goes as it is.
 type upgraded struct {
-	io.Reader
-	rw io.ReadWriteCloser
+	*replacer // of rw
+	rw        io.ReadWriteCloser
 }
 
 func (u *upgraded) Write(p []byte) (int, error) { return u.rw.Write(p) }
-func (u *upgraded) Close() error                { return u.rw.Close() }
