@@ -57,7 +57,7 @@ func (e *Engine) newGate(cfg config.Config) error {
 			e.log.Warn("a secret has no value; egress sandboxes do not get it", "secret", s.name, "why", s.why)
 		}
 	}
-	values, ca, roots, err := gateSecrets(cfg, secrets)
+	values, ca, roots, err := gateSecrets(cfg, secrets, e.log)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -79,6 +80,9 @@ func loadSecrets(cfg config.Config, store *keychain.Store) []secretState {
 			}
 			st.value = v
 		}
+		if st.why == "" && len(st.value) < egress.MinValue {
+			st.why = fmt.Sprintf("the value of %s has %d bytes; Sandtray needs at least %d to tell it from other text in what its hosts answer", name, len(st.value), egress.MinValue)
+		}
 		if st.why != "" {
 			st.value = ""
 		}
@@ -91,21 +95,29 @@ func loadSecrets(cfg config.Config, store *keychain.Store) []secretState {
 func secretsConfigDir(cfg config.Config) string { return cmpOr(cfg.ConfigDir, cfg.StateDir) }
 
 // gateSecrets are the options of the gate for cfg's secrets: the values,
-// the CA and the roots a bound host is checked against. With no secret that
-// has a value, none (and no CA is made).
-func gateSecrets(cfg config.Config, secrets []secretState) ([]egress.Secret, *egress.CA, *x509.CertPool, error) {
+// the CA (name-constrained to their hosts, made anew when they change) and
+// the roots a bound host is checked against. With no secret that has a
+// value, none (and no CA is made).
+func gateSecrets(cfg config.Config, secrets []secretState, log *slog.Logger) ([]egress.Secret, *egress.CA, *x509.CertPool, error) {
 	var out []egress.Secret
 	for _, s := range secrets {
 		if s.value != "" {
-			out = append(out, egress.Secret{Name: s.name, Hosts: s.cfg.Hosts, Value: s.value, Body: s.cfg.Body})
+			out = append(out, egress.Secret{Name: s.name, Hosts: s.cfg.Hosts, Value: s.value, Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query})
 		}
 	}
 	if len(out) == 0 {
 		return nil, nil, nil, nil
 	}
-	ca, err := egress.LoadOrCreateCA(secretsConfigDir(cfg))
+	var bound []string
+	for _, s := range out {
+		bound = append(bound, s.Hosts...)
+	}
+	ca, err := egress.LoadOrCreateCA(secretsConfigDir(cfg), bound)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("the egress gate's CA for secrets: %w", err)
+	}
+	if ca.Reissued {
+		log.Info("the egress gate's CA was made anew for the secrets' hosts; egress sandboxes trust it from their next start", "hosts", bound)
 	}
 	roots, err := egress.UpstreamRoots(homedir.Expand(cfg.Egress.TrustCA))
 	if err != nil {
@@ -180,7 +192,7 @@ type SecretInfo = sandbox.SecretInfo
 func (e *Engine) ListSecrets() []SecretInfo {
 	out := []SecretInfo{}
 	for _, s := range e.egress.secrets {
-		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Available: s.value != ""}
+		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query, Available: s.value != ""}
 		if !info.Available {
 			info.Why = "Sandtray has no value for it; the user can add one in the Sandtray app's Settings → Secrets (`sandtray doctor` says what is missing)"
 		}
@@ -200,7 +212,7 @@ func SecretsBackend(cfg config.Config) (where string, keychainUsed bool) {
 func SecretsStatus(cfg config.Config) []SecretInfo {
 	out := []SecretInfo{}
 	for _, s := range loadSecrets(cfg, keychain.New(secretsConfigDir(cfg))) {
-		out = append(out, SecretInfo{Name: s.name, Hosts: s.cfg.Hosts, Body: s.cfg.Body, Available: s.value != "", Why: s.why})
+		out = append(out, SecretInfo{Name: s.name, Hosts: s.cfg.Hosts, Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query, Available: s.value != "", Why: s.why})
 	}
 	return out
 }

@@ -36,7 +36,7 @@ import (
 // header to got, and echoes it back.
 func privateTLS(t *testing.T, got chan<- string) (port int, caFile string) {
 	t.Helper()
-	ca, err := egress.LoadOrCreateCA(t.TempDir())
+	ca, err := egress.LoadOrCreateCA(t.TempDir(), []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,15 +211,22 @@ func hasViolation(n sandbox.EgressNetwork, name string) bool {
 // A secret whose value cannot be read is listed as unavailable, with why,
 // and egress sandboxes do not get it.
 func TestSecretWithoutAValue(t *testing.T) {
+	t.Setenv("SANDTRAY_TEST_SHORT_KEY", "1234567")
 	te := egressEngine(t, func(c *config.Config) {
 		c.ConfigDir = t.TempDir()
-		c.Secrets = map[string]config.Secret{"API_KEY": {Hosts: []string{"api.example.com"}, Env: "SANDTRAY_TEST_NO_SUCH_KEY"}}
+		c.Secrets = map[string]config.Secret{
+			"API_KEY":   {Hosts: []string{"api.example.com"}, Env: "SANDTRAY_TEST_NO_SUCH_KEY"},
+			"SHORT_KEY": {Hosts: []string{"api.example.com"}, Env: "SANDTRAY_TEST_SHORT_KEY"},
+		}
 	})
 	// The model is told it has none, not where the host keeps it; doctor is.
-	if ls := te.ListSecrets(); len(ls) != 1 || ls[0].Available || !strings.Contains(ls[0].Why, "Settings → Secrets") || strings.Contains(ls[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
+	if ls := te.ListSecrets(); len(ls) != 2 || ls[0].Available || !strings.Contains(ls[0].Why, "Settings → Secrets") || strings.Contains(ls[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") || ls[1].Available {
 		t.Fatalf("ListSecrets = %+v", ls)
 	}
-	if st := SecretsStatus(te.cfg); len(st) != 1 || st[0].Available || !strings.Contains(st[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") {
+	// A value too short to tell from other text is none (the gate finds
+	// what shows a value in an answer by runs of 8 of its bytes).
+	if st := SecretsStatus(te.cfg); len(st) != 2 || st[0].Available || !strings.Contains(st[0].Why, "SANDTRAY_TEST_NO_SUCH_KEY") ||
+		st[1].Available || !strings.Contains(st[1].Why, "the value of SHORT_KEY has 7 bytes; Sandtray needs at least 8") {
 		t.Fatalf("SecretsStatus = %+v", st)
 	}
 	if p := te.placeholders(); p != nil {

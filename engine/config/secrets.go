@@ -24,6 +24,11 @@ type Secret struct {
 	// Body lets the gate swap the placeholder in request bodies too; else
 	// only in headers and the URL's query.
 	Body bool `toml:"body"`
+	// Header, when set, is the one request header the gate puts the value
+	// in ("Authorization"); Query, the one query parameter ("api_key").
+	// With neither, any header and any query parameter.
+	Header string `toml:"header"`
+	Query  string `toml:"query"`
 }
 
 // Source says where the value comes from: "env VAR", "file PATH" or
@@ -40,6 +45,14 @@ func (s Secret) Source() string {
 
 // ExpandedFile is File with a leading "~/" made the user's home.
 func (s Secret) ExpandedFile() string { return homedir.Expand(s.File) }
+
+// headerName and queryName are what secrets.NAME.header and .query may be:
+// an HTTP header's name (RFC 9110's token), and a query parameter's name
+// written as it is sent.
+var (
+	headerName = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$")
+	queryName  = regexp.MustCompile(`^[A-Za-z0-9._~\[\]-]{1,128}$`)
+)
 
 // secretName is what a secret may be called: an environment variable's name.
 var secretName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
@@ -95,6 +108,12 @@ func (c *Config) validateSecrets() error {
 		}
 		if s.File != "" && !filepath.IsAbs(s.ExpandedFile()) {
 			return fmt.Errorf("%s.file %q must be an absolute path: %w", key, s.File, sandbox.ErrInvalid)
+		}
+		if s.Header != "" && !headerName.MatchString(s.Header) {
+			return fmt.Errorf("%s.header %q must be a header's name, such as \"Authorization\" or \"X-Api-Key\": %w", key, s.Header, sandbox.ErrInvalid)
+		}
+		if s.Query != "" && !queryName.MatchString(s.Query) {
+			return fmt.Errorf("%s.query %q must be a query parameter's name, such as \"api_key\": %w", key, s.Query, sandbox.ErrInvalid)
 		}
 	}
 	return nil

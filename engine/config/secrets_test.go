@@ -24,6 +24,8 @@ trust_ca = "/etc/ssl/private-ca.pem"
 [secrets.OPENAI_API_KEY]
 hosts = ["api.openai.com"]
 env = "OPENAI_API_KEY"
+header = "Authorization"
+query = "api_key"
 
 [secrets.GH_TOKEN]
 hosts = ["api.github.com", "*.githubusercontent.com"]
@@ -38,7 +40,7 @@ body = true
 	if s := cfg.Secrets["GH_TOKEN"]; !s.Body || s.Source() != "keychain" || len(s.Hosts) != 2 {
 		t.Fatalf("GH_TOKEN = %+v", s)
 	}
-	if s := cfg.Secrets["OPENAI_API_KEY"]; s.Source() != "env OPENAI_API_KEY" {
+	if s := cfg.Secrets["OPENAI_API_KEY"]; s.Source() != "env OPENAI_API_KEY" || s.Header != "Authorization" || s.Query != "api_key" {
 		t.Fatalf("OPENAI_API_KEY = %+v", s)
 	}
 	if cfg.Egress.TrustCA != "/etc/ssl/private-ca.pem" {
@@ -56,6 +58,8 @@ func TestSecretsRefused(t *testing.T) {
 		{"[secrets.A]\nhosts=[\"x.com\"]\nfile=\"rel\"\n", "must be an absolute path"},
 		{"[secrets.A]\nhosts=[\"x.com\"]\nvalue=\"sk-123\"\n", `unknown key "secrets.A.value"`},
 		{"[egress]\ntrust_ca=\"ca.pem\"\n", "egress.trust_ca"},
+		{"[secrets.A]\nhosts=[\"x.com\"]\nheader=\"Authorization: Bearer\"\n", `secrets.A.header "Authorization: Bearer" must be a header's name`},
+		{"[secrets.A]\nhosts=[\"x.com\"]\nquery=\"key=1&x\"\n", `secrets.A.query "key=1&x" must be a query parameter's name`},
 	} {
 		_, err := loadText(t, tc.text)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

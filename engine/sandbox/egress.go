@@ -111,6 +111,10 @@ type SecretInfo struct {
 	Name  string   `json:"name"`  // the environment variable holding its placeholder
 	Hosts []string `json:"hosts"` // the hosts the gate puts its value in requests to
 	Body  bool     `json:"body"`  // also in request bodies (else headers and the URL's query)
+	// Header and Query, when set, are the one header and the one query
+	// parameter the gate puts the value in; with neither, any of them.
+	Header string `json:"header,omitempty"`
+	Query  string `json:"query,omitempty"`
 	// Available is false when Sandtray has no value for it (Why says
 	// why); sandboxes then do not get it.
 	Available bool   `json:"available"`

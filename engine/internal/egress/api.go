@@ -3,10 +3,8 @@ package egress
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/internal/egress/hostrule"
@@ -36,7 +34,10 @@ func Target(s string, def int) (host string, port int, err error) {
 // and AllowOnce and DenyOnce are sandbox.ErrNotFound. It returns how many
 // pending requests it answered.
 func (g *Gate) AnswerHost(id, host string, port int, a Answer) (int, error) {
-	host = hostrule.Normal(host)
+	host, err := hostrule.Host(host)
+	if err != nil {
+		return 0, err
+	}
 	g.mu.Lock()
 	b := g.boxes[id]
 	if b == nil {
@@ -135,7 +136,15 @@ func (g *Gate) decideUpFront(ctx context.Context, r request, reason string) verd
 	if v.rule != "would ask" {
 		return v
 	}
-	g.addPending(r, reason, true)
+	if g.addPending(r, reason, true) == nil {
+		g.mu.Lock()
+		name := ""
+		if b := g.boxes[r.box]; b != nil {
+			name = b.Name
+		}
+		g.mu.Unlock()
+		return tooManyAsks(r, name)
+	}
 	return verdict{rule: "pending"}
 }
 
@@ -168,7 +177,7 @@ func (g *Gate) Network(id string) (Network, bool) {
 	}
 	n.ConfigDeny = globalPatterns(g.deny)
 	for _, h := range b.hosts {
-		n.Hosts = append(n.Hosts, *h)
+		n.Hosts = append(n.Hosts, h.HostStats)
 	}
 	sortHosts(n.Hosts)
 	return n, true
@@ -176,19 +185,6 @@ func (g *Gate) Network(id string) (Network, bool) {
 
 // HostPort joins a host and port as the gate names them.
 func HostPort(host string, port int) string { return hostPort(host, port) }
-
-// splitTarget reads "host:port" (or "host", with def).
-func splitTarget(s string, def int) (string, int) {
-	h, p, err := net.SplitHostPort(s)
-	if err != nil {
-		return hostrule.Normal(s), def
-	}
-	n, err := strconv.Atoi(p)
-	if err != nil {
-		return hostrule.Normal(h), def
-	}
-	return hostrule.Normal(h), n
-}
 
 // RemoveRule takes pattern off sandbox id's own rules, allow or deny (the
 // approvals the user gave it), saves them, and reports whether it was

@@ -66,6 +66,9 @@ func (p *pending) finish(r answerResult) {
 // same sandbox, host and port) until the answer, the deadline or ctx.
 func (g *Gate) ask(ctx context.Context, r request, name string, addrs []netip.Addr) verdict {
 	p := g.addPending(r, "", false)
+	if p == nil {
+		return tooManyAsks(r, name)
+	}
 	defer g.leave(p)
 	timer := time.NewTimer(time.Until(p.Deadline))
 	defer timer.Stop()
@@ -83,16 +86,41 @@ func (g *Gate) ask(ctx context.Context, r request, name string, addrs []netip.Ad
 	return deny(r, p.res.rule, p.res.why)
 }
 
+// What waits for the user at once is bounded (F63): a sandbox's requests,
+// and everyone's. A request past either is refused, not kept.
+const (
+	pendingPerBox = 16
+	pendingMax    = 256
+	maxReason     = 1000 // bytes of a request_network reason kept
+)
+
+// tooManyAsks is the refusal of a request past pendingPerBox or pendingMax.
+func tooManyAsks(r request, name string) verdict {
+	return deny(r, "too many asks", fmt.Sprintf("is refused: %d requests of sandbox %s (or %d in all) already wait for the user; they answer those first (`sandtray egress pending`, or the Sandtray app), or the requests time out", pendingPerBox, name, pendingMax))
+}
+
 // addPending returns the pending request of r's sandbox for its host and
-// port, made now when there is none, with one more waiter unless upFront.
+// port, made now when there is none, with one more waiter unless upFront;
+// nil when a new one would pass pendingPerBox or pendingMax.
 func (g *Gate) addPending(r request, reason string, upFront bool) *pending {
 	g.mu.Lock()
 	var p *pending
+	mine := 0
 	for _, q := range g.pending {
 		if q.SandboxID == r.box && q.Host == r.host && q.Port == r.port {
 			p = q
 			break
 		}
+		if q.SandboxID == r.box {
+			mine++
+		}
+	}
+	if p == nil && (mine >= pendingPerBox || len(g.pending) >= pendingMax) {
+		g.mu.Unlock()
+		return nil
+	}
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
 	}
 	if p == nil {
 		now := time.Now()

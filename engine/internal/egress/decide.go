@@ -2,7 +2,9 @@ package egress
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -58,14 +60,23 @@ func (g *Gate) decideWith(ctx context.Context, r request, ask askFunc) verdict {
 		return verdict{rule: "unknown sandbox", body: fmt.Sprintf("sandtray egress: %s is refused: this sandbox is not on the egress gate", r.target()), status: 403}
 	}
 	name := b.Name
-	if r.host == HostAlias {
-		g.mu.Unlock()
-		return g.hostVerdict(r, name)
-	}
+	// Deny first, for every request: r.host is normal (hostrule.Host), as
+	// every rule's host is, so one comparison covers every way of writing it.
 	if d, ok := firstDeny(r, b.deny, g.deny); ok {
 		g.mu.Unlock()
 		return deny(r, "deny "+quoteRule(d), denyAdvice(d, r, name))
 	}
+	if r.host == HostAlias {
+		v := g.hostVerdict(r, name)
+		if v.allow {
+			if d, a, ok := deniedAddr(r, v.addrs, b.deny, g.deny); ok {
+				v = addrDenied(r, "reaches", a, d, name)
+			}
+		}
+		g.mu.Unlock()
+		return v
+	}
+	denies := [][]hostrule.Rule{b.deny, g.deny}
 	rule, ok := g.allowRule(b, r)
 	offline, asking := b.Offline, g.o.Ask && !b.Offline
 	portOnly := !ok && hostCovered(b, g, r)
@@ -87,7 +98,13 @@ func (g *Gate) decideWith(ctx context.Context, r request, ask askFunc) verdict {
 	addrs, err := g.resolve(ctx, r.host)
 	if err != nil {
 		return verdict{rule: "no such host", status: 502,
-			body: fmt.Sprintf("sandtray egress: %s could not be resolved by the gate (%v)", r.target(), err)}
+			body: fmt.Sprintf("sandtray egress: could not resolve %s: %s", r.host, lookupWhy(err))}
+	}
+	g.mu.Lock()
+	d, a, denied := deniedAddr(r, addrs, denies...)
+	g.mu.Unlock()
+	if denied {
+		return addrDenied(r, "resolves to", a, d, name)
 	}
 	for _, a := range addrs {
 		if what := Classify(a); what != "" && !(ok && rule.Explicit()) {
@@ -108,6 +125,44 @@ func (g *Gate) hostVerdict(r request, name string) verdict {
 	}
 	return deny(r, "egress.host_ports", fmt.Sprintf("is refused: port %d of the host is not in egress.host_ports; the user can add it there in Sandtray's config.toml (sandbox %s)", r.port, name))
 }
+
+// deniedAddr is the first deny rule naming an IP literal that covers one
+// of addrs (or the IPv4 address one carries) on r's port: a deny of an
+// address holds for every name that resolves to it. Called under g.mu (the
+// lists are the gate's).
+func deniedAddr(r request, addrs []netip.Addr, lists ...[]hostrule.Rule) (hostrule.Rule, netip.Addr, bool) {
+	for _, l := range lists {
+		for _, d := range l {
+			if !d.IP.IsValid() || d.Port != 0 && d.Port != r.port {
+				continue
+			}
+			for _, a := range addrs {
+				if a.Unmap() == d.IP || embedded(a.Unmap()) == d.IP {
+					return d, a, true
+				}
+			}
+		}
+	}
+	return hostrule.Rule{}, netip.Addr{}, false
+}
+
+// lookupWhy says in a few words why a name did not resolve, for a refusal
+// (not the resolver's own error text).
+func lookupWhy(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "no such name; check its spelling"
+	case errors.As(err, &dns) && dns.IsTimeout, errors.Is(err, context.DeadlineExceeded):
+		return "the DNS server did not answer in time; try again"
+	case errors.Is(err, errNoAddress):
+		return "the name has no address"
+	}
+	return "the lookup failed; try again"
+}
+
+// errNoAddress is a lookup that answered with no address.
+var errNoAddress = errors.New("no address")
 
 // firstDeny is the first deny rule covering r: the sandbox's, then the config's.
 func firstDeny(r request, lists ...[]hostrule.Rule) (hostrule.Rule, bool) {
@@ -170,7 +225,7 @@ func (g *Gate) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 		return nil, err
 	}
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("no address")
+		return nil, errNoAddress
 	}
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
@@ -199,6 +254,16 @@ func denyAdvice(d hostrule.Rule, r request, name string) string {
 		return fmt.Sprintf("is denied by rule deny %s of sandbox %s; the user can allow it with `sandtray egress allow %s %s --always` or in the Sandtray app", quoteRule(d), name, name, hostOnly(r))
 	}
 	return fmt.Sprintf("is denied by rule deny %s in the user's config ([egress] deny in config.toml); only the user can change it there", quoteRule(d))
+}
+
+// addrDenied is the refusal of r because it reaches a, which deny rule d
+// names (an IP literal), with what can lift d.
+func addrDenied(r request, verb string, a netip.Addr, d hostrule.Rule, name string) verdict {
+	lift := "only the user can change it, in [egress] deny of config.toml"
+	if d.Source == hostrule.SourceSandbox {
+		lift = fmt.Sprintf("the user can lift it with `sandtray egress allow %s %s --always` or in the Sandtray app", name, d)
+	}
+	return deny(r, "deny "+quoteRule(d), fmt.Sprintf("%s %s, which is denied by rule deny %s; %s", verb, a, quoteRule(d), lift))
 }
 
 // hostOnly is r as an allow command names it: the host, with the port

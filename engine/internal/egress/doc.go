@@ -12,8 +12,15 @@
 // that resolve to loopback, private, link-local, CGNAT, multicast,
 // unspecified or cloud-metadata addresses unless a rule names the host
 // exactly, and dials the address it checked, so a second DNS answer cannot
-// move a connection elsewhere. A refusal is HTTP 403 with a one-line body
-// that names the host and says how the user can allow it.
+// move a connection elsewhere. A host and port a sandbox names are read
+// once (hostrule.Host, hostrule.Target) before any rule, and deny rules
+// come first for every host. A refusal is HTTP 403 (400 for a host or port
+// that is none) with a one-line body that names the host and says how the
+// user can allow it, which is also a refused CONNECT's reason phrase.
+//
+// Everything a sandbox sends is bounded (the request line and headers, the
+// bodies held to swap a secret in, the tables of hosts and of requests
+// waiting for the user), and so is what the gate keeps of it.
 //
 // What the user answers (Answer), what a model asks for up front (Request),
 // the pending requests (Pending, Watch), each sandbox's rules and recent

@@ -65,8 +65,8 @@ type Options struct {
 	// to their hosts (secrets.go); they need CA.
 	Secrets []Secret
 	// CA signs the certificates the gate shows a sandbox for the hosts a
-	// secret is bound to; nil: the gate terminates no TLS and swaps
-	// secrets in plain HTTP only.
+	// secret is bound to (LoadOrCreateCA constrains it to them); nil: the
+	// gate terminates no TLS and swaps secrets in plain HTTP only.
 	CA *CA
 	// UpstreamRoots check the certificates of the hosts whose TLS the
 	// gate terminates; nil: the system's roots.
@@ -103,6 +103,7 @@ type Gate struct {
 	rec      *recorder
 	srv      *server // proxy.go
 	secrets  []*secret
+	bodies   budget // request bodies held whole to swap secrets in (body.go)
 
 	mu      sync.Mutex
 	allow   []hostrule.Rule // the config's, or the defaults
@@ -126,9 +127,10 @@ type box struct {
 	Sandbox
 	allow, deny []hostrule.Rule
 	grants      []grant
-	recent      []Record // newest last, at most recentKept
-	hosts       map[string]*HostStats
-	transport   *http.Transport // plain HTTP's upstream connections, this sandbox's alone
+	recent      []Record              // newest last, at most recentKept
+	hosts       map[string]*hostEntry // at most hostsKept (record.go)
+	seen        uint64                // the clock of hosts' last records
+	transport   *http.Transport       // plain HTTP's upstream connections, this sandbox's alone
 	conns       map[*boxConn]struct{}
 	phs         []placeholder // its secrets' placeholders (secrets.go)
 }
@@ -165,7 +167,7 @@ func New(o Options) (*Gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny, secrets: secrets,
+	g := &Gate{o: o, resolver: o.Resolver, dial: o.Dial, log: o.Log, allow: allow, deny: deny, secrets: secrets, bodies: budget{max: swapBudget},
 		boxes: map[string]*box{}, pending: map[string]*pending{}, watch: map[chan struct{}]struct{}{}, tunnels: map[*countConn]struct{}{}}
 	if g.resolver == nil {
 		g.resolver = net.DefaultResolver
@@ -271,7 +273,7 @@ func (g *Gate) Register(s Sandbox) error {
 	}
 	b := g.boxes[s.ID]
 	if b == nil {
-		b = &box{hosts: map[string]*HostStats{}, conns: map[*boxConn]struct{}{}, transport: g.transport()}
+		b = &box{hosts: map[string]*hostEntry{}, conns: map[*boxConn]struct{}{}, transport: g.transport()}
 		g.boxes[s.ID] = b
 	}
 	b.Sandbox, b.allow, b.deny = s, allow, deny

@@ -26,6 +26,18 @@ const (
 // recentKept is how many records each sandbox keeps in memory.
 const recentKept = 200
 
+// hostsKept bounds each sandbox's table of the hosts it reached or tried
+// (F63): a new host past it takes the place of the one whose last record is
+// oldest.
+const hostsKept = 500
+
+// hostEntry is one host of a sandbox's table, with when it was last
+// recorded (the box's seen clock).
+type hostEntry struct {
+	HostStats
+	seen uint64
+}
+
 // recorder appends records to a JSON-lines file, rotated at max bytes to
 // path+".1" (the one older file kept), so it takes at most twice max.
 type recorder struct {
@@ -96,9 +108,14 @@ func (g *Gate) record(rec Record) {
 		}
 		h := b.hosts[rec.Host]
 		if h == nil {
-			h = &HostStats{Host: rec.Host}
+			if len(b.hosts) >= hostsKept {
+				b.forgetOldestHost()
+			}
+			h = &hostEntry{HostStats: HostStats{Host: rec.Host}}
 			b.hosts[rec.Host] = h
 		}
+		b.seen++
+		h.seen = b.seen
 		if rec.Decision == DecisionAllow {
 			h.Allowed++
 		} else {
@@ -117,6 +134,20 @@ func (g *Gate) record(rec Record) {
 		onRecord(rec)
 	}
 	g.changed()
+}
+
+// forgetOldestHost drops the host whose last record is oldest. Called
+// under Gate.mu.
+func (b *box) forgetOldestHost() {
+	var oldest *hostEntry
+	for _, h := range b.hosts {
+		if oldest == nil || h.seen < oldest.seen {
+			oldest = h
+		}
+	}
+	if oldest != nil {
+		delete(b.hosts, oldest.Host)
+	}
 }
 
 func sortHosts(h []HostStats) {

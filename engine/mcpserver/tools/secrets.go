@@ -31,6 +31,8 @@ type secretListed struct {
 	Name      string   `json:"name" jsonschema:"The environment variable, e.g. OPENAI_API_KEY: use it as the key itself ($OPENAI_API_KEY, os.environ[...])."`
 	Hosts     []string `json:"hosts" jsonschema:"The only hosts the key works with: Sandtray's egress gate puts the real value in requests to them (HTTPS included); sent anywhere else it is refused."`
 	Body      bool     `json:"body" jsonschema:"True when the value is also put into request bodies; else only in headers and the URL's query."`
+	Header    string   `json:"header,omitempty" jsonschema:"When set, the one request header the value is put in (e.g. Authorization); a placeholder elsewhere is sent as it is."`
+	Query     string   `json:"query,omitempty" jsonschema:"When set, the one query parameter the value is put in (e.g. api_key)."`
 	Available bool     `json:"available" jsonschema:"False when Sandtray has no value for it: sandboxes do not get it."`
 	Why       string   `json:"why,omitempty" jsonschema:"Why it is not available, and what the user can do."`
 }
@@ -52,7 +54,7 @@ func listSecrets(k *Kit, b Secrets) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		out := secretsListed{Secrets: []secretListed{}}
 		for _, s := range b.ListSecrets() {
-			out.Secrets = append(out.Secrets, secretListed{Name: s.Name, Hosts: s.Hosts, Body: s.Body, Available: s.Available, Why: s.Why})
+			out.Secrets = append(out.Secrets, secretListed{Name: s.Name, Hosts: s.Hosts, Body: s.Body, Header: s.Header, Query: s.Query, Available: s.Available, Why: s.Why})
 		}
 		return structured(out, secretsText(out)), nil
 	})
@@ -66,7 +68,20 @@ func secretsText(out secretsListed) string {
 	for _, s := range out.Secrets {
 		if s.Available {
 			fmt.Fprintf(&b, "$%s: works with %s", s.Name, strings.Join(s.Hosts, ", "))
-			if s.Body {
+			switch {
+			case s.Header != "" || s.Query != "":
+				var where []string
+				if s.Header != "" {
+					where = append(where, "header "+s.Header)
+				}
+				if s.Query != "" {
+					where = append(where, "query parameter "+s.Query)
+				}
+				if s.Body {
+					where = append(where, "body")
+				}
+				fmt.Fprintf(&b, " (in %s only)", strings.Join(where, ", "))
+			case s.Body:
 				b.WriteString(" (headers, query and body)")
 			}
 			b.WriteString(".\n")

@@ -47,32 +47,22 @@ const (
 // is not a host, a wildcard domain or an IP literal, with an optional port
 // of 1 to 65535, is an error wrapping sandbox.ErrInvalid.
 func Parse(pattern, source string) (Rule, error) {
-	p := strings.ToLower(strings.TrimSpace(pattern))
+	p := strings.TrimSpace(pattern)
 	bad := func(why string) (Rule, error) {
-		return Rule{}, fmt.Errorf("egress rule %q %s: use a host (pypi.org), *.domain, an IP literal, each optionally with :port: %w", pattern, why, sandbox.ErrInvalid)
+		return Rule{}, fmt.Errorf("egress rule %s %s: use a host (pypi.org), *.domain, an IP literal, each optionally with :port: %w", quoteShort(pattern), why, sandbox.ErrInvalid)
 	}
 	if p == "" {
 		return bad("is empty")
 	}
 	host, port := p, 0
 	if h, ps, err := net.SplitHostPort(p); err == nil {
-		n, perr := strconv.Atoi(ps)
-		if perr != nil || n < 1 || n > 65535 {
+		n, err := Port(ps)
+		if err != nil {
 			return bad("has a bad port")
 		}
 		host, port = h, n
-	} else if strings.HasPrefix(p, "[") && strings.HasSuffix(p, "]") {
-		host = p[1 : len(p)-1]
 	}
 	r := Rule{Port: port, Source: source}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		r.IP, r.Host = ip.Unmap(), ip.Unmap().String()
-		return r, nil
-	}
-	if host == "*." {
-		return bad("is not a host name")
-	}
-	host = strings.TrimSuffix(host, ".")
 	switch {
 	case host == "*":
 		r.Wildcard = true
@@ -80,10 +70,14 @@ func Parse(pattern, source string) (Rule, error) {
 	case strings.HasPrefix(host, "*."):
 		r.Wildcard, host = true, host[2:]
 	}
-	if !validName(host) {
+	name, err := Host(host)
+	if err != nil || r.Wildcard && IsIPLiteral(name) {
 		return bad("is not a host name")
 	}
-	r.Host = host
+	r.Host = name
+	if !r.Wildcard && IsIPLiteral(name) {
+		r.IP = netip.MustParseAddr(name)
+	}
 	return r, nil
 }
 
@@ -188,15 +182,91 @@ func ParseList(key string, patterns []string, source string) ([]Rule, error) {
 	return out, nil
 }
 
-// Normal is a request's host as rules compare it: lower case, no
-// trailing dot, an IPv6 literal without brackets, an IPv4-mapped one as
-// IPv4.
-func Normal(h string) string {
-	h = strings.ToLower(strings.TrimSuffix(strings.Trim(h, "[]"), "."))
-	if ip, err := netip.ParseAddr(h); err == nil {
-		return ip.Unmap().String()
+// maxName is the longest DNS name (RFC 1035), without its trailing dot.
+const maxName = 253
+
+// Host is a request's host as every rule compares it, or an error wrapping
+// sandbox.ErrInvalid that says why it is none: the one place the gate reads
+// a name a sandbox wrote. A name is lower-cased and loses one trailing dot
+// ("Evil.Test." is evil.test); it must then be a DNS name of at most 253
+// bytes whose labels are not empty ("evil.test.." is refused, not
+// shortened) and whose last label is not a number ("2130706433", "0x7f.1":
+// IPv4 in forms only some resolvers read). An IP literal may be in
+// brackets; an IPv4-mapped IPv6 one is its IPv4; one with a zone is refused.
+func Host(h string) (string, error) {
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("%s %s: %w", quoteShort(h), why, sandbox.ErrInvalid)
 	}
-	return h
+	if len(h) > maxName+3 { // room for brackets or a trailing dot; checked again below
+		return bad(fmt.Sprintf("is not a host name: it is %d bytes long, and a name has at most %d", len(h), maxName))
+	}
+	lit := h
+	if strings.HasPrefix(lit, "[") && strings.HasSuffix(lit, "]") {
+		lit = lit[1 : len(lit)-1]
+	}
+	if ip, err := netip.ParseAddr(lit); err == nil {
+		if ip.Zone() != "" {
+			return bad("is not a host name: an IP address with a zone reaches nothing outside this machine")
+		}
+		return ip.Unmap().String(), nil
+	}
+	name := strings.ToLower(strings.TrimSuffix(h, "."))
+	if len(name) > maxName {
+		return bad(fmt.Sprintf("is not a host name: it is %d bytes long, and a name has at most %d", len(name), maxName))
+	}
+	if !validName(name) {
+		return bad("is not a host name: use letters, digits, '-' and '_' in labels joined by single dots (a name in another script in its ASCII form, xn--…)")
+	}
+	if numeric(name[strings.LastIndexByte(name, '.')+1:]) {
+		return bad("is not a host name: it ends in a number; write an IP address as four numbers joined by dots (1.2.3.4), or in brackets for IPv6")
+	}
+	return name, nil
+}
+
+// numeric reports whether a label is a number (decimal, or hex with 0x),
+// which no top-level domain is.
+func numeric(label string) bool {
+	if rest, ok := strings.CutPrefix(label, "0x"); ok {
+		label = rest
+		return label == "" || strings.Trim(label, "0123456789abcdef") == ""
+	}
+	return label != "" && strings.Trim(label, "0123456789") == ""
+}
+
+// Target reads a request's "host:port" (a CONNECT target, a URL's host),
+// with def as the port when it names none, through Host; a port that is not
+// a number from 1 to 65535 (as written: digits only) is an error wrapping
+// sandbox.ErrInvalid.
+func Target(s string, def int) (host string, port int, err error) {
+	h, ps, err := net.SplitHostPort(s)
+	if err != nil {
+		if strings.HasPrefix(s, "[") && !strings.HasSuffix(s, "]") || strings.Count(s, ":") == 1 {
+			return "", 0, fmt.Errorf("%s is not host:port: %w", quoteShort(s), sandbox.ErrInvalid)
+		}
+		h, port = s, def // no port, or an IPv6 literal without brackets
+	} else if port, err = Port(ps); err != nil {
+		return "", 0, err
+	}
+	host, err = Host(h)
+	return host, port, err
+}
+
+// Port reads a port as written: digits only, from 1 to 65535.
+func Port(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || strings.Trim(s, "0123456789") != "" || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("port %s is not a port: use one from 1 to 65535: %w", quoteShort(s), sandbox.ErrInvalid)
+	}
+	return n, nil
+}
+
+// quoteShort is s quoted for an error, cut to its first 64 bytes: what a
+// sandbox wrote is never copied into a message whole.
+func quoteShort(s string) string {
+	if len(s) > 64 {
+		return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + fmt.Sprintf("… (%d bytes)", len(s))
+	}
+	return strconv.Quote(s)
 }
 
 // IsIPLiteral reports whether host (normalised) is an IP address.
