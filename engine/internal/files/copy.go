@@ -109,18 +109,13 @@ func (f *Files) copyOut(ctx context.Context, t sandbox.Handle, p, dst string, li
 	if _, err := os.Lstat(dst); err == nil {
 		return sandbox.CopyResult{}, fmt.Errorf("host path %s already exists and Sandtray never overwrites host files; pick a new name: %w", dst, sandbox.ErrConflict)
 	}
-	s, err := f.session(ctx, t)
-	if err != nil {
+	if err := t.EnsureRunning(ctx); err != nil {
 		return sandbox.CopyResult{}, err
 	}
-	st, err := s.Stat(ctx, src)
+	rc, st, err := f.docker.CopyFrom(ctx, t.ID(), src)
 	if errors.Is(err, sandbox.ErrNotFound) {
 		return sandbox.CopyResult{}, fmt.Errorf("no %s in sandbox %s: %w", src, t.Name(), sandbox.ErrNotFound)
 	}
-	if err != nil {
-		return sandbox.CopyResult{}, t.Gone(fmt.Errorf("copy %s: %w", src, err))
-	}
-	rc, err := s.TarOut(ctx, src)
 	if err != nil {
 		return sandbox.CopyResult{}, t.Gone(fmt.Errorf("copy %s: %w", src, err))
 	}

@@ -11,19 +11,26 @@ package files
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"path"
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Docker is what the file tools need of the container runtime: the
-// sandbox's session with its agent, through the engine's exec gate.
+// sandbox's session with its agent, through the engine's exec gate, and the
+// runtime's own archive of a path, which copies out of a sandbox faster
+// than a process's output can (Docker's archive reads the container's
+// files itself; for a path on a tmpfs, which it cannot see, the runtime
+// runs the agent's tar).
 type Docker interface {
 	Agent(ctx context.Context, id string) (*agentclient.Session, error)
+	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error)
 }
 
 // Path makes p absolute, relative to sandbox t's workdir.
