@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/agentclient"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -69,6 +70,9 @@ func (r *Runner) Run(ctx context.Context, t sandbox.Handle, p Process) (Result, 
 			return Result{}, fmt.Errorf("execution cancelled: %w", ctx.Err())
 		}
 		code, err = -1, nil
+	}
+	if err != nil && errors.Is(err, agentclient.ErrClosed) && ctx.Err() == nil {
+		r.awaitDeath(ctx, t)
 	}
 	if err != nil {
 		return Result{}, t.Gone(fmt.Errorf("exec in sandbox %s: %w", t.Name(), err))
@@ -136,4 +140,24 @@ func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user stri
 		return false
 	}
 	return r.restartStopped(ctx, t)
+}
+
+// deathWait bounds how long a call whose agent went away waits to hear
+// that its sandbox died (the engine then ends the call with that outcome,
+// through its context: killed for memory, or stopped).
+const deathWait = 5 * time.Second
+
+// awaitDeath waits, when t's container no longer runs, for the engine to
+// end the call with why it died (its context's cause), at most deathWait:
+// the agent's session ends with its sandbox, a moment before the
+// runtime's event says why.
+func (r *Runner) awaitDeath(ctx context.Context, t sandbox.Handle) {
+	c, err := r.docker.Inspect(ctx, t.ID())
+	if err != nil || StatusOf(c.State) == sandbox.StatusRunning {
+		return
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(deathWait):
+	}
 }

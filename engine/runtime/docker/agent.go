@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"sync"
@@ -40,6 +41,7 @@ const fillStale = 2 * time.Minute
 
 // agentVolumes remembers which volumes this client has seen ready.
 type agentVolumes struct {
+	fill  sync.Mutex // one fill at a time in this process: the lock is between engines
 	mu    sync.Mutex
 	ready map[string]bool // guarded by mu: volume name → ready
 }
@@ -61,6 +63,14 @@ func (c *Client) ensureAgent(ctx context.Context, a *runtime.Agent, image string
 	name := agentVolume(a)
 	c.agents.mu.Lock()
 	ready := c.agents.ready[name]
+	c.agents.mu.Unlock()
+	if ready {
+		return nil
+	}
+	c.agents.fill.Lock()
+	defer c.agents.fill.Unlock()
+	c.agents.mu.Lock()
+	ready = c.agents.ready[name] // another goroutine filled it meanwhile
 	c.agents.mu.Unlock()
 	if ready {
 		return nil
@@ -113,8 +123,9 @@ func (c *Client) fillAgent(ctx context.Context, a *runtime.Agent, image string, 
 	})
 	if err != nil {
 		// Held by another engine (Docker says so with a 409, Podman with
-		// a 500 and words): the lock's name is taken.
-		if _, ierr := c.api.ContainerInspect(ctx, lock, client.ContainerInspectOptions{}); ierr == nil {
+		// a 500 and words, and the lock's name is taken), or it was a
+		// moment ago: look again.
+		if _, ierr := c.api.ContainerInspect(ctx, lock, client.ContainerInspectOptions{}); ierr == nil || errors.Is(wrap("", err), sandbox.ErrConflict) {
 			c.dropStaleLock(ctx, lock)
 			return false, nil
 		}
