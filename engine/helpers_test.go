@@ -26,14 +26,14 @@ type testEngine struct {
 	labels map[string]string // the test's labels, on every container it makes
 }
 
-func newTestEngine(t *testing.T, configure ...func(*config.Config)) *testEngine {
+func newTestEngine(t testing.TB, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	return newTestEngineOn(t, nil, configure...)
 }
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t *testing.T, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
+func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := config.Default()

@@ -38,13 +38,18 @@ func TestRunReportsEveryRow(t *testing.T) {
 		n    int
 	}{{"socket", rep.Socket, 4}, {"http", rep.HTTP, 4}, {"direct", rep.Direct, 4}, {"pool", rep.Pool, 3}, {"no pool", rep.NoPool, 3},
 		{"other image", rep.Other, 3}, {"burst", rep.Burst, 2 * burstSize}, {"cold create", rep.ColdCreate, 3},
-		{"cold first", rep.ColdFirst, 3}, {"bare", rep.Bare, 3}} {
+		{"cold first", rep.ColdFirst, 3}, {"bare", rep.Bare, 3},
+		{"command", rep.Ops.Command, 4}, {"write", rep.Ops.Write, 4}, {"read", rep.Ops.Read, 4}, {"forward", rep.Ops.Forward, 4},
+		{"loopback", rep.Ops.Loopback, 4}, {"gate", rep.Ops.Gate, 4}} {
 		if q.q.N != q.n || q.q.P50 <= 0 || q.q.P90 < q.q.P50 || q.q.P90 > time.Minute {
 			t.Errorf("%s: %+v, want %d samples, 0 < p50 <= p90 < 1m", q.name, q.q, q.n)
 		}
 	}
 	if rep.Ratio() <= 0 {
 		t.Errorf("ratio %v", rep.Ratio())
+	}
+	if rep.Ops.GateMBps <= 0 || rep.Ops.CopyMBps <= 0 || rep.Ops.CopyBytes != copyBytes {
+		t.Errorf("throughputs %+v", rep.Ops)
 	}
 	if len(rep.Rates) != len(Levels) {
 		t.Errorf("rates %+v, want one per level %v", rep.Rates, Levels)
@@ -55,7 +60,7 @@ func TestRunReportsEveryRow(t *testing.T) {
 		}
 	}
 	table := rep.Table()
-	for _, row := range []string{rowSocket, rowHTTP, rowDirect, rowRatio, rowPool, rowOther, rowBurst, rowNoPool, rowColdC, rowColdF, rowBare, rowOver,
+	for _, row := range []string{rowSocket, rowHTTP, rowDirect, rowRatio, rowCmd, rowWrite, rowRead, rowFwd, rowLoop, rowGate, rowGateO, rowGateMB, rowCopy, rowPool, rowOther, rowBurst, rowNoPool, rowColdC, rowColdF, rowBare, rowOver,
 		"executions/s, 1 concurrent client ", "executions/s, 4 concurrent clients", "executions/s, 16 concurrent clients"} {
 		if !strings.Contains(table, row) {
 			t.Errorf("table lacks %q:\n%s", row, table)
