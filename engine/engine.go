@@ -88,6 +88,7 @@ type Engine struct {
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
+	snaps snapLedger        // the snapshots under way, against their limits (snapshot_budget.go); its own lock
 }
 
 // Options are what New needs besides the config.

@@ -68,7 +68,12 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
 	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
-	if _, err := e.takeSnapshot(ctx, b, base, dir, map[string]string{}); err != nil {
+	hold, err := e.reserveSnapshot(ctx, b, false)
+	if err != nil {
+		return nil, err
+	}
+	defer hold.release(false) // the tars go once the forks have them
+	if _, err := e.takeSnapshot(ctx, b, base, dir, map[string]string{}, hold); err != nil {
 		return nil, err
 	}
 	rec, err := readRecord(dir)

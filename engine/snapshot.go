@@ -200,33 +200,24 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 		return sandbox.SnapshotInfo{}, err
 	}
 	defer e.release(b)
-	have, err := e.snapshotsOf(ctx, b.id)
+	hold, err := e.reserveSnapshot(ctx, b, true)
 	if err != nil {
 		return sandbox.SnapshotInfo{}, err
-	}
-	used, err := e.snapshotBytes(ctx)
-	if err != nil {
-		return sandbox.SnapshotInfo{}, err
-	}
-	switch {
-	case len(have) >= e.cfg().Limits.MaxSnapshots:
-		return sandbox.SnapshotInfo{}, fmt.Errorf("sandbox %s already has %d snapshots, the most limits.max_snapshots allows; delete one with delete_snapshot (list_snapshots shows them) and try again: %w",
-			b.name, len(have), sandbox.ErrConflict)
-	case used >= e.cfg().Limits.SnapshotMB<<20:
-		return sandbox.SnapshotInfo{}, fmt.Errorf("the snapshots of Sandtray's sandboxes take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot (list_snapshots shows each sandbox's) and try again: %w",
-			used>>20, sandbox.ErrConflict)
 	}
 	snap := sandbox.RandomHex(6)
 	s, err := e.takeSnapshot(ctx, b, e.cfg().snapshotRef(b.id, snap), e.cfg().snapshotDir(b.id, snap),
-		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label})
+		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label}, hold)
+	hold.release(err == nil)
 	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, snap)
 	return s, err
 }
 
 // takeSnapshot saves b: its change list and tmpfs tars in the state dir's
 // folder dir, and its container as image ref with labels (and the
-// snapshot's size and time).
-func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string) (s sandbox.SnapshotInfo, err error) {
+// snapshot's size and time). What it writes to the host is charged to h as
+// it is written; a snapshot's image layer too (a fork's is its own
+// budget's, see Fork), removed when the budget refuses it.
+func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string, h *snapHold) (s sandbox.SnapshotInfo, err error) {
 	ctx, release, err := e.holdForSnapshot(ctx, b)
 	if err != nil {
 		return s, err
@@ -240,11 +231,12 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 			os.RemoveAll(dir)
 		}
 	}()
-	rec, size, err := e.saveTmpfs(ctx, b, dir)
+	rec, size, err := e.saveTmpfs(ctx, b, dir, h)
 	if err != nil {
 		return s, err
 	}
 	now := time.Now().UTC()
+	_, isSnapshot := labels[labelSnapID] // else a fork's, which needs no change list
 	var imageID string
 	err = e.whilePaused(ctx, b, func() error {
 		// The change list and the commit each walk the container's layer
@@ -252,7 +244,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		diffed := make(chan error, 1)
 		go func() {
 			var err error
-			if _, snap := labels[labelSnapID]; snap { // a fork needs no change list
+			if isSnapshot {
 				rec.Changes, err = e.docker.Diff(ctx, b.id)
 			}
 			diffed <- err
@@ -269,11 +261,17 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		}
 		return s, e.gone(b, fmt.Errorf("snapshot of sandbox %s: %w", b.name, err))
 	}
-	// What the snapshot adds to disk: its image's own layer, and the tars.
-	if all, err := e.docker.ImageSize(ctx, imageID); err == nil {
-		if base, err := e.docker.ImageSize(ctx, b.spec.Image); err == nil && all > base {
-			size += all - base
+	if isSnapshot {
+		// What the snapshot adds to disk: its image's own layer, and the tars.
+		layer := e.imageLayer(ctx, imageID, b.spec.Image)
+		var over errSnapshotBudget
+		if err := h.charge(layer); errors.As(err, &over) {
+			e.removeImage(ref)
+			return s, fmt.Errorf("snapshot of sandbox %s refused: its files outside its tmpfs folders add %d MB to its image, more than %s; "+
+				"delete files in the sandbox (diff_sandbox lists what it changed), or snapshots you no longer need with delete_snapshot (list_snapshots shows each sandbox's), "+
+				"and try again, or ask the user to raise limits.max_snapshot_mb: %w", b.name, layer>>20, over, sandbox.ErrTooLarge)
 		}
+		size += layer
 	}
 	rec.Size = size
 	raw, _ := json.Marshal(rec)
@@ -282,6 +280,20 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		return s, fmt.Errorf("snapshot of %s: %w", b.name, err)
 	}
 	return sandbox.SnapshotInfo{ID: labels[labelSnapID], Label: labels[labelSnapLabel], Created: now, SizeBytes: size}, nil
+}
+
+// imageLayer is what image id adds over image base: its own layers (0
+// when either cannot be sized).
+func (e *Engine) imageLayer(ctx context.Context, id, base string) int64 {
+	all, err := e.docker.ImageSize(ctx, id)
+	if err != nil {
+		return 0
+	}
+	under, err := e.docker.ImageSize(ctx, base)
+	if err != nil || all < under {
+		return 0
+	}
+	return all - under
 }
 
 // whilePaused runs fn with b's container paused (its processes frozen), then

@@ -247,13 +247,29 @@ func TestSnapshotLimits(t *testing.T) {
 		t.Errorf("%d sandboxes after a refused fork", len(list))
 	}
 
-	// limits.max_snapshot_mb counts every sandbox's snapshots.
-	tb := newTestEngine(t, func(c *config.Config) { c.Limits.SnapshotMB = 1 })
+	// limits.max_snapshot_mb counts every sandbox's snapshots: one that
+	// would take them past it is refused, and none is taken while they
+	// fill it.
+	tb := newTestEngine(t, func(c *config.Config) { c.Limits.SnapshotMB = 3 })
 	snapshotImages(t, tb)
 	one := tb.create(t, sandbox.CreateRequest{Name: "one"})
 	two := tb.create(t, sandbox.CreateRequest{Name: "two"})
 	tb.command(t, one.ID, "head -c 2097152 /dev/urandom > big")
+	tb.command(t, two.ID, "head -c 2097152 /dev/urandom > big")
 	if _, err := tb.Snapshot(ctx, tb.owner, one.ID, sandbox.SnapshotRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Snapshot(ctx, tb.owner, two.ID, sandbox.SnapshotRequest{})
+	wantKind(t, err, sandbox.ErrTooLarge)
+	if err == nil || !strings.Contains(err.Error(), "limits.max_snapshot_mb (3 MB") {
+		t.Errorf("error %v does not name the budget", err)
+	}
+	if list, _ := tb.ListSnapshots(ctx, two.ID); len(list) != 0 {
+		t.Errorf("the refused snapshot is listed: %+v", list)
+	}
+	cfg := tb.Config()
+	cfg.Limits.SnapshotMB = 1
+	if _, err := tb.Reconfigure(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	_, err = tb.Snapshot(ctx, tb.owner, two.ID, sandbox.SnapshotRequest{})
