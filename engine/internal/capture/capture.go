@@ -62,6 +62,10 @@ type Config struct {
 	// Protected are the images the configuration starts sandboxes from
 	// (default, language and pool images): commits never write them.
 	Protected []string
+	// Engine is the engine's identity: its commits carry it
+	// (sandbox.LabelCommittedBy), and a commit moves only a tag of an
+	// image that carries it.
+	Engine string
 }
 
 // RecordsIn is the folder for Config.ExportRecords in the engine's state

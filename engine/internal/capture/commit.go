@@ -42,8 +42,8 @@ func Tag(image, namespace string) (string, error) {
 }
 
 // Commit saves t's filesystem as the image tag (see Tag). It refuses a tag
-// that exists unless overwrite, moves a tag only from an image Sandtray
-// committed, and never writes to the sandbox's own base image or to an
+// that exists unless overwrite, moves a tag only from an image this
+// engine committed, and never writes to the sandbox's own base image or to an
 // image the configuration names (default, language and pool images). The image is labelled with its source sandbox
 // and the time, keeps its base image's command and user, and carries no
 // label that would make its containers look managed by Sandtray. Docker
@@ -78,7 +78,7 @@ func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bo
 
 // dropReplaced removes the image a commit moved tag away from, so that
 // overwriting a tag leaves no dangling image behind. It is Sandtray's own
-// (checkCommitTarget moves only tags of its own commits, and tag is in
+// (checkCommitTarget moves only tags of this engine's commits, and tag is in
 // its namespace); Docker removes it only when no tag, container or child
 // image still needs it (docker.Client.RemoveUntagged). A failure is logged:
 // the commit itself is done.
@@ -91,10 +91,11 @@ func (c *Capture) dropReplaced(ctx context.Context, id, tag string) bool {
 }
 
 // checkCommitTarget refuses the sandbox's base image and the configured
-// images (by name, or a tag that points at one), any tag of an image
-// Sandtray did not commit, and, without overwrite, any tag that exists. It
-// returns the id of the image the tag names now, which the commit takes
-// it from ("" when there is none).
+// images (by name, or a tag that points at one), any tag of an image this
+// engine did not commit (the user's, or another engine's: F64), and,
+// without overwrite, any tag that exists. It returns the id of the image
+// the tag names now, which the commit takes it from ("" when there is
+// none).
 func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag string, overwrite bool) (string, error) {
 	if base, err := imageref.Tag(t.Image); err == nil && base == tag {
 		return "", fmt.Errorf("%s is the base image of sandbox %s, and Sandtray never overwrites a sandbox's base image; pick another name, e.g. %q: %w",
@@ -117,6 +118,9 @@ func (c *Capture) checkCommitTarget(ctx context.Context, t Target, baseID, tag s
 	case existing.Labels[sandbox.LabelCommittedFrom] == "":
 		return "", fmt.Errorf("image %s exists and was not committed by Sandtray, which moves only tags of its own commits; pick another name, e.g. %q: %w",
 			tag, suggestTag(tag, t.Name()), sandbox.ErrForbidden)
+	case existing.Labels[sandbox.LabelCommittedBy] != c.cfg.Engine:
+		return "", fmt.Errorf("image %s was committed by another Sandtray engine (another user's, or one with a state dir of its own), or by a Sandtray too old to say which, "+
+			"and an engine never moves or removes another's image; pick another name, e.g. %q: %w", tag, suggestTag(tag, t.Name()), sandbox.ErrForbidden)
 	case !overwrite:
 		return "", fmt.Errorf("image %s already exists; pick another tag, or pass overwrite to move the tag to this sandbox: %w", tag, sandbox.ErrConflict)
 	}
@@ -139,6 +143,7 @@ func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (ru
 	}
 	labels[sandbox.LabelCommittedFrom] = t.Name()
 	labels[sandbox.LabelCommittedAt] = time.Now().UTC().Format(time.RFC3339)
+	labels[sandbox.LabelCommittedBy] = c.cfg.Engine
 	env := map[string]string{}
 	for _, kv := range base.Env {
 		k, v, _ := strings.Cut(kv, "=")
