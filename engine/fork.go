@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -18,6 +19,13 @@ import (
 // with the original (a host port is one sandbox's). Each fork runs from
 // its own tag of one image committed under forkRepo, removed with the last
 // fork. A fork that cannot be made removes those made before it.
+//
+// A fork is a new sandbox, held to what holds a new one:
+//   - its spec is the original's made again by newSpec under the config in
+//     force, as create_sandbox makes one (F60): a network, profile or limit
+//     the user has since turned off is refused, or applied;
+//   - its egress rules are in its state when it is put on the gate, so the
+//     original's denies hold from its first connection (F61).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
 	if e.cfg().Limits.MaxForks == 0 {
 		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
@@ -37,25 +45,9 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		return nil, err
 	}
 	defer e.release(b)
-	if err := probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, b.spec); err != nil {
+	specs, err := e.forkSpecs(ctx, b, req, count)
+	if err != nil {
 		return nil, err
-	}
-	names := make([]string, count)
-	for i := range names {
-		switch {
-		case req.Name != "" && count == 1:
-			names[i] = req.Name
-		case req.Name != "":
-			names[i] = req.Name + "-" + strconv.Itoa(i+1)
-		default:
-			names[i] = cutName(b.name, 50) + "-fork-" + sandbox.RandomHex(2)
-		}
-		if !validName.MatchString(names[i]) {
-			return nil, fmt.Errorf("name %q is not valid: use letters, digits, '.', '_' or '-', up to 63 characters: %w", names[i], sandbox.ErrInvalid)
-		}
-		if err := e.nameFree(names[i]); err != nil {
-			return nil, err
-		}
 	}
 	for range count {
 		done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
@@ -68,12 +60,7 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
 	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
-	hold, err := e.reserveSnapshot(ctx, b, false)
-	if err != nil {
-		return nil, err
-	}
-	defer hold.release(false) // the tars go once the forks have them
-	if _, err := e.takeSnapshot(ctx, b, base, dir, map[string]string{}, hold); err != nil {
+	if err := e.forkImage(ctx, b, base, dir); err != nil {
 		return nil, err
 	}
 	rec, err := readRecord(dir)
@@ -82,7 +69,7 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		return nil, err
 	}
 	e.mu.Lock()
-	st := b.state
+	st := boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages)}
 	e.mu.Unlock()
 	defer func() {
 		if err != nil {
@@ -94,35 +81,113 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 			forks = nil
 		}
 	}()
-	for i, name := range names {
+	for i, spec := range specs {
 		tag := fmt.Sprintf("%s-%d", base, i+1)
 		if err := e.docker.TagImage(ctx, base, tag); err != nil {
 			e.removeImage(base)
-			return forks, err
+			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
-		if i == len(names)-1 {
+		if i == len(specs)-1 {
 			e.removeImage(base) // the forks' own tags keep the image
 		}
-		spec := b.spec
-		spec.Name, spec.Image, spec.Persistent, spec.Env = name, tag, req.Persistent, maps.Clone(b.spec.Env)
-		info, err := e.createContainer(ctx, owner, spec)
+		spec.Image = tag
+		info, err := e.createContainer(ctx, owner, spec, st)
 		if err != nil {
 			e.removeImage(tag)
-			return forks, fmt.Errorf("fork %s of sandbox %s: %w", name, b.name, err)
+			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
-		forks = append(forks, sandbox.Fork{SandboxID: info.ID, Name: name})
+		forks = append(forks, sandbox.Fork{SandboxID: info.ID, Name: spec.Name})
 		if err := e.loadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
-			return forks, fmt.Errorf("fork %s of sandbox %s: %w", name, b.name, err)
+			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
-		e.mu.Lock()
-		nb := e.boxes[info.ID]
-		e.mu.Unlock()
-		if nb != nil {
-			e.changeState(nb, "fork's rules", func(s *boxState) { s.Egress, s.Packages = st.Egress, slices.Clone(st.Packages) })
-			e.record(b.id, sandbox.Activity{Tool: "fork_sandbox", Client: owner.Client, Input: name, Stdout: info.ID})
+		if err := e.seedTmpfs(ctx, info.ID, tag, rec); err != nil {
+			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
+		e.record(b.id, sandbox.Activity{Tool: "fork_sandbox", Client: owner.Client, Input: spec.Name, Stdout: info.ID})
 	}
 	return forks, nil
+}
+
+// forkSpecs names count forks of b and makes each one's spec from b's as
+// create_sandbox makes a new sandbox's (newSpec), under the config in
+// force; the image is set once it is committed. The files stay in b's
+// workdir, so a fork keeps it.
+func (e *Engine) forkSpecs(ctx context.Context, b *box, req sandbox.ForkRequest, count int) ([]sandbox.Spec, error) {
+	specs := make([]sandbox.Spec, count)
+	for i := range specs {
+		name := cutName(b.name, 50) + "-fork-" + sandbox.RandomHex(2)
+		switch {
+		case req.Name != "" && count == 1:
+			name = req.Name
+		case req.Name != "":
+			name = req.Name + "-" + strconv.Itoa(i+1)
+		}
+		spec, err := e.newSpec(sandbox.CreateRequest{
+			Name: name, Image: b.spec.Image, Language: b.spec.Language, Persistent: req.Persistent,
+			Network: b.spec.Network, MemoryMB: b.spec.MemoryMB, CPUs: b.spec.CPUs, GPUs: b.spec.GPUs, Env: maps.Clone(b.spec.Env),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("fork of sandbox %s: %w", b.name, err)
+		}
+		spec.Workdir = b.spec.Workdir
+		if err := e.nameFree(name); err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			if err := probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, spec); err != nil {
+				return nil, err
+			}
+		}
+		specs[i] = spec
+	}
+	return specs, nil
+}
+
+// forkImage commits b as the image ref, its tmpfs tars in dir (charged to
+// the snapshots' budget while the fork runs).
+func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) error {
+	hold, err := e.reserveSnapshot(ctx, b, false)
+	if err != nil {
+		return err
+	}
+	defer hold.release(false) // the tars go once the forks have them
+	_, err = e.takeSnapshot(ctx, b, ref, dir, map[string]string{}, hold)
+	return err
+}
+
+// seedTmpfs fills the tmpfs folders of fork id that its original did not
+// have on tmpfs (a fork made under the strict profile of a sandbox that
+// was not strict: its workdir) from the fork's image, where the files the
+// original had there are, under the mounts.
+func (e *Engine) seedTmpfs(ctx context.Context, id, image string, rec snapshotRecord) error {
+	mounts, err := e.snapshotMounts(ctx, id)
+	if err != nil {
+		return err
+	}
+	mounts = slices.DeleteFunc(mounts, func(m string) bool { return slices.Contains(rec.Tmpfs, m) })
+	if len(mounts) == 0 {
+		return nil
+	}
+	helper, done, err := e.openImage(ctx, image)
+	if err != nil {
+		return fmt.Errorf("open the fork's image: %w", err)
+	}
+	defer done()
+	for _, m := range mounts {
+		rc, _, err := e.docker.CopyFrom(ctx, helper, m)
+		if errors.Is(err, sandbox.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = e.docker.CopyTo(ctx, id, m, stripTop(rc))
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("fill %s: %w", m, err)
+		}
+	}
+	return nil
 }
 
 func cutName(s string, n int) string {

@@ -120,18 +120,11 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	if len(plan) == 0 {
 		return 0, nil
 	}
-	helper, err := e.docker.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
-		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
+	helper, done, err := e.openImage(ctx, image)
 	if err != nil {
 		return 0, fmt.Errorf("open the snapshot's image: %w", err)
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if err := e.docker.Remove(rctx, helper); err != nil {
-			e.log.Warn("remove a restore's helper container", "id", sandbox.ShortID(helper), "err", err)
-		}
-	}()
+	defer done()
 	// A file the snapshot has replaces the sandbox's in place (Docker's
 	// copy does), and goes first: the sandbox's own rm, chmod and
 	// libraries, which the removal runs with, are then the snapshot's.
@@ -181,6 +174,23 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 		return n, err
 	}
 	return n, copyBack(dirs)
+}
+
+// openImage makes a container of image, never started, to copy its files
+// from (Docker's copy, from outside); done removes it.
+func (e *Engine) openImage(ctx context.Context, image string) (id string, done func(), err error) {
+	id, err = e.docker.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
+		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
+	if err != nil {
+		return "", nil, err
+	}
+	return id, func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := e.docker.Remove(rctx, id); err != nil {
+			e.log.Warn("remove a helper container", "id", sandbox.ShortID(id), "err", err)
+		}
+	}, nil
 }
 
 // removePaths removes paths from b with the sandbox's rm, in passes as its
