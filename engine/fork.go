@@ -25,7 +25,10 @@ import (
 //     force, as create_sandbox makes one (F60): a network, profile or limit
 //     the user has since turned off is refused, or applied;
 //   - its egress rules are in its state when it is put on the gate, so the
-//     original's denies hold from its first connection (F61).
+//     original's denies hold from its first connection (F61);
+//   - its image counts against limits.max_committed_mb, and what the image
+//     carries over its base image against the fork's own limits.disk_mb
+//     (F59, see committed.go).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
 	if e.cfg().Limits.MaxForks == 0 {
 		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
@@ -60,7 +63,8 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
 	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
-	if err := e.forkImage(ctx, b, base, dir); err != nil {
+	inherited, err := e.forkImage(ctx, b, base, dir)
+	if err != nil {
 		return nil, err
 	}
 	rec, err := readRecord(dir)
@@ -69,7 +73,7 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		return nil, err
 	}
 	e.mu.Lock()
-	st := boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages)}
+	st := boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
 	e.mu.Unlock()
 	defer func() {
 		if err != nil {
@@ -144,15 +148,39 @@ func (e *Engine) forkSpecs(ctx context.Context, b *box, req sandbox.ForkRequest,
 }
 
 // forkImage commits b as the image ref, its tmpfs tars in dir (charged to
-// the snapshots' budget while the fork runs).
-func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) error {
+// the snapshots' budget while the fork runs), and takes it back unless
+// the committed images' budget and limits.disk_mb admit it. It returns
+// what the image carries over its base image (see inherited).
+func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64, error) {
+	if err := (imageBudget{e}).Check(ctx); err != nil {
+		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
+	}
+	ctr, err := e.docker.Inspect(ctx, b.id)
+	if err != nil {
+		return 0, e.gone(b, fmt.Errorf("fork of sandbox %s: %w", b.name, err))
+	}
 	hold, err := e.reserveSnapshot(ctx, b, false)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer hold.release(false) // the tars go once the forks have them
-	_, err = e.takeSnapshot(ctx, b, ref, dir, map[string]string{}, hold)
-	return err
+	if _, err := e.takeSnapshot(ctx, b, ref, dir, map[string]string{sandbox.LabelCommittedOn: ctr.ImageID}, hold); err != nil {
+		return 0, err
+	}
+	inherited, err := e.inherited(ctx, ref)
+	if err == nil {
+		err = (imageBudget{e}).Admit(ctx, ref)
+	}
+	if limit := e.cfg().Limits.DiskMB << 20; err == nil && limit > 0 && inherited > limit {
+		err = fmt.Errorf("its fork would start holding %d MB of files over its base image (what the sandbox wrote, and what it was forked with), "+
+			"more than limits.disk_mb (%d MB) lets a sandbox hold; delete files in the sandbox you do not need (diff_sandbox lists what it changed) and fork again: %w",
+			inherited>>20, limit>>20, sandbox.ErrTooLarge)
+	}
+	if err != nil {
+		e.removeImage(ref)
+		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
+	}
+	return inherited, nil
 }
 
 // seedTmpfs fills the tmpfs folders of fork id that its original did not

@@ -49,7 +49,9 @@ func Tag(image, namespace string) (string, error) {
 // label that would make its containers look managed by Sandtray. Docker
 // pauses the sandbox while it copies the filesystem; progress hears before
 // and after. The image an overwrite took the tag from is removed when
-// nothing else names or uses it (see dropReplaced).
+// nothing else names or uses it (see dropReplaced). A commit the image
+// budget (Config.Images) refuses is taken back: the tag names what it named
+// before.
 func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bool, progress sandbox.Progress) (sandbox.CommitResult, error) {
 	ctr, err := c.docker.Inspect(ctx, t.ID())
 	if err != nil {
@@ -58,6 +60,11 @@ func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bo
 	replaced, err := c.checkCommitTarget(ctx, t, ctr.ImageID, tag, overwrite)
 	if err != nil {
 		return sandbox.CommitResult{}, err
+	}
+	if c.cfg.Images != nil {
+		if err := c.cfg.Images.Check(ctx); err != nil {
+			return sandbox.CommitResult{}, fmt.Errorf("commit sandbox %s to %s refused: %w", t.Name(), tag, err)
+		}
 	}
 	cfg, err := c.commitConfig(ctx, t, ctr.ImageID)
 	if err != nil {
@@ -68,12 +75,38 @@ func (c *Capture) Commit(ctx context.Context, t Target, tag string, overwrite bo
 	if err != nil {
 		return sandbox.CommitResult{}, t.Gone(fmt.Errorf("commit sandbox %s to %s: %w", t.Name(), tag, err))
 	}
+	if c.cfg.Images != nil {
+		if err := c.cfg.Images.Admit(ctx, id); err != nil {
+			c.takeBack(ctx, id, tag, replaced)
+			return sandbox.CommitResult{}, fmt.Errorf("commit sandbox %s to %s refused: %w", t.Name(), tag, err)
+		}
+	}
 	msg := fmt.Sprintf("committed sandbox %s to %s (%s)", t.Name(), tag, sandbox.ShortID(strings.TrimPrefix(id, "sha256:")))
 	if replaced != "" && replaced != id && c.dropReplaced(ctx, replaced, tag) {
 		msg += fmt.Sprintf("; removed the image %s named before (%s), which nothing else named or used", tag, sandbox.ShortID(strings.TrimPrefix(replaced, "sha256:")))
 	}
 	report(progress, 1, 1, msg)
 	return sandbox.CommitResult{Image: tag, ImageID: id}, nil
+}
+
+// takeBack undoes a commit the image budget refused: tag goes back to the
+// image it named before (replaced, "" for none) and the new image id is
+// removed.
+func (c *Capture) takeBack(ctx context.Context, id, tag, replaced string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var err error
+	if replaced != "" {
+		err = c.docker.TagImage(ctx, replaced, tag)
+	} else {
+		err = c.docker.RemoveImage(ctx, tag)
+	}
+	if err == nil {
+		_, err = c.docker.RemoveUntagged(ctx, id)
+	}
+	if err != nil {
+		c.log.Warn("take back a commit past limits.max_committed_mb", "tag", tag, "image", id, "err", err)
+	}
 }
 
 // dropReplaced removes the image a commit moved tag away from, so that
@@ -143,7 +176,7 @@ func (c *Capture) commitConfig(ctx context.Context, t Target, baseID string) (ru
 	}
 	labels[sandbox.LabelCommittedFrom] = t.Name()
 	labels[sandbox.LabelCommittedAt] = time.Now().UTC().Format(time.RFC3339)
-	labels[sandbox.LabelCommittedBy] = c.cfg.Engine
+	labels[sandbox.LabelCommittedBy], labels[sandbox.LabelCommittedOn] = c.cfg.Engine, baseID
 	env := map[string]string{}
 	for _, kv := range base.Env {
 		k, v, _ := strings.Cut(kv, "=")
