@@ -28,7 +28,9 @@ import (
 //     original's denies hold from its first connection (F61);
 //   - its image counts against limits.max_committed_mb, and what the image
 //     carries over its base image against the fork's own limits.disk_mb
-//     (F59, see committed.go).
+//     (F59, see committed.go);
+//   - it runs within the engine's lifetime: an exit cuts it short, and what
+//     it made, sandboxes and tags, is removed (F70).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
 	if e.cfg().Limits.MaxForks == 0 {
 		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
@@ -43,6 +45,8 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	if paused {
 		return nil, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu, forks too; ask them to resume: %w", sandbox.ErrPaused)
 	}
+	ctx, cancel := e.bound(ctx) // an exit cuts the fork short
+	defer cancel()
 	b, err := e.ready(ctx, ref)
 	if err != nil {
 		return nil, err

@@ -256,9 +256,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		return errors.Join(err, <-diffed)
 	})
 	if err != nil {
-		if imageID != "" {
-			e.removeImage(ref)
-		}
+		e.removeImage(ref) // also when the commit's answer was lost: the daemon may have made it
 		return s, e.gone(b, fmt.Errorf("snapshot of sandbox %s: %w", b.name, err))
 	}
 	if isSnapshot {

@@ -35,9 +35,16 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 	return err
 }
 
+// cleanupCtx bounds the removal of what the engine made and no longer
+// needs. It outlives the engine's closing: a fork that an exit cuts short
+// removes its images while Close waits for it (F70).
+func (e *Engine) cleanupCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(e.base), 30*time.Second)
+}
+
 // removeImage removes an image of the engine's own, logging a failure.
 func (e *Engine) removeImage(ref string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+	ctx, cancel := e.cleanupCtx()
 	defer cancel()
 	err := e.docker.RemoveImage(ctx, ref)
 	if err != nil {
@@ -47,7 +54,7 @@ func (e *Engine) removeImage(ref string) {
 
 // removeUntagged removes image id once nothing names or uses it.
 func (e *Engine) removeUntagged(id string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+	ctx, cancel := e.cleanupCtx()
 	defer cancel()
 	_, err := e.docker.RemoveUntagged(ctx, id)
 	if err != nil {
@@ -62,7 +69,7 @@ func (e *Engine) removeUntagged(id string) {
 // for a few seconds, off the caller's path, and the next start-up's sweep
 // removes what is left.
 func (e *Engine) dropImage(ref string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+	ctx, cancel := e.cleanupCtx()
 	img, err := e.docker.InspectImage(ctx, ref)
 	cancel()
 	e.removeImage(ref)
@@ -99,7 +106,7 @@ func (e *Engine) dropSnapshots(id, image string) {
 	if strings.HasPrefix(image, forkRepo+e.cfg().engine[:nameTagLen]+":") {
 		e.dropImage(image) // the image goes with the last fork's tag
 	}
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
+	ctx, cancel := e.cleanupCtx()
 	list, err := e.snapshotsOf(ctx, id)
 	cancel()
 	if err != nil {
