@@ -22,9 +22,11 @@ import (
 )
 
 // Restore puts a sandbox's files back as a snapshot has them, in place: the
-// sandbox keeps its container (so its id and name), settings, limits,
-// network rules and port forwards. Its background jobs and kernels end
-// first (the result says so); calls wait meanwhile.
+// sandbox keeps its container (so its id and name), settings, limits and
+// network rules. Its background jobs and kernels end first, and with them
+// the servers behind its port forwards, which end too (the result says
+// so, and the jobs say they were ended by the restore); calls wait
+// meanwhile.
 //
 // Every path that the snapshot's change list or the container's present one
 // names (see restorePlan) is removed from the sandbox, then copied back from
@@ -50,10 +52,10 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 			s.ID, b.name, err, sandbox.ErrConflict)
 	}
 	res := sandbox.RestoreResult{SandboxID: b.id, Name: b.name, SnapshotID: s.ID}
-	res.JobsEnded = len(e.jobs.OutputsIn(b.id))
-	e.jobs.StopIn(b.id)
+	res.JobsEnded = e.jobs.EndIn(b.id, "ended by restore_sandbox (snapshot "+s.ID+")")
 	res.KernelsRestarted = slices.ContainsFunc(e.kernels.Started(), func(k string) bool { return strings.HasPrefix(k, b.id+"/") })
 	e.kernels.Close(b.id)
+	res.PortsClosed = e.endForwards(b)
 	hctx, release, err := e.holdForSnapshot(ctx, b)
 	if err != nil {
 		return res, err
@@ -78,6 +80,25 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 	res.Milliseconds = time.Since(start).Milliseconds()
 	boxTarget{e, b}.log("restore_sandbox", owner)(s.ID, nil, fmt.Sprintf("%d paths; kernels restarted: %v; jobs ended: %d", res.PathsRestored, res.KernelsRestarted, res.JobsEnded))
 	return res, nil
+}
+
+// endForwards ends b's port forwards and returns their sandbox ports: a
+// restore ended every process that could serve them (the sandbox's jobs
+// and kernels; a call's processes end with the call), so a forward left
+// would be listed, and accept connections, with nothing behind it.
+func (e *Engine) endForwards(b *box) []int {
+	var ports []int
+	for _, fw := range e.ports.Forwards(b.id) {
+		if e.ports.Remove(b.id, fw.Port) {
+			ports = append(ports, fw.Port)
+		}
+	}
+	if len(ports) > 0 {
+		slices.Sort(ports)
+		e.ports.Save(b.id)
+		e.publish()
+	}
+	return ports
 }
 
 // partly is a restore's error once it began to change files: the sandbox
