@@ -208,6 +208,9 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 	s, err := e.takeSnapshot(ctx, b, e.cfg().snapshotRef(b.id, snap), e.cfg().snapshotDir(b.id, snap),
 		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label}, hold)
 	hold.release(err == nil)
+	if err == nil {
+		e.snapshotsChanged(b)
+	}
 	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, snap)
 	return s, err
 }

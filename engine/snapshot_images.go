@@ -30,9 +30,19 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 	}
 	if err == nil {
 		err = os.RemoveAll(e.cfg().snapshotDir(b.id, s.ID))
+		e.snapshotsChanged(b)
 	}
 	boxTarget{e, b}.log("delete_snapshot", owner)(s.ID, err, "")
 	return err
+}
+
+// snapshotsChanged tells the watchers (the app's Snapshots tab) that b's
+// snapshots changed, as soon as they did: its SnapshotsChanged moves on.
+func (e *Engine) snapshotsChanged(b *box) {
+	e.mu.Lock()
+	b.snaps++
+	e.mu.Unlock()
+	e.publish()
 }
 
 // cleanupCtx bounds the removal of what the engine made and no longer
