@@ -15,14 +15,18 @@ import (
 // it was made on, which it names (sandbox.LabelCommittedOn), so that an
 // image stays counted while a later one stands on it, even untagged. A
 // fork's image also counts against the fork's own limits.disk_mb: what it
-// adds over the first image that is not the engine's is what the fork
-// holds from the start (see inherited).
+// adds over the first image below it that is not a fork's is what the
+// fork holds from the start (see inherited).
 
 // ownImage reports whether img is one of this engine's commits or fork
 // images (a snapshot is not: max_snapshot_mb counts those).
 func (c *settings) ownImage(img runtime.Image) bool {
-	l := img.Labels
-	return l[sandbox.LabelCommittedBy] == c.engine || (l[labelSnapEngine] == c.engine && l[labelSnapID] == "")
+	return img.Labels[sandbox.LabelCommittedBy] == c.engine || c.forkImage(img)
+}
+
+// forkImage reports whether img is one of this engine's fork images.
+func (c *settings) forkImage(img runtime.Image) bool {
+	return img.Labels[labelSnapEngine] == c.engine && img.Labels[labelSnapID] == ""
 }
 
 // imageSizes inspects images once each for one count.
@@ -82,24 +86,24 @@ func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// inherited is what image ref adds over the first image below it that is
-// not one of the engine's commits or forks: for a fork's image, the files
-// its sandbox starts with beyond its base image.
+// inherited is what fork image ref adds over the first image below it
+// that is not one of the engine's fork images (the image its first
+// original was created from): the files its sandbox starts with.
 func (e *Engine) inherited(ctx context.Context, ref string) (int64, error) {
 	sizes := &imageSizes{e: e, seen: map[string]runtime.Image{}}
 	img, top, err := sizes.get(ctx, ref)
 	if err != nil {
 		return 0, err
 	}
-	for depth := 0; e.cfg().ownImage(img) && img.Labels[sandbox.LabelCommittedOn] != ""; depth++ {
+	for depth := 0; e.cfg().forkImage(img) && img.Labels[sandbox.LabelCommittedOn] != ""; depth++ {
 		if depth > 1000 {
-			return 0, fmt.Errorf("image %s: its commits go on beyond 1000 images", ref)
+			return 0, fmt.Errorf("image %s: its forks go on beyond 1000 images", ref)
 		}
 		var size int64
 		if img, size, err = sizes.get(ctx, img.Labels[sandbox.LabelCommittedOn]); err != nil {
 			return 0, err
 		}
-		if !e.cfg().ownImage(img) {
+		if !e.cfg().forkImage(img) {
 			return max(top-size, 0), nil
 		}
 	}

@@ -99,6 +99,7 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 			e.removeImage(base) // the forks' own tags keep the image
 		}
 		spec.Image = tag
+		st.Packages = slices.Clone(st.Packages) // each fork's manifest is its own
 		info, err := e.createContainer(ctx, owner, spec, st)
 		if err != nil {
 			e.removeImage(tag)
