@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -66,6 +67,9 @@ func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
 	for _, top := range tops {
 		for id := top.ID; id != "" && !counted[id]; {
 			img, size, err := sizes.get(ctx, id)
+			if errors.Is(err, sandbox.ErrNotFound) {
+				break // removed since it was listed (a fork's image going with its last fork): it takes nothing now
+			}
 			if err != nil {
 				return 0, fmt.Errorf("size the image %s: %w", sandbox.ShortID(strings.TrimPrefix(id, "sha256:")), err)
 			}
