@@ -22,7 +22,10 @@ import (
 // container: its main command is the kernel's launcher, attached before the
 // start (see kernel.MainCommand and Set.StartAttached), so no docker exec
 // is paid for it; its later kernels are execs, as every other sandbox's.
-func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
+// from is what a fork takes over from its original (its egress rules,
+// package manifest and what its image carries): the sandbox has it from
+// the start, on the egress gate too.
+func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, from boxState) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.cfg().sandboxLabels(spec, now)
 	if err != nil {
@@ -61,7 +64,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		}
 		return sandbox.Info{}, err
 	}
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Egress: from.Egress, Packages: from.Packages, Inherited: from.Inherited}
 	if att != nil {
 		// Nothing may run in the sandbox before its launcher is not
 		// dumpable, which its kernel's hello (or failure) tells: the
