@@ -19,7 +19,7 @@ func (s *settings) captureConfig() capture.Config {
 	return capture.Config{
 		AllowNetwork: s.Sandbox.AllowNetwork, OutputBytes: s.Limits.OutputBytes,
 		MaxTimeout: s.Limits.MaxExecTimeout.Duration, Private: run.PidDir, Protected: s.configuredImages(),
-		CopyLimits: s.copyLimits(), ExportRecords: capture.RecordsIn(s.StateDir),
+		CopyLimits: s.copyLimits(), ExportRecords: capture.RecordsIn(s.StateDir), Engine: s.engine,
 	}
 }
 
@@ -110,7 +110,7 @@ func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, e
 // Commit saves a sandbox's filesystem as the image req.Image ("repo:tag";
 // "latest" when no tag is given), under commit.namespace (see capture.Tag);
 // the result names the real reference. It refuses a tag that exists unless
-// req.Overwrite, moves only tags of Sandtray's own commits, and never writes
+// req.Overwrite, moves only tags of this engine's own commits, and never writes
 // to the sandbox's own base image or the configured images. The image is labelled with its source sandbox and the time,
 // keeps its base image's command and user, and carries no label that would
 // make its containers look managed by Sandtray. Docker pauses the sandbox

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,8 +143,14 @@ func checkCommitLabels(t *testing.T, img runtime.Image, name string) {
 	if _, err := time.Parse(time.RFC3339, img.Labels[sandbox.LabelCommittedAt]); err != nil {
 		t.Errorf("label %s = %q: %v", sandbox.LabelCommittedAt, img.Labels[sandbox.LabelCommittedAt], err)
 	}
+	// The engine that committed it, and the image it was made on (F64, F59).
+	if len(img.Labels[sandbox.LabelCommittedBy]) != 32 || !strings.HasPrefix(img.Labels[sandbox.LabelCommittedOn], "sha256:") {
+		t.Errorf("labels %s = %q and %s = %q, want the engine's identity and an image id", sandbox.LabelCommittedBy, img.Labels[sandbox.LabelCommittedBy],
+			sandbox.LabelCommittedOn, img.Labels[sandbox.LabelCommittedOn])
+	}
+	commit := []string{sandbox.LabelCommittedFrom, sandbox.LabelCommittedAt, sandbox.LabelCommittedBy, sandbox.LabelCommittedOn}
 	for k, v := range img.Labels {
-		if strings.HasPrefix(k, "io.sandtray.") && k != sandbox.LabelCommittedFrom && k != sandbox.LabelCommittedAt && v != "" {
+		if strings.HasPrefix(k, "io.sandtray.") && !slices.Contains(commit, k) && v != "" {
 			t.Errorf("committed image carries %s=%q", k, v)
 		}
 	}

@@ -21,8 +21,11 @@ import (
 // path; engine/internal/pool has the warm one), and starts its kernel. Its
 // PID 1 is the agent (see engine/internal/execgate); on Docker's own engine
 // the engine attaches to the agent's stdin and stdout before the start, and
-// that is the sandbox's session, so no docker exec is paid for it.
-func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
+// that is the sandbox's session, so no docker exec is paid for it. from is
+// what a fork takes over from its original (its egress rules, package
+// manifest and what its image carries): the sandbox has it from the start,
+// on the egress gate too.
+func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, from boxState) (sandbox.Info, error) {
 	now := time.Now().UTC()
 	labels, err := e.cfg().sandboxLabels(spec, now)
 	if err != nil {
@@ -58,7 +61,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	if att != nil {
 		e.attachSession(ctx, id, att)
 	}
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now}
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Egress: from.Egress, Packages: from.Packages, Inherited: from.Inherited}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
 	e.warmSoon(id, spec) // see warm.go

@@ -22,7 +22,7 @@ func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 		out := make([]run.Watched, 0, len(e.boxes))
 		for _, b := range e.boxes {
 			if b.stage == live && b.status == sandbox.StatusRunning {
-				out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.disk,
+				out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.disk, Inherited: b.state.Inherited,
 					Init: func(ctx context.Context) (run.Init, error) { return e.initOf(ctx, b) }})
 			}
 		}

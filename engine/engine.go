@@ -88,6 +88,7 @@ type Engine struct {
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
+	snaps snapLedger        // the snapshots under way, against their limits (snapshot_budget.go); its own lock
 }
 
 // Options are what New needs besides the config.
@@ -197,7 +198,9 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	e.capture = capture.New(x, e.cfg().captureConfig(), log)
+	cc := e.cfg().captureConfig()
+	cc.Images = imageBudget{e}
+	e.capture = capture.New(x, cc, log)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)

@@ -242,16 +242,23 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 			leave()
 		}()
 		var watched chan struct{}
-		if limit := e.cfg().Limits.DiskMB << 20; limit > 0 {
+		limit := e.cfg().Limits.DiskMB << 20
+		e.mu.Lock()
+		inherited := b.state.Inherited // a fork's image holds that much of its limit (F59)
+		e.mu.Unlock()
+		if limit > 0 {
 			watched = make(chan struct{})
 			go func() {
 				defer close(watched)
-				e.runner.WatchDisk(ctx, boxTarget{e, b}, &b.disk, limit, cancel)
+				e.runner.WatchDisk(ctx, boxTarget{e, b}, &b.disk, limit-inherited, cancel)
 			}()
 		}
 		res, err := work(ctx, out)
 		var stop *run.Stopped
 		if err != nil && errors.As(context.Cause(ctx), &stop) {
+			if stop.Outcome.End == sandbox.DiskFull && inherited > 0 { // the sandbox's files, its image's included
+				stop.Outcome.DiskMB, stop.Outcome.DiskLimitMB = stop.Outcome.DiskMB+inherited>>20, limit>>20
+			}
 			res = out.Result(sandbox.ExecResult{ExitCode: stop.Code, Duration: time.Since(started), Outcome: stop.Outcome},
 				e.cfg().Limits.OutputBytes, e.cfg().Limits.LogOutputBytes)
 			err = nil

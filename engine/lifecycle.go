@@ -39,12 +39,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if paused {
 		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
 	}
-	spec, err := e.cfg().specFor(req)
+	spec, err := e.newSpec(req)
 	if err != nil {
 		return sandbox.Info{}, err
-	}
-	if spec.Network == sandbox.NetworkEgress {
-		spec.Secrets = e.placeholders()
 	}
 	done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
 	if err != nil {
@@ -69,12 +66,12 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	}
 	// Create first and look for the image only when Docker has none: one
 	// round trip less on the cold path for the image that is there.
-	info, err := e.createContainer(ctx, owner, spec)
+	info, err := e.createContainer(ctx, owner, spec, boxState{})
 	if errors.Is(err, sandbox.ErrNotFound) {
 		if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
 			return sandbox.Info{}, err
 		}
-		info, err = e.createContainer(ctx, owner, spec)
+		info, err = e.createContainer(ctx, owner, spec, boxState{})
 	}
 	if err == nil {
 		e.pool().NoteUse(spec)
@@ -95,6 +92,20 @@ func (e *Engine) nameFree(name string) error {
 		}
 	}
 	return nil
+}
+
+// newSpec is the spec of a new sandbox made from req under the config in
+// force: create_sandbox's, and each fork's (F60). An egress sandbox gets
+// the secrets' placeholders.
+func (e *Engine) newSpec(req sandbox.CreateRequest) (sandbox.Spec, error) {
+	spec, err := e.cfg().specFor(req)
+	if err != nil {
+		return spec, err
+	}
+	if spec.Network == sandbox.NetworkEgress {
+		spec.Secrets = e.placeholders()
+	}
+	return spec, nil
 }
 
 // specFor fills a request's gaps from the config and checks it against the limits.

@@ -88,6 +88,7 @@ type box struct {
 	// first use; it goes with the box.
 	install chan struct{}
 	gate    installGate // keeps calls out while an install has it online (see enterCall)
+	snaps   uint64      // counts the changes to its snapshots (Info.SnapshotsChanged)
 }
 
 // session is one MCP session (one client connection).
@@ -226,7 +227,7 @@ func (b *box) info(forwards []sandbox.PortForward, stats sandbox.Stats) sandbox.
 		ID: b.id, Name: b.name, Image: b.spec.Image, Status: b.status,
 		Persistent: b.state.Persistent, Owner: b.state.Owner,
 		CreatedAt: b.created, LastUsed: b.state.LastUsed, Spec: b.spec, Stats: stats,
-		Ports: forwards, EgressRules: b.state.Egress,
+		Ports: forwards, EgressRules: b.state.Egress, SnapshotsChanged: b.snaps,
 	}
 }
 

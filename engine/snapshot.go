@@ -1,24 +1,19 @@
 package engine
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
-	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -205,33 +200,27 @@ func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, 
 		return sandbox.SnapshotInfo{}, err
 	}
 	defer e.release(b)
-	have, err := e.snapshotsOf(ctx, b.id)
+	hold, err := e.reserveSnapshot(ctx, b, true)
 	if err != nil {
 		return sandbox.SnapshotInfo{}, err
-	}
-	used, err := e.snapshotBytes(ctx)
-	if err != nil {
-		return sandbox.SnapshotInfo{}, err
-	}
-	switch {
-	case len(have) >= e.cfg().Limits.MaxSnapshots:
-		return sandbox.SnapshotInfo{}, fmt.Errorf("sandbox %s already has %d snapshots, the most limits.max_snapshots allows; delete one with delete_snapshot (list_snapshots shows them) and try again: %w",
-			b.name, len(have), sandbox.ErrConflict)
-	case used >= e.cfg().Limits.SnapshotMB<<20:
-		return sandbox.SnapshotInfo{}, fmt.Errorf("the snapshots of Sandtray's sandboxes take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot (list_snapshots shows each sandbox's) and try again: %w",
-			used>>20, sandbox.ErrConflict)
 	}
 	snap := sandbox.RandomHex(6)
 	s, err := e.takeSnapshot(ctx, b, e.cfg().snapshotRef(b.id, snap), e.cfg().snapshotDir(b.id, snap),
-		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label})
+		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label}, hold)
+	hold.release(err == nil)
+	if err == nil {
+		e.snapshotsChanged(b)
+	}
 	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, snap)
 	return s, err
 }
 
 // takeSnapshot saves b: its change list and tmpfs tars in the state dir's
 // folder dir, and its container as image ref with labels (and the
-// snapshot's size and time).
-func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string) (s sandbox.SnapshotInfo, err error) {
+// snapshot's size and time). What it writes to the host is charged to h as
+// it is written; a snapshot's image layer too (a fork's is its own
+// budget's, see Fork), removed when the budget refuses it.
+func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string, h *snapHold) (s sandbox.SnapshotInfo, err error) {
 	ctx, release, err := e.holdForSnapshot(ctx, b)
 	if err != nil {
 		return s, err
@@ -245,11 +234,12 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 			os.RemoveAll(dir)
 		}
 	}()
-	rec, size, err := e.saveTmpfs(ctx, b, dir)
+	rec, size, err := e.saveTmpfs(ctx, b, dir, h)
 	if err != nil {
 		return s, err
 	}
 	now := time.Now().UTC()
+	_, isSnapshot := labels[labelSnapID] // else a fork's, which needs no change list
 	var imageID string
 	err = e.whilePaused(ctx, b, func() error {
 		// The change list and the commit each walk the container's layer
@@ -257,7 +247,7 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		diffed := make(chan error, 1)
 		go func() {
 			var err error
-			if _, snap := labels[labelSnapID]; snap { // a fork needs no change list
+			if isSnapshot {
 				rec.Changes, err = e.docker.Diff(ctx, b.id)
 			}
 			diffed <- err
@@ -269,16 +259,20 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		return errors.Join(err, <-diffed)
 	})
 	if err != nil {
-		if imageID != "" {
-			e.removeImage(ref)
-		}
+		e.removeImage(ref) // also when the commit's answer was lost: the daemon may have made it
 		return s, e.gone(b, fmt.Errorf("snapshot of sandbox %s: %w", b.name, err))
 	}
-	// What the snapshot adds to disk: its image's own layer, and the tars.
-	if all, err := e.docker.ImageSize(ctx, imageID); err == nil {
-		if base, err := e.docker.ImageSize(ctx, b.spec.Image); err == nil && all > base {
-			size += all - base
+	if isSnapshot {
+		// What the snapshot adds to disk: its image's own layer, and the tars.
+		layer := e.imageLayer(ctx, imageID, b.spec.Image)
+		var over errSnapshotBudget
+		if err := h.charge(layer); errors.As(err, &over) {
+			e.removeImage(ref)
+			return s, fmt.Errorf("snapshot of sandbox %s refused: its files outside its tmpfs folders add %d MB to its image, more than %s; "+
+				"delete files in the sandbox (diff_sandbox lists what it changed), or snapshots you no longer need with delete_snapshot (list_snapshots shows each sandbox's), "+
+				"and try again, or ask the user to raise limits.max_snapshot_mb: %w", b.name, layer>>20, over, sandbox.ErrTooLarge)
 		}
+		size += layer
 	}
 	rec.Size = size
 	raw, _ := json.Marshal(rec)
@@ -287,6 +281,20 @@ func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labe
 		return s, fmt.Errorf("snapshot of %s: %w", b.name, err)
 	}
 	return sandbox.SnapshotInfo{ID: labels[labelSnapID], Label: labels[labelSnapLabel], Created: now, SizeBytes: size}, nil
+}
+
+// imageLayer is what image id adds over image base: its own layers (0
+// when either cannot be sized).
+func (e *Engine) imageLayer(ctx context.Context, id, base string) int64 {
+	all, err := e.docker.ImageSize(ctx, id)
+	if err != nil {
+		return 0
+	}
+	under, err := e.docker.ImageSize(ctx, base)
+	if err != nil || all < under {
+		return 0
+	}
+	return all - under
 }
 
 // whilePaused runs fn with b's container paused (its processes frozen), then
@@ -300,287 +308,4 @@ func (e *Engine) whilePaused(ctx context.Context, b *box, fn func() error) error
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	return errors.Join(err, e.docker.Unpause(uctx, b.id))
-}
-
-// snapshotMounts are b's tmpfs folders a snapshot keeps: all but /tmp,
-// which is scratch (and holds the engine's own files, run.PidDir).
-func (e *Engine) snapshotMounts(ctx context.Context, b *box) ([]string, error) {
-	m, err := e.docker.TmpfsMounts(ctx, b.id)
-	if err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(m, func(p string) bool { return p == "/tmp" || strings.HasPrefix(run.PidDir, p+"/") }), nil
-}
-
-// saveTmpfs writes a tar of each of b's tmpfs folders into dir.
-func (e *Engine) saveTmpfs(ctx context.Context, b *box, dir string) (snapshotRecord, int64, error) {
-	var rec snapshotRecord
-	mounts, err := e.snapshotMounts(ctx, b)
-	if err != nil {
-		return rec, 0, err
-	}
-	var total int64
-	for i, m := range mounts {
-		n, err := e.saveFolder(ctx, b, m, filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"))
-		if err != nil {
-			return rec, 0, fmt.Errorf("snapshot of %s: save %s: %w", b.name, m, err)
-		}
-		total += n
-		rec.Tmpfs = append(rec.Tmpfs, m)
-	}
-	return rec, total, nil
-}
-
-func (e *Engine) saveFolder(ctx context.Context, b *box, folder, file string) (int64, error) {
-	rc, _, err := e.docker.CopyFrom(ctx, b.id, folder)
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.Copy(f, rc)
-	return n, errors.Join(err, f.Close())
-}
-
-// loadTmpfs puts the tmpfs folders of a snapshot (or a fork's) back into
-// container id: each folder is emptied, then filled from its tar.
-func (e *Engine) loadTmpfs(ctx context.Context, id, user string, dir string, rec snapshotRecord) error {
-	for i, m := range rec.Tmpfs {
-		if _, err := e.execs.ExecAgent(ctx, id, user, []string{"emptydir", m}, nil, 256); err != nil {
-			return fmt.Errorf("empty %s: %w", m, err)
-		}
-		f, err := os.Open(filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"))
-		if err != nil {
-			return err
-		}
-		err = e.docker.CopyTo(ctx, id, m, stripTop(f))
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("restore %s: %w", m, err)
-		}
-	}
-	return nil
-}
-
-// stripTop passes a tar archive of one folder (CopyFrom's: its top entry is
-// the folder) on with that top entry left out and every name relative to
-// it, to extract into the folder itself.
-func stripTop(r io.Reader) io.Reader {
-	pr, pw := io.Pipe()
-	go func() {
-		tr, tw := tar.NewReader(r), tar.NewWriter(pw)
-		err := func() error {
-			for {
-				h, err := tr.Next()
-				if errors.Is(err, io.EOF) {
-					return tw.Close()
-				}
-				if err != nil {
-					return err
-				}
-				_, rest, ok := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/")
-				if !ok || rest == "" {
-					continue
-				}
-				h.Name = rest
-				if err := tw.WriteHeader(h); err != nil {
-					return err
-				}
-				if _, err := io.Copy(tw, tr); err != nil {
-					return err
-				}
-			}
-		}()
-		pw.CloseWithError(err)
-	}()
-	return pr
-}
-
-// DeleteSnapshot removes one of a sandbox's snapshots.
-func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, snap string) error {
-	b, err := e.acquire(ref)
-	if err != nil {
-		return err
-	}
-	defer e.release(b)
-	s, err := e.findSnapshot(ctx, b, snap)
-	if err != nil {
-		return err
-	}
-	name := e.cfg().snapshotRef(b.id, s.ID)
-	img, ierr := e.docker.InspectImage(ctx, name)
-	err = e.docker.RemoveImage(ctx, name)
-	if ierr == nil && err == nil {
-		go e.removeUntaggedSoon(img.ID) // see dropImage
-	}
-	if err == nil {
-		err = os.RemoveAll(e.cfg().snapshotDir(b.id, s.ID))
-	}
-	boxTarget{e, b}.log("delete_snapshot", owner)(s.ID, err, "")
-	return err
-}
-
-// removeImage removes an image of the engine's own, logging a failure.
-func (e *Engine) removeImage(ref string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-	defer cancel()
-	err := e.docker.RemoveImage(ctx, ref)
-	if err != nil {
-		e.log.Warn("remove image", "image", ref, "err", err)
-	}
-}
-
-// removeUntagged removes image id once nothing names or uses it.
-func (e *Engine) removeUntagged(id string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-	defer cancel()
-	_, err := e.docker.RemoveUntagged(ctx, id)
-	if err != nil {
-		e.log.Warn("remove image", "image", id, "err", err)
-	}
-}
-
-// dropImage removes tag ref of an image of the engine's own and, when
-// that was its last name, the image. Docker sometimes still counts a
-// container just removed (a fork, a restore's helper) as using it, and the
-// tag's removal then leaves it untagged: removeUntaggedSoon tries again
-// for a few seconds, off the caller's path, and the next start-up's sweep
-// removes what is left.
-func (e *Engine) dropImage(ref string) {
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-	img, err := e.docker.InspectImage(ctx, ref)
-	cancel()
-	e.removeImage(ref)
-	if err == nil {
-		go e.removeUntaggedSoon(img.ID)
-	}
-}
-
-// removeUntaggedSoon tries removeUntagged for a few seconds, until the
-// image is gone.
-func (e *Engine) removeUntaggedSoon(id string) {
-	for wait := 50 * time.Millisecond; wait < 5*time.Second; wait *= 2 {
-		ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-		_, err := e.docker.InspectImage(ctx, id)
-		if err == nil {
-			_, err = e.docker.RemoveUntagged(ctx, id)
-		}
-		cancel()
-		if err != nil { // gone (not found), or Docker cannot be asked
-			return
-		}
-		select {
-		case <-e.base.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
-}
-
-// dropSnapshots removes what a removed sandbox leaves of snapshots and
-// forks: its snapshots' images and folder, and the image it was forked
-// from (its own tag of it: the image goes with the last fork).
-func (e *Engine) dropSnapshots(id, image string) {
-	if strings.HasPrefix(image, forkRepo+e.cfg().engine[:nameTagLen]+":") {
-		e.dropImage(image) // the image goes with the last fork's tag
-	}
-	ctx, cancel := context.WithTimeout(e.base, 30*time.Second)
-	list, err := e.snapshotsOf(ctx, id)
-	cancel()
-	if err != nil {
-		e.log.Warn("list the snapshots of a removed sandbox", "id", sandbox.ShortID(id), "err", err)
-	}
-	for _, s := range list {
-		e.dropImage(e.cfg().snapshotRef(id, s.ID))
-	}
-	if e.cfg().StateDir != "" {
-		os.RemoveAll(filepath.Join(e.cfg().StateDir, "snapshots", id))
-	}
-}
-
-// sweepSnapshots removes, at start-up, the snapshots and fork images of
-// this engine whose sandbox is gone (removed while the engine was not
-// running, or by a crash between the container and its snapshots).
-func (e *Engine) sweepSnapshots(ctx context.Context) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
-	if err != nil {
-		e.log.Warn("list snapshots", "err", err)
-		return
-	}
-	e.mu.Lock()
-	live := map[string]bool{}
-	for id, b := range e.boxes {
-		live[id] = true
-		live[b.spec.Image] = true
-	}
-	e.mu.Unlock()
-	for _, img := range imgs {
-		if !slices.ContainsFunc(img.RepoTags, func(t string) bool { return strings.HasPrefix(t, "sandtray-") }) {
-			e.removeUntagged(img.ID) // a fork image whose tags went, left by a crash
-			continue
-		}
-		for _, tag := range img.RepoTags {
-			id := img.Labels[labelSnapSandbox]
-			switch {
-			case strings.HasPrefix(tag, snapshotRepo+e.cfg().engine[:nameTagLen]+"-") && !live[id]:
-				e.removeImage(tag)
-				if validID.MatchString(id) {
-					os.RemoveAll(filepath.Join(e.cfg().StateDir, "snapshots", id))
-				}
-			case strings.HasPrefix(tag, forkRepo+e.cfg().engine[:nameTagLen]+":") && !live[tag]:
-				e.removeImage(tag)
-			}
-		}
-	}
-}
-
-// skipRestore reports whether p is a path restore leaves alone: the
-// engine's own files in the sandbox, and what Docker manages.
-func skipRestore(p string) bool {
-	for _, s := range []string{run.PidDir, runtime.AgentDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
-		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// restorePlan is the paths restore puts back as the snapshot has them:
-// every path either change list names (the snapshot's, against the image,
-// and the container's now), but a folder changed only as the parent of
-// other changes (those are handled where they are), and none under another
-// path of the plan (which it replaces whole). Sorted.
-func restorePlan(changes ...[]runtime.Change) []string {
-	all := map[string]bool{}
-	whole := map[string]bool{} // added or deleted in one of the lists: taken whole
-	parent := map[string]bool{}
-	for _, list := range changes {
-		for _, c := range list {
-			p := path.Clean(c.Path)
-			all[p] = true
-			whole[p] = whole[p] || c.Kind != runtime.ChangeChanged
-			for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
-				parent[d] = true
-			}
-		}
-	}
-	var cand []string
-	for p := range all {
-		if p == "/" || (parent[p] && !whole[p]) || skipRestore(p) {
-			continue
-		}
-		cand = append(cand, p)
-	}
-	slices.Sort(cand)
-	var out []string
-	for _, p := range cand {
-		if n := len(out); n > 0 && strings.HasPrefix(p, out[n-1]+"/") {
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
 }

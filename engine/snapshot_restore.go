@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,21 +11,22 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/execgate"
-	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Restore puts a sandbox's files back as a snapshot has them, in place: the
-// sandbox keeps its container (so its id and name), settings, limits,
-// network rules and port forwards. Its background jobs and kernels end
-// first (the result says so); calls wait meanwhile.
+// sandbox keeps its container (so its id and name), settings, limits and
+// network rules. Its background jobs and kernels end first, and with them
+// the servers behind its port forwards, which end too (the result says
+// so, and the jobs say they were ended by the restore); calls wait
+// meanwhile.
 //
 // Every path that the snapshot's change list or the container's present one
 // names (see restorePlan) is removed from the sandbox, then copied back from
@@ -52,10 +52,10 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 			s.ID, b.name, err, sandbox.ErrConflict)
 	}
 	res := sandbox.RestoreResult{SandboxID: b.id, Name: b.name, SnapshotID: s.ID}
-	res.JobsEnded = len(e.jobs.OutputsIn(b.id))
-	e.jobs.StopIn(b.id)
+	res.JobsEnded = e.jobs.EndIn(b.id, "ended by restore_sandbox (snapshot "+s.ID+")")
 	res.KernelsRestarted = slices.ContainsFunc(e.kernels.Started(), func(k string) bool { return strings.HasPrefix(k, b.id+"/") })
 	e.kernels.Close(b.id)
+	res.PortsClosed = e.endForwards(b)
 	hctx, release, err := e.holdForSnapshot(ctx, b)
 	if err != nil {
 		return res, err
@@ -80,6 +80,25 @@ func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap str
 	res.Milliseconds = time.Since(start).Milliseconds()
 	boxTarget{e, b}.log("restore_sandbox", owner)(s.ID, nil, fmt.Sprintf("%d paths; kernels restarted: %v; jobs ended: %d", res.PathsRestored, res.KernelsRestarted, res.JobsEnded))
 	return res, nil
+}
+
+// endForwards ends b's port forwards and returns their sandbox ports: a
+// restore ended every process that could serve them (the sandbox's jobs
+// and kernels; a call's processes end with the call), so a forward left
+// would be listed, and accept connections, with nothing behind it.
+func (e *Engine) endForwards(b *box) []int {
+	var ports []int
+	for _, fw := range e.ports.Forwards(b.id) {
+		if e.ports.Remove(b.id, fw.Port) {
+			ports = append(ports, fw.Port)
+		}
+	}
+	if len(ports) > 0 {
+		slices.Sort(ports)
+		e.ports.Save(b.id)
+		e.publish()
+	}
+	return ports
 }
 
 // partly is a restore's error once it began to change files: the sandbox
@@ -122,18 +141,11 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	if len(plan) == 0 {
 		return 0, nil
 	}
-	helper, err := e.docker.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
-		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
+	helper, done, err := e.openImage(ctx, image)
 	if err != nil {
 		return 0, fmt.Errorf("open the snapshot's image: %w", err)
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if err := e.docker.Remove(rctx, helper); err != nil {
-			e.log.Warn("remove a restore's helper container", "id", sandbox.ShortID(helper), "err", err)
-		}
-	}()
+	defer done()
 	// A file the snapshot has replaces the sandbox's in place (Docker's
 	// copy does), and goes first: the sandbox's own rm, chmod and
 	// libraries, which the removal runs with, are then the snapshot's.
@@ -185,6 +197,23 @@ func (e *Engine) restoreRoot(ctx context.Context, b *box, image string, plan []s
 	return n, copyBack(dirs)
 }
 
+// openImage makes a container of image, never started, to copy its files
+// from (Docker's copy, from outside); done removes it.
+func (e *Engine) openImage(ctx context.Context, image string) (id string, done func(), err error) {
+	id, err = e.docker.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
+		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(e.cfg().labels)})
+	if err != nil {
+		return "", nil, err
+	}
+	return id, func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := e.docker.Remove(rctx, id); err != nil {
+			e.log.Warn("remove a helper container", "id", sandbox.ShortID(id), "err", err)
+		}
+	}, nil
+}
+
 // removePaths removes paths from b with the agent's removeall (never the
 // sandbox's own rm or chmod), in passes as its user, root and its user
 // again: with no capabilities, each may remove only in folders it owns
@@ -216,116 +245,50 @@ func cut(s string, n int) string {
 	return s
 }
 
-// Fork makes new sandboxes with a sandbox's files (as a snapshot takes
-// them), settings, network rules and package manifest; port forwards stay
-// with the original (a host port is one sandbox's). Each fork runs from
-// its own tag of one image committed under forkRepo, removed with the last
-// fork. A fork that cannot be made removes those made before it.
-func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
-	if e.cfg().Limits.MaxForks == 0 {
-		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
-	}
-	count := cmp.Or(req.Count, 1)
-	if max := e.cfg().Limits.MaxForks; count < 1 || count > max {
-		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)
-	}
-	e.mu.Lock()
-	paused := e.paused
-	e.mu.Unlock()
-	if paused {
-		return nil, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu, forks too; ask them to resume: %w", sandbox.ErrPaused)
-	}
-	b, err := e.ready(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	defer e.release(b)
-	if err := probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, b.spec); err != nil {
-		return nil, err
-	}
-	names := make([]string, count)
-	for i := range names {
-		switch {
-		case req.Name != "" && count == 1:
-			names[i] = req.Name
-		case req.Name != "":
-			names[i] = req.Name + "-" + strconv.Itoa(i+1)
-		default:
-			names[i] = cutName(b.name, 50) + "-fork-" + sandbox.RandomHex(2)
-		}
-		if !validName.MatchString(names[i]) {
-			return nil, fmt.Errorf("name %q is not valid: use letters, digits, '.', '_' or '-', up to 63 characters: %w", names[i], sandbox.ErrInvalid)
-		}
-		if err := e.nameFree(names[i]); err != nil {
-			return nil, err
+// skipRestore reports whether p is a path restore leaves alone: the
+// engine's own files in the sandbox, and what Docker manages.
+func skipRestore(p string) bool {
+	for _, s := range []string{run.PidDir, runtime.AgentDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
+		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") {
+			return true
 		}
 	}
-	for range count {
-		done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
-		if err != nil {
-			return nil, err
-		}
-		defer done()
-	}
-	hex := sandbox.RandomHex(6)
-	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
-	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
-	defer os.RemoveAll(dir)
-	if _, err := e.takeSnapshot(ctx, b, base, dir, map[string]string{}); err != nil {
-		return nil, err
-	}
-	rec, err := readRecord(dir)
-	if err != nil {
-		e.removeImage(base)
-		return nil, err
-	}
-	e.mu.Lock()
-	st := b.state
-	e.mu.Unlock()
-	defer func() {
-		if err != nil {
-			for _, f := range forks {
-				if derr := e.Delete(context.WithoutCancel(ctx), owner, f.SandboxID); derr != nil {
-					e.log.Error("remove a fork of a fork_sandbox that failed", "sandbox", f.Name, "err", derr)
-				}
-			}
-			forks = nil
-		}
-	}()
-	for i, name := range names {
-		tag := fmt.Sprintf("%s-%d", base, i+1)
-		if err := e.docker.TagImage(ctx, base, tag); err != nil {
-			e.removeImage(base)
-			return forks, err
-		}
-		if i == len(names)-1 {
-			e.removeImage(base) // the forks' own tags keep the image
-		}
-		spec := b.spec
-		spec.Name, spec.Image, spec.Persistent, spec.Env = name, tag, req.Persistent, maps.Clone(b.spec.Env)
-		info, err := e.createContainer(ctx, owner, spec)
-		if err != nil {
-			e.removeImage(tag)
-			return forks, fmt.Errorf("fork %s of sandbox %s: %w", name, b.name, err)
-		}
-		forks = append(forks, sandbox.Fork{SandboxID: info.ID, Name: name})
-		if err := e.loadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
-			return forks, fmt.Errorf("fork %s of sandbox %s: %w", name, b.name, err)
-		}
-		e.mu.Lock()
-		nb := e.boxes[info.ID]
-		e.mu.Unlock()
-		if nb != nil {
-			e.changeState(nb, "fork's rules", func(s *boxState) { s.Egress, s.Packages = st.Egress, slices.Clone(st.Packages) })
-			e.record(b.id, sandbox.Activity{Tool: "fork_sandbox", Client: owner.Client, Input: name, Stdout: info.ID})
-		}
-	}
-	return forks, nil
+	return false
 }
 
-func cutName(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+// restorePlan is the paths restore puts back as the snapshot has them:
+// every path either change list names (the snapshot's, against the image,
+// and the container's now), but a folder changed only as the parent of
+// other changes (those are handled where they are), and none under another
+// path of the plan (which it replaces whole). Sorted.
+func restorePlan(changes ...[]runtime.Change) []string {
+	all := map[string]bool{}
+	whole := map[string]bool{} // added or deleted in one of the lists: taken whole
+	parent := map[string]bool{}
+	for _, list := range changes {
+		for _, c := range list {
+			p := path.Clean(c.Path)
+			all[p] = true
+			whole[p] = whole[p] || c.Kind != runtime.ChangeChanged
+			for d := path.Dir(p); d != "/" && d != "."; d = path.Dir(d) {
+				parent[d] = true
+			}
+		}
 	}
-	return s
+	var cand []string
+	for p := range all {
+		if p == "/" || (parent[p] && !whole[p]) || skipRestore(p) {
+			continue
+		}
+		cand = append(cand, p)
+	}
+	slices.Sort(cand)
+	var out []string
+	for _, p := range cand {
+		if n := len(out); n > 0 && strings.HasPrefix(p, out[n-1]+"/") {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -92,11 +92,16 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	if list, _ := te.List(ctx); len(list) != 1 || list[0].ID != info.ID || len(list[0].Ports) != 1 || list[0].Ports[0].HostPort != fwd.HostPort {
-		t.Errorf("after restore: %+v; want the same sandbox with its port forward", list)
+	// The forward's server (none here) would have ended with the jobs and
+	// kernels: the forward ends too (TestRestoreEndsTheForwardsOfItsJobs).
+	if list, _ := te.List(ctx); len(list) != 1 || list[0].ID != info.ID || len(list[0].Ports) != 0 {
+		t.Errorf("after restore: %+v; want the same sandbox without its port forward", list)
 	}
-	if !res.KernelsRestarted || res.SandboxID != info.ID || res.Name != "snap" {
-		t.Errorf("restore = %+v; want kernels_restarted, the same id and name", res)
+	if !res.KernelsRestarted || res.SandboxID != info.ID || res.Name != "snap" || !slices.Equal(res.PortsClosed, []int{8000}) {
+		t.Errorf("restore = %+v; want kernels_restarted, the same id and name, and port 8000's forward closed", res)
+	}
+	if _, err := te.ExposePort(ctx, te.owner, info.ID, 8000, fwd.HostPort); err != nil {
+		t.Fatal(err)
 	}
 	if got := te.out(t, info.ID, "cat a.txt sub/k.txt; ls b.txt ro /usr/share/sandtray-fake 2>&1 | grep -c 'No such'; dpkg -s sandtray-fake 2>&1 | grep -c 'not installed'"); got != "one\nkeep\n3\n1" {
 		t.Errorf("after restore: %q; want a.txt back, sub/k.txt as it was, b.txt and the package gone", got)
@@ -247,13 +252,29 @@ func TestSnapshotLimits(t *testing.T) {
 		t.Errorf("%d sandboxes after a refused fork", len(list))
 	}
 
-	// limits.max_snapshot_mb counts every sandbox's snapshots.
-	tb := newTestEngine(t, func(c *config.Config) { c.Limits.SnapshotMB = 1 })
+	// limits.max_snapshot_mb counts every sandbox's snapshots: one that
+	// would take them past it is refused, and none is taken while they
+	// fill it.
+	tb := newTestEngine(t, func(c *config.Config) { c.Limits.SnapshotMB = 3 })
 	snapshotImages(t, tb)
 	one := tb.create(t, sandbox.CreateRequest{Name: "one"})
 	two := tb.create(t, sandbox.CreateRequest{Name: "two"})
 	tb.command(t, one.ID, "head -c 2097152 /dev/urandom > big")
+	tb.command(t, two.ID, "head -c 2097152 /dev/urandom > big")
 	if _, err := tb.Snapshot(ctx, tb.owner, one.ID, sandbox.SnapshotRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = tb.Snapshot(ctx, tb.owner, two.ID, sandbox.SnapshotRequest{})
+	wantKind(t, err, sandbox.ErrTooLarge)
+	if err == nil || !strings.Contains(err.Error(), "limits.max_snapshot_mb (3 MB") {
+		t.Errorf("error %v does not name the budget", err)
+	}
+	if list, _ := tb.ListSnapshots(ctx, two.ID); len(list) != 0 {
+		t.Errorf("the refused snapshot is listed: %+v", list)
+	}
+	cfg := tb.Config()
+	cfg.Limits.SnapshotMB = 1
+	if _, err := tb.Reconfigure(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	_, err = tb.Snapshot(ctx, tb.owner, two.ID, sandbox.SnapshotRequest{})

@@ -33,6 +33,10 @@ type boxState struct {
 	// is Sandtray's own init (its first kernel's launcher, started from the
 	// image's files at create); zero for every other container (see pid1.go).
 	InitRun time.Time `json:"init_run,omitzero"`
+	// Inherited is what a fork's image carries over its base image: files
+	// its sandbox holds from the start, counted against limits.disk_mb with
+	// what it writes (F59).
+	Inherited int64 `json:"inherited,omitempty"`
 }
 
 // stateStore is the state dir (engine/internal/statedir) holding boxStates.

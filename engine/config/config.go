@@ -69,7 +69,7 @@ type Limits struct {
 	DiskMB          int64    `toml:"disk_mb"`         // files a sandbox may add to its image; 0: no limit
 	CopyLimits               // max_copy_bytes, max_copy_files, max_sandboxes: see limits.go
 	JobLimits                // max_jobs, max_jobs_total, job_output_*: see jobs.go
-	SnapshotLimits           // max_snapshots, max_forks, max_snapshot_mb: see snapshots.go
+	SnapshotLimits           // max_snapshots, max_forks, max_snapshot_mb, max_committed_mb: see snapshots.go
 }
 
 // SandboxDefaults shape every new sandbox.

@@ -222,6 +222,18 @@ func TestToolCallsReachBackendAndReturnStructuredResults(t *testing.T) {
 			wantText: []string{"[job job-7 stopped after 1s]"},
 		},
 		{
+			name: "job_status of a job a restore ended says so",
+			tool: "job_status", args: map[string]any{"job_id": "job-8"},
+			setup: func(f *fakeBackend) {
+				f.job = sandbox.JobStatus{ID: "job-8", SandboxID: "sb1", Status: sandbox.JobStopped, Duration: time.Second,
+					Error: "ended by restore_sandbox (snapshot 0123456789ab)"}
+			},
+			wantCall: fakeCall{Method: "JobStatus", Ref: "job-8", Req: int64(0)},
+			want: map[string]any{"job_id": "job-8", "sandbox_id": "sb1", "status": "stopped", "output": "",
+				"next_offset": 0.0, "duration_ms": 1000.0, "error": "ended by restore_sandbox (snapshot 0123456789ab)"},
+			wantText: []string{"[job job-8 stopped after 1s: ended by restore_sandbox (snapshot 0123456789ab)]"},
+		},
+		{
 			name: "sandbox_logs defaults to the last 20 (and asks for one more, to know whether older ones exist)",
 			tool: "sandbox_logs", args: map[string]any{"sandbox_id": "web"},
 			setup: func(f *fakeBackend) {

@@ -20,6 +20,13 @@ const (
 	// sandbox: the sandbox's name and the RFC 3339 time of the commit.
 	LabelCommittedFrom = "io.sandtray.committed-from"
 	LabelCommittedAt   = "io.sandtray.committed-at"
+	// LabelCommittedBy is the identity (LabelEngine's value) of the engine
+	// that committed the image: only that engine moves its tag or removes it.
+	LabelCommittedBy = "io.sandtray.committed-by"
+	// LabelCommittedOn is the id of the image a commit (or a fork's image)
+	// was made on, the container's own: what it adds to the disk is its
+	// size less that one's.
+	LabelCommittedOn = "io.sandtray.committed-on"
 	// LabelPool marks a container made for the engine's warm pool; its value
 	// is the pool instance (one engine run) that made it. The label stays when the container
 	// is handed out as a sandbox (labels are immutable): a container is still

@@ -97,7 +97,7 @@ type Diff struct {
 const (
 	JobRunning  = "running"
 	JobExited   = "exited"
-	JobStopped  = "stopped"   // stopped by job_stop
+	JobStopped  = "stopped"   // stopped by job_stop, or as Error says (a restore, its sandbox's removal)
 	JobTimedOut = "timed_out" // killed at its timeout
 	JobFailed   = "failed"    // could not run (sandbox vanished, daemon error)
 )
@@ -114,7 +114,7 @@ type JobStatus struct {
 	// job printed but the engine did not keep, and why; "" when none.
 	OutputDropped string
 	ExitCode      *int   // set once the job has ended
-	Error         string // why a failed job failed
+	Error         string // why a failed job failed, or what stopped a stopped one other than job_stop
 	Started       time.Time
 	Duration      time.Duration
 }

@@ -33,6 +33,9 @@ type RestoreResult struct {
 	JobsEnded        int   `json:"jobs_ended"` // background jobs stopped by the restore
 	PathsRestored    int   `json:"paths_restored"`
 	Milliseconds     int64 `json:"ms"`
+	// PortsClosed are the sandbox ports whose forwards the restore ended:
+	// their servers ended with the sandbox's jobs and kernels.
+	PortsClosed []int `json:"ports_closed,omitempty"`
 }
 
 // ForkRequest is fork_sandbox's input: Count new sandboxes (1 when 0),

@@ -66,6 +66,10 @@ type Info struct {
 	// EgressRules are the rules the user gave the sandbox on the egress
 	// gate (network "egress"); the engine's EgressNetwork has the rest.
 	EgressRules EgressRules `json:"egress_rules,omitzero"`
+	// SnapshotsChanged moves on whenever the sandbox's snapshots change
+	// (one taken or deleted): a view of them (the app's Snapshots tab)
+	// loads them again when it differs from what it loaded them at.
+	SnapshotsChanged uint64 `json:"-"`
 }
 
 // Stats is a resource sample of a running sandbox.

@@ -29,6 +29,8 @@ type Docker interface {
 	InspectImage(ctx context.Context, ref string) (runtime.Image, error)
 	Commit(ctx context.Context, id, tag string, cfg runtime.ImageConfig) (string, error)
 	RemoveUntagged(ctx context.Context, id string) (bool, error)
+	TagImage(ctx context.Context, src, ref string) error
+	RemoveImage(ctx context.Context, ref string) error
 	Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error)
 	Diff(ctx context.Context, id string) ([]runtime.Change, error)
 	StatPath(ctx context.Context, id, path string) (runtime.PathStat, error)
@@ -65,6 +67,24 @@ type Config struct {
 	// Protected are the images the configuration starts sandboxes from
 	// (default, language and pool images): commits never write them.
 	Protected []string
+	// Engine is the engine's identity: its commits carry it
+	// (sandbox.LabelCommittedBy), and a commit moves only a tag of an
+	// image that carries it.
+	Engine string
+	// Images bounds the disk the engine's committed images take; nil: no
+	// bound.
+	Images ImageBudget
+}
+
+// ImageBudget bounds the disk of the images commits make
+// (limits.max_committed_mb, the engine's).
+type ImageBudget interface {
+	// Check refuses a commit before it is made, when the images already
+	// fill the budget.
+	Check(ctx context.Context) error
+	// Admit refuses image id, just committed, when it takes the images
+	// past the budget: the commit then takes it back.
+	Admit(ctx context.Context, id string) error
 }
 
 // RecordsIn is the folder for Config.ExportRecords in the engine's state

@@ -58,7 +58,8 @@ type Job struct {
 	ended         time.Time // when Finish recorded it
 	output        *run.JobOutput
 	cancel        context.CancelFunc
-	stopped       bool // job_stop asked for it
+	stopped       bool   // job_stop asked for it, or StopIn or EndIn
+	why           string // what stopped it, when not job_stop (EndIn): its Error
 	done          chan struct{}
 	status        string
 	exitCode      *int
@@ -110,7 +111,7 @@ func (t *Table) Finish(j *Job, out run.Result, err error) {
 	j.duration = j.ended.Sub(j.started)
 	switch {
 	case j.stopped:
-		j.status = sandbox.JobStopped
+		j.status, j.err = sandbox.JobStopped, j.why
 	case err != nil:
 		j.status, j.err = sandbox.JobFailed, err.Error()
 	case out.Result.TimedOut:
@@ -184,12 +185,17 @@ func (t *Table) Stop(ctx context.Context, jobID string, capBytes int) (sandbox.J
 }
 
 // StopIn cancels the running jobs in a sandbox and waits for them.
-func (t *Table) StopIn(sandboxID string) {
+func (t *Table) StopIn(sandboxID string) { t.EndIn(sandboxID, "") }
+
+// EndIn is StopIn saying why the jobs ended (e.g. "ended by
+// restore_sandbox"): a stopped job's Error, which job_status and the app
+// show. It returns how many jobs it ended.
+func (t *Table) EndIn(sandboxID, why string) int {
 	t.mu.Lock()
 	var running []*Job
 	for _, j := range t.byID {
 		if j.sandboxID == sandboxID && j.status == sandbox.JobRunning {
-			j.stopped = true
+			j.stopped, j.why = true, why
 			j.cancel()
 			running = append(running, j)
 		}
@@ -198,6 +204,7 @@ func (t *Table) StopIn(sandboxID string) {
 	for _, j := range running {
 		<-j.done
 	}
+	return len(running)
 }
 
 // OutputsIn returns the outputs of the jobs running in a sandbox: an

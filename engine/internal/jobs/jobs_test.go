@@ -53,6 +53,38 @@ func TestStopWaitsForTheRun(t *testing.T) {
 	}
 }
 
+// TestEndInSaysWhy: the jobs a restore ends report it (stopped, with the
+// reason as their error), those of other sandboxes run on, and job_stop's
+// stop says nothing more.
+func TestEndInSaysWhy(t *testing.T) {
+	tab := NewTable(Limits{})
+	start := func(box string) *Job {
+		ctx, cancel := context.WithCancel(context.Background())
+		j := add(t, tab, box, run.NewJobOutput(10), cancel)
+		go func() { // the engine's side: the run ends when cancelled
+			<-ctx.Done()
+			tab.Finish(j, run.Result{}, ctx.Err())
+			j.End()
+		}()
+		return j
+	}
+	a, b, other := start("box"), start("box"), start("other")
+	if n := tab.EndIn("box", "ended by restore_sandbox (snapshot 0123456789ab)"); n != 2 {
+		t.Errorf("EndIn ended %d jobs, want 2", n)
+	}
+	for _, j := range []*Job{a, b} {
+		if st, _ := tab.Status(j.ID(), 0, 10); st.Status != sandbox.JobStopped || st.Error != "ended by restore_sandbox (snapshot 0123456789ab)" {
+			t.Errorf("a job the restore ended: %+v", st)
+		}
+	}
+	if st, _ := tab.Status(other.ID(), 0, 10); st.Status != sandbox.JobRunning {
+		t.Errorf("another sandbox's job: %+v", st)
+	}
+	if st, err := tab.Stop(context.Background(), other.ID(), 10); err != nil || st.Status != sandbox.JobStopped || st.Error != "" {
+		t.Errorf("a job job_stop stopped: %+v %v", st, err)
+	}
+}
+
 // TestOutputsInNamesRunningJobsOfOneSandbox: what an install does not wait
 // for is exactly the jobs still running in its sandbox.
 func TestOutputsInNamesRunningJobsOfOneSandbox(t *testing.T) {

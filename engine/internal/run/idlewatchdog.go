@@ -23,6 +23,9 @@ type Watched struct {
 	// Init says what its PID 1 is, before the watch kills around it; nil:
 	// Docker's init, with its main process (Init{Ours: true, Main: MainOldest}).
 	Init func(ctx context.Context) (Init, error)
+	// Inherited is what its image carries over its base image (a fork's),
+	// counted with its layer against the limit.
+	Inherited int64
 }
 
 // Watchdog is the disk watchdog between calls: every period it asks an
@@ -97,7 +100,8 @@ func (w *Watchdog) once(ctx context.Context, iw *IdleWatch, cgroups *Cgroups) ma
 			return ids
 		}
 		mctx, cancel := context.WithTimeout(ctx, watchMeasureTimeout)
-		v, err := iw.Check(mctx, s.Target, s.Disk, w.limit)
+		v, err := iw.Check(mctx, s.Target, s.Disk, w.limit-s.Inherited)
+		v.Used, v.Limit = v.Used+s.Inherited, v.Limit+s.Inherited // what the sandbox holds, against limits.disk_mb
 		if err != nil && ctx.Err() == nil {
 			w.runner.log.Warn("measure sandbox disk use between calls", "sandbox", s.Target.Name(), "err", err)
 		}

@@ -33,7 +33,7 @@ type jobResult struct {
 	NextOffset int64  `json:"next_offset" jsonschema:"Pass as since on the next job_status call to get only new output."`
 	Dropped    string `json:"output_dropped,omitempty" jsonschema:"Set when output between since and next_offset was not kept: how many bytes, between which offsets, and why."`
 	ExitCode   *int   `json:"exit_code,omitempty" jsonschema:"The exit code, once the job has ended."`
-	Error      string `json:"error,omitempty" jsonschema:"Why a failed job failed."`
+	Error      string `json:"error,omitempty" jsonschema:"Why a failed job failed, or what stopped a stopped one other than job_stop (restore_sandbox)."`
 	DurationMS int64  `json:"duration_ms" jsonschema:"How long it has run, in milliseconds."`
 }
 
@@ -107,6 +107,8 @@ func jobText(j sandbox.JobStatus) string {
 		fmt.Fprintf(&b, "[job %s failed: %s]", j.ID, j.Error)
 	case j.ExitCode != nil:
 		fmt.Fprintf(&b, "[job %s %s with code %d after %s]", j.ID, strings.ReplaceAll(j.Status, "_", " "), *j.ExitCode, formatSeconds(j.Duration))
+	case j.Error != "":
+		fmt.Fprintf(&b, "[job %s %s after %s: %s]", j.ID, strings.ReplaceAll(j.Status, "_", " "), formatSeconds(j.Duration), j.Error)
 	default:
 		fmt.Fprintf(&b, "[job %s %s after %s]", j.ID, strings.ReplaceAll(j.Status, "_", " "), formatSeconds(j.Duration))
 	}

@@ -131,8 +131,9 @@ func restoreSandbox(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 	tool := mcp.NewTool("restore_sandbox",
 		mcp.WithToolTitle("Restore sandbox to snapshot"),
 		mcp.WithDescription("Put a sandbox's files back as one of its snapshots has them: files written since are removed, files deleted or changed come back, packages installed since are gone. "+
-			"The sandbox keeps its id, name, settings, limits, network rules and port forwards. Its background jobs and kernels end first "+
-			"(kernels_restarted says whether kernel variables were lost); the snapshot stays, to restore again."),
+			"The sandbox keeps its id, name, settings, limits and network rules. Its background jobs and kernels end first "+
+			"(kernels_restarted says whether kernel variables were lost), and so do the servers they ran: their port forwards end (ports_closed; expose_port again once a server runs). "+
+			"The snapshot stays, to restore again."),
 		hints(false, true, true, false),
 		sandboxArg(),
 		snapshotArg(),
@@ -153,6 +154,9 @@ func restoreSandbox(k *Kit, s Snapshots) (mcp.Tool, server.ToolHandlerFunc) {
 		}
 		if res.JobsEnded > 0 {
 			text += fmt.Sprintf("\n%d %s stopped.", res.JobsEnded, plural(res.JobsEnded, "background job was", "background jobs were"))
+		}
+		if len(res.PortsClosed) > 0 {
+			text += fmt.Sprintf("\nThe forwards of ports %v ended with their servers; expose_port again once a server runs.", res.PortsClosed)
 		}
 		return structured(res, text), nil
 	})
