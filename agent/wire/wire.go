@@ -132,11 +132,22 @@ func noEOF(err error) error {
 	return err
 }
 
+// Receive windows: what one end lets the other send on a stream before it
+// has read it. The engine's is yamux's smallest, 256 KiB, which bounds what
+// an agent can make the engine hold per stream; the agent's is larger, so
+// that what the engine sends (downloads through the gate, files) is not
+// held back by a window update's round trip through the runtime.
+const (
+	engineWindow = 256 << 10
+	agentWindow  = 8 << 20
+)
+
 // config is the session's: a peer that stops answering ends it within
-// about half a minute; a data frame longer than the stream's window (256
-// KiB) is a protocol error, so no frame makes either end hold more.
-func config() *yamux.Config {
+// about half a minute; a data frame longer than the stream's window is a
+// protocol error, so no frame makes either end hold more than its window.
+func config(window uint32) *yamux.Config {
 	c := yamux.DefaultConfig()
+	c.MaxStreamWindowSize = window
 	c.AcceptBacklog = MaxStreams
 	c.EnableKeepAlive = true
 	c.KeepAliveInterval = 10 * time.Second
@@ -154,10 +165,14 @@ type Session = yamux.Session
 type Stream = yamux.Stream
 
 // Client runs the engine's end of a session over conn.
-func Client(conn io.ReadWriteCloser) (*Session, error) { return yamux.Client(conn, config()) }
+func Client(conn io.ReadWriteCloser) (*Session, error) {
+	return yamux.Client(conn, config(engineWindow))
+}
 
 // Server runs the agent's end of a session over conn.
-func Server(conn io.ReadWriteCloser) (*Session, error) { return yamux.Server(conn, config()) }
+func Server(conn io.ReadWriteCloser) (*Session, error) {
+	return yamux.Server(conn, config(agentWindow))
+}
 
 // Dropped reports whether err is a stream that ended before its operation
 // did: the peer closed or reset it, or the session went.
