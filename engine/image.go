@@ -80,6 +80,14 @@ func imageState(ctx context.Context, d interface {
 	return st, nil
 }
 
+// ImageStateOf reports what Docker has of ref ("" is the default image).
+func (e *Engine) ImageStateOf(ctx context.Context, ref string) (ImageState, error) {
+	if ref == "" {
+		ref = e.cfg().DefaultImage
+	}
+	return imageState(ctx, e.docker, ref)
+}
+
 // imageBuilds is the engine's one build of its default image at a time:
 // every caller that needs it (a create, the app's first-run screen) joins
 // the build under way, which runs for the engine's lifetime, not the

@@ -19,10 +19,13 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Backend is what the UI needs from the engine (consumer-defined; the host adapts *engine.Engine).
+// Backend is what the UI needs from the engine: control.GUIClient, the
+// engine's window protocol, which the app uses whether it runs the engine
+// (over an in-memory pipe) or attached to one (over the control socket).
 type Backend interface {
 	Jobs // background jobs for the Jobs view (jobs.go)
 	Watch(ctx context.Context) Snapshots
@@ -41,10 +44,9 @@ type Backend interface {
 	StopEphemeral(ctx context.Context) error
 }
 
-// Snapshots yields the engine's snapshots, newest first-come; Next blocks until one is available or ctx is done.
-type Snapshots interface {
-	Next(ctx context.Context) (sandbox.Snapshot, error)
-}
+// Snapshots yields the engine's snapshots, the newest first; Next blocks
+// until one is available or ctx is done. It is the control protocol's.
+type Snapshots = control.Snapshots
 
 // Options configures the UI.
 type Options struct {

@@ -442,8 +442,8 @@ func TestSettingsApplyToTheNextSandbox(t *testing.T) {
 	}
 	c := control.NewClient(conn)
 	defer c.Close()
-	var applied appliedSettings
-	if err := c.Call(context.Background(), methodApplySettings, nil, &applied); err != nil {
+	var applied control.AppliedSettings
+	if err := c.Call(context.Background(), control.MethodApplySettings, nil, &applied); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(applied.Restart) != "[http.listen]" {

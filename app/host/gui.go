@@ -12,16 +12,9 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/sandtray/sandtray/assets"
-	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/ui"
 )
-
-// uiBackend adapts the engine to the UI's Backend: Go wants Watch to return
-// the UI's own Snapshots interface, not *engine.Watcher.
-type uiBackend struct{ *engine.Engine }
-
-// Watch follows the engine's snapshots.
-func (b uiBackend) Watch(ctx context.Context) ui.Snapshots { return b.Engine.Watch(ctx) }
 
 // parkHidden is whether Fyne's event loop may sleep while the window is
 // hidden (ui.Options.ParkHidden): on Linux and the BSDs, whose tray talks
@@ -56,21 +49,20 @@ func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var keepEphemeral, restart atomic.Bool
-	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
-	noTray, notifications := desktopServices()
-	if noTray != "" {
+	if noTray, _ := desktopServices(); noTray != "" {
 		c.log.Warn("no tray icon: the window stays reachable by minimising instead of hiding", "why", noTray)
 	}
-	u := ui.New(a, uiBackend{c.eng}, withDesktop(ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
+	// The window talks to the engine as an attached app's does, through
+	// the control protocol, over an in-memory pipe.
+	client := control.NewGUIClient(ctx, c.ctl.Pipe(ctx))
+	u := newWindow(a, client, ui.Options{SocketPath: ln.Path(), Quit: func(stop bool) {
 		keepEphemeral.Store(!stop)
 		cancel()
 	}, Restart: func() {
 		restart.Store(true)
 		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
 		cancel()
-	}, About: opts.About, LogPath: logPath, ParkHidden: parkHidden, NoTray: noTray, NoNotifications: !notifications, Iconify: iconifyX11,
-		Images: uiImages{c.eng}},
-		cmpOr(opts.ConfigPath, ConfigPath()), c.apply))
+	}, About: opts.About, LogPath: logPath}, cmpOr(opts.ConfigPath, ConfigPath()))
 	// A second start of the app brings this window to the front (app.go).
 	c.ctl.SetWindow(func() { fyne.Do(u.ShowWindow) })
 
@@ -106,6 +98,18 @@ func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 		return nil
 	}
 	return serveErr
+}
+
+// newWindow makes the app's window on an engine, which it reaches through
+// client (the control protocol: the app's own engine over a pipe, or an
+// engine another process runs over its socket), with the desktop's
+// features and Settings on configPath.
+func newWindow(a fyne.App, client *control.GUIClient, o ui.Options, configPath string) *ui.UI {
+	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
+	noTray, notifications := desktopServices()
+	o.NoTray, o.NoNotifications, o.Iconify, o.ParkHidden = noTray, !notifications, iconifyX11, parkHidden
+	o.Images = client
+	return ui.New(a, client, withDesktop(o, configPath, client.ApplySettings))
 }
 
 // ErrRestart is RunGUI's return when the person asked to restart

@@ -123,17 +123,6 @@ func loadConfig(opts Options) (config.Config, error) {
 	return cfg, nil
 }
 
-// apply reads the config file again and applies what a running engine
-// can (Settings' Save); it returns the changed keys that wait for a
-// restart.
-func (c *core) apply(ctx context.Context) ([]string, error) {
-	cfg, err := c.reload()
-	if err != nil {
-		return nil, err
-	}
-	return c.eng.Reconfigure(ctx, cfg)
-}
-
 // stop removes the ephemeral sandboxes (unless keepEphemeral: a person chose
 // to keep them; they are reaped after their grace on the next start) and
 // closes the engine.

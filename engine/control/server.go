@@ -145,6 +145,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 }
 
+// Pipe returns a dialer of in-memory connections to s, each served until
+// it is closed or ctx is done: the app that runs the engine talks to it
+// through one, as an app attached to it does over the socket, with the
+// same client and the same handlers.
+func (s *Server) Pipe(ctx context.Context) Dialer {
+	return func(dctx context.Context) (net.Conn, error) {
+		if err := cmpErr(ctx.Err(), dctx.Err()); err != nil {
+			return nil, fmt.Errorf("control endpoint: %w", err)
+		}
+		client, server := net.Pipe()
+		go s.serveConn(ctx, server)
+		return client, nil
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
 // maxLine bounds one request.
 const maxLine = 1 << 20
 
