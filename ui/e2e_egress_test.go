@@ -15,9 +15,9 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 
+	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
 )

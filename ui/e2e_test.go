@@ -16,9 +16,9 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
-	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
 

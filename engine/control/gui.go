@@ -192,7 +192,9 @@ func guiMethods(g GUI) []guiMethod {
 		call(methodReadFile, func(ctx context.Context, p guiParams) (any, error) {
 			return g.ReadFile(ctx, p.Owner, p.Ref, p.Path, p.Offset, p.Limit)
 		}),
-		call(methodSaveFiles, func(ctx context.Context, p guiParams) (any, error) { return g.SaveFiles(ctx, p.Ref, p.Path, p.HostPath) }),
+		call(methodSaveFiles, func(ctx context.Context, p guiParams) (any, error) {
+			return g.SaveFiles(ctx, p.Ref, p.Path, p.HostPath)
+		}),
 		call(methodStop, func(ctx context.Context, p guiParams) (any, error) { return g.Stop(ctx, p.Owner, p.Ref) }),
 		call(methodKill, func(ctx context.Context, p guiParams) (any, error) { return ok(g.Kill(ctx, p.Ref)) }),
 		call(methodDelete, func(ctx context.Context, p guiParams) (any, error) { return ok(g.Delete(ctx, p.Owner, p.Ref)) }),
@@ -223,7 +225,9 @@ func guiMethods(g GUI) []guiMethod {
 		}),
 		call(methodRestore, func(ctx context.Context, p guiParams) (any, error) { return g.Restore(ctx, p.Owner, p.Ref, p.Snapshot) }),
 		call(methodFork, func(ctx context.Context, p guiParams) (any, error) { return g.Fork(ctx, p.Owner, p.Ref, p.Fork) }),
-		call(methodRemoveRule, func(ctx context.Context, p guiParams) (any, error) { return ok(g.RemoveEgressRule(ctx, p.Ref, p.Pattern)) }),
+		call(methodRemoveRule, func(ctx context.Context, p guiParams) (any, error) {
+			return ok(g.RemoveEgressRule(ctx, p.Ref, p.Pattern))
+		}),
 		call(methodRemoveApproval, func(ctx context.Context, p guiParams) (any, error) {
 			return ok(g.RemoveEgressApproval(ctx, p.Pattern))
 		}),
