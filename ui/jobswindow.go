@@ -16,10 +16,10 @@ func (u *UI) showAllJobs() {
 		w := &jobsWindow{win: u.app.NewWindow("Sandtray background jobs"), view: newJobsView(u, true)}
 		w.win.SetContent(w.view.object())
 		w.win.Resize(fyne.NewSize(980, 640))
-		w.win.SetCloseIntercept(func() {
+		w.win.SetCloseIntercept(u.guard("closing the Jobs window", func() {
 			w.view.setShown(false)
 			w.win.Hide()
-		})
+		}))
 		u.jobsWin = w
 	}
 	u.jobsWin.win.Show()

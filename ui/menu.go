@@ -27,7 +27,14 @@ func (u *UI) mainMenu() *fyne.MainMenu {
 func (u *UI) addMenu(m *fyne.Menu) {
 	menu := u.win.MainMenu()
 	menu.Items = append(menu.Items, m)
-	u.win.SetMainMenu(menu)
+	u.setMainMenu(menu)
+}
+
+// setMainMenu sets the window's menu bar, its actions guarded first (a
+// desktop's own menu bar takes them as they are set).
+func (u *UI) setMainMenu(m *fyne.MainMenu) {
+	u.guardTree(m)
+	u.win.SetMainMenu(m)
 }
 
 // desktopItems are the menu items of the optional desktop features, shared

@@ -71,7 +71,7 @@ func newSettingsWindow(u *UI) *settingsWindow {
 	bottom := container.NewVBox(s.message, container.NewHBox(layout.NewSpacer(), closeBtn, s.restart, s.save))
 	s.win.SetContent(container.NewBorder(where, bottom, nil, nil, container.NewVScroll(s.body)))
 	s.win.Resize(fyne.NewSize(720, 680))
-	s.win.SetCloseIntercept(s.win.Hide)
+	s.win.SetCloseIntercept(u.guard("closing the Settings window", s.win.Hide))
 	return s
 }
 

@@ -49,13 +49,14 @@ func newTrayMenu(u *UI) *trayMenu {
 		items = append(items, t.login.item)
 	}
 	t.menu = fyne.NewMenu("Sandtray", append(items, fyne.NewMenuItemSeparator(), quit)...)
+	u.guardTree(t.menu) // the tray takes each item's action as it is set
 	if desk, ok := u.app.(desktop.App); ok {
 		t.desk = desk
 		desk.SetSystemTrayMenu(t.menu)
 		desk.SetSystemTrayWindow(u.win)
 		t.variant = u.app.Settings().ThemeVariant()
 		desk.SetSystemTrayIcon(trayIcon(t.variant))
-		u.app.Settings().AddListener(func(fyne.Settings) { t.themeChanged() })
+		u.app.Settings().AddListener(func(fyne.Settings) { u.protect("the theme's change", t.themeChanged) })
 	}
 	return t
 }
@@ -101,7 +102,7 @@ func (t *trayMenu) togglePause() {
 	if t.desk != nil {
 		t.menu.Refresh()
 	}
-	t.u.spawn(func() { t.u.b.SetPaused(paused) })
+	t.u.goSafe("pausing new sandboxes", func() { t.u.b.SetPaused(paused) })
 }
 
 func (t *trayMenu) stopEphemeral() {

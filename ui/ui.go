@@ -10,7 +10,9 @@
 package ui
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
 	"net/url"
 	"sync"
 	"time"
@@ -84,6 +86,11 @@ type Options struct {
 	// instead of waking 60 times a second (idle.go). Only for a desktop
 	// whose tray does not need Fyne's goroutine (not macOS).
 	ParkHidden bool
+
+	// Log receives the window's own faults: a panic it recovered (with its
+	// stack), a UI thread that stopped answering (guard.go, watchdog.go).
+	// Nil: slog's default logger.
+	Log *slog.Logger
 }
 
 // owner is who the engine records as acting when a person clicks.
@@ -96,6 +103,7 @@ type UI struct {
 	opts Options
 	win  fyne.Window
 	m    *model // touched only on Fyne's goroutine
+	log  *slog.Logger
 
 	// Seams for tests; production values are set in New.
 	do         func(func())                              // run on Fyne's goroutine
@@ -129,13 +137,14 @@ type UI struct {
 	wake          chan struct{}     // ends a park at once
 	noTray        fyne.CanvasObject // the no-tray notice, while shown
 	firstRun      *firstRun         // the sandbox image's build, while it is missing
+	walking       bool              // guardAll is under way (guard.go)
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
 // it does not show the window.
 func New(a fyne.App, b Backend, opts Options) *UI {
 	u := &UI{
-		app: a, b: b, opts: opts, m: newModel(),
+		app: a, b: b, opts: opts, m: newModel(), log: cmp.Or(opts.Log, slog.Default()),
 		queue:    fyne.Do,
 		parkWait: waitWoken,
 		wake:     make(chan struct{}, 1),
@@ -144,7 +153,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 		// Until Run starts, clicks have no engine lifetime to follow.
 		ctx: context.Background(),
 	}
-	u.do = func(f func()) { u.queue(f); u.nudge() }
+	u.do = func(f func()) { u.queue(u.task(f)); u.nudge() }
 	u.openURL = a.OpenURL
 	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	if u.opts.Notify == nil {
@@ -169,17 +178,14 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	}
 	u.win.SetContent(container.NewBorder(top, u.status.object(), nil, nil, split))
 	u.win.Resize(fyne.NewSize(1180, 760))
-	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
-	if u.opts.NoTray != "" {
-		u.win.SetCloseIntercept(u.closeWithoutTray) // no tray to come back from
-	}
 	u.tray = newTrayMenu(u)
-	u.win.SetMainMenu(u.mainMenu())
+	u.setMainMenu(u.mainMenu())
 	u.addHelpMenu()
 	if u.opts.Clients != nil {
 		u.list.clientsChanged(anyConnected(u.opts.Clients.List()))
 	}
 	u.watchVisibility()
+	u.guardAll()
 	return u
 }
 
@@ -195,6 +201,7 @@ func (u *UI) Run(ctx context.Context) {
 	if u.tray.login != nil {
 		u.do(func() { u.tray.login.watch(ctx) })
 	}
+	go u.watchdog(ctx)
 	snaps := u.b.Watch(ctx)
 	for {
 		s, err := snaps.Next(ctx)
@@ -228,22 +235,37 @@ func (u *UI) ShowWindow() {
 // Window returns the main window.
 func (u *UI) Window() fyne.Window { return u.win }
 
-// apply shows a snapshot. It runs on Fyne's goroutine.
+// apply shows a snapshot. It runs on Fyne's goroutine. Each part of the
+// window is refreshed under its own guard: one that fails leaves the
+// others up to date.
 func (u *UI) apply(s sandbox.Snapshot) {
-	fresh := u.m.apply(s)
-	u.list.refresh()
-	u.detail.refresh()
-	u.status.refresh()
-	u.tray.refresh()
+	var fresh []sandbox.Notice
+	u.protect("reading a snapshot", func() { fresh = u.m.apply(s) })
+	u.protect("the list's refresh", u.list.refresh)
+	u.protect("the sandbox's refresh", u.detail.refresh)
+	u.protect("the status line's refresh", u.status.refresh)
+	u.protect("the tray menu's refresh", u.tray.refresh)
 	if u.jobsWin != nil {
-		u.jobsWin.view.refresh()
+		u.protect("the Jobs window's refresh", u.jobsWin.view.refresh)
 	}
-	u.wantStats()
-	u.egress.refresh()
+	u.protect("the stats wanted", u.wantStats)
+	u.protect("the egress requests' refresh", u.egress.refresh)
 	for _, n := range fresh {
-		u.notify(n.Title, n.Body)
+		u.protect("a notification", func() { u.notify(n.Title, n.Body) })
 	}
 }
+
+// task is f as Fyne's goroutine runs it: guarded, and what it built
+// guarded after it.
+func (u *UI) task(f func()) func() {
+	return func() {
+		u.protect("a task", f)
+		u.guardAll()
+	}
+}
+
+// goSafe runs f off Fyne's goroutine, guarded.
+func (u *UI) goSafe(where string, f func()) { u.spawn(func() { u.protect(where, f) }) }
 
 // context returns the context backend calls run under.
 func (u *UI) context() context.Context {
@@ -255,7 +277,7 @@ func (u *UI) context() context.Context {
 // background runs work off Fyne's goroutine, then done with its error on it.
 func (u *UI) background(work func(ctx context.Context) error, done func(error)) {
 	ctx := u.context()
-	u.spawn(func() {
+	u.goSafe("background work", func() {
 		err := work(ctx)
 		u.do(func() { done(err) })
 	})
