@@ -5,9 +5,12 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"fyne.io/fyne/v2"
 
@@ -62,7 +65,7 @@ func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 		restart.Store(true)
 		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
 		cancel()
-	}, About: opts.About, LogPath: logPath}, cmpOr(opts.ConfigPath, ConfigPath()))
+	}, About: opts.About, LogPath: logPath, Log: c.log}, cmpOr(opts.ConfigPath, ConfigPath()))
 	// A second start of the app brings this window to the front (app.go).
 	c.ctl.SetWindow(func() { fyne.Do(u.ShowWindow) })
 
@@ -81,24 +84,55 @@ func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 	}()
 	quit := context.AfterFunc(ctx, func() { fyne.Do(a.Quit) })
 	defer quit()
+	// What ends the app, once: after the window's loop returns, or without
+	// it when the loop does not answer the stop (below).
+	shutdown := sync.OnceValue(func() error {
+		c.ctl.SetWindow(nil) // the engine may take a while to stop: no window to focus now
+		cancel()
+		wg.Wait()
+		if herr := waitHTTP(); herr != nil && (serveErr == nil || errors.Is(serveErr, context.Canceled)) {
+			serveErr = herr
+		}
+		c.stop(ctx, keepEphemeral.Load())
+		if restart.Load() {
+			return ErrRestart
+		}
+		if errors.Is(serveErr, context.Canceled) {
+			return nil
+		}
+		return serveErr
+	})
+	// A window whose thread is stuck never runs the Quit that a stop
+	// (SIGTERM, Quit in the tray) queues for it: the engine stops without
+	// it, its ephemeral sandboxes removed as on any stop, and the process
+	// ends.
+	ranOut := make(chan struct{})
+	stuck := context.AfterFunc(ctx, func() {
+		select {
+		case <-ranOut:
+		case <-time.After(stuckQuitAfter):
+			c.log.Error("the window did not close within " + stuckQuitAfter.String() + " of the stop: its thread is stuck; stopping the engine without it")
+			err := shutdown()
+			if err != nil && !errors.Is(err, ErrRestart) {
+				fmt.Fprintln(opts.Stderr, "sandtray:", err)
+			}
+			exitProcess(0)
+		}
+	})
+	defer stuck()
 
 	u.ShowWindow() // a desktop without a tray host still gets a way in
 	a.Run()
-	c.ctl.SetWindow(nil) // the engine may take a while to stop: no window to focus now
-	cancel()
-	wg.Wait()
-	if herr := waitHTTP(); herr != nil && (serveErr == nil || errors.Is(serveErr, context.Canceled)) {
-		serveErr = herr
-	}
-	c.stop(ctx, keepEphemeral.Load())
-	if restart.Load() {
-		return ErrRestart
-	}
-	if errors.Is(serveErr, context.Canceled) {
-		return nil
-	}
-	return serveErr
+	close(ranOut)
+	return shutdown()
 }
+
+// stuckQuitAfter is how long a stop waits for the window's loop to end
+// before it stops the engine without it.
+var stuckQuitAfter = 5 * time.Second
+
+// exitProcess ends the process (tests catch it).
+var exitProcess = os.Exit
 
 // newWindow makes the app's window on an engine, which it reaches through
 // client (the control protocol: the app's own engine over a pipe, or an
