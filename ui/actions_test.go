@@ -131,7 +131,7 @@ func TestFilesTab(t *testing.T) {
 	h.flush()
 	f.tree.Select("src/main.py")
 	h.flush()
-	if got := f.preview.Text; got != "print('hi')\n" {
+	if got := f.preview.text.Text; got != "print('hi')\n" {
 		t.Errorf("preview = %q", got)
 	}
 	test.Tap(f.save)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -275,7 +276,7 @@ func ActivityText(a sandbox.Activity) string {
 
 // MatchActivity returns the indexes of the entries that contain query
 // (case-insensitive) in their tool, client, input, output or error.
-func MatchActivity(entries []sandbox.Activity, query string) []int {
+func MatchActivity(entries []control.LogEntry, query string) []int {
 	q := strings.ToLower(strings.TrimSpace(query))
 	out := make([]int, 0, len(entries))
 	for i, a := range entries {

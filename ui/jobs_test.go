@@ -43,12 +43,12 @@ func TestJobsTabFollowsOutputAndStops(t *testing.T) {
 	}
 	h.fire(0) // output came: read on at once
 	h.fire(0)
-	if got, want := v.output.Text, "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\n"; got != want {
+	if got, want := v.output.text.Text, "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\n"; got != want {
 		t.Errorf("output %q; want %q", got, want)
 	}
 	h.b.jobOut["job-serve"] = []string{"GET /favicon.ico 404\n"}
 	h.fire(jobPoll)
-	if got := v.output.Text; got != "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\nGET /favicon.ico 404\n" {
+	if got := v.output.text.Text; got != "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\nGET /favicon.ico 404\n" {
 		t.Errorf("output after a poll %q", got)
 	}
 	want := []string{"JobStatus(job-serve, 0)", "JobStatus(job-serve, 34)", "JobStatus(job-serve, 44)", "JobStatus(job-serve, 44)"}

@@ -31,7 +31,8 @@ import (
 type Backend interface {
 	Jobs // background jobs for the Jobs view (jobs.go)
 	Watch(ctx context.Context) Snapshots
-	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+	Logs(ctx context.Context, ref string, q control.LogsQuery) ([]control.LogEntry, error)
+	ActivityEntry(ctx context.Context, ref string, at time.Time) (sandbox.Activity, error)
 	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
 	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
 	SaveFiles(ctx context.Context, ref, path, hostPath string) (sandbox.CopyResult, error) // a destination the human picked; hostPath must not exist yet
@@ -91,6 +92,10 @@ type Options struct {
 	// stack), a UI thread that stopped answering (guard.go, watchdog.go).
 	// Nil: slog's default logger.
 	Log *slog.Logger
+
+	// OutputDir is where "open full log" writes an output too long to show
+	// ("": a folder of the user's own in the system's temporary folder).
+	OutputDir string
 }
 
 // owner is who the engine records as acting when a person clicks.

@@ -167,7 +167,7 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial c
 		logPath = ""
 	}
 	u := newWindow(a, client, ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart, LogPath: logPath,
-		Quit: func(bool) { cancel() }, About: opts.About, Log: slog.New(slog.NewTextHandler(opts.Stderr, nil))},
+		Quit: func(bool) { cancel() }, About: opts.About, Log: slog.New(slog.NewTextHandler(opts.Stderr, nil)), OutputDir: outputDir(opts)},
 		cmpOr(st.ConfigPath, cmpOr(opts.ConfigPath, ConfigPath())))
 	f := func() { fyne.Do(u.ShowWindow) }
 	show.Store(&f)

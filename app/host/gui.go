@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -65,7 +66,7 @@ func runGUI(ctx context.Context, a fyne.App, opts Options, ln *listener) error {
 		restart.Store(true)
 		keepEphemeral.Store(true) // the next start adopts them, and sessions reconnect through the shim
 		cancel()
-	}, About: opts.About, LogPath: logPath, Log: c.log}, cmpOr(opts.ConfigPath, ConfigPath()))
+	}, About: opts.About, LogPath: logPath, Log: c.log, OutputDir: outputDir(opts)}, cmpOr(opts.ConfigPath, ConfigPath()))
 	// A second start of the app brings this window to the front (app.go).
 	c.ctl.SetWindow(func() { fyne.Do(u.ShowWindow) })
 
@@ -145,6 +146,10 @@ func newWindow(a fyne.App, client *control.GUIClient, o ui.Options, configPath s
 	o.Images = client
 	return ui.New(a, client, withDesktop(o, configPath, client.ApplySettings))
 }
+
+// outputDir is where the window writes an output too long to show when
+// the person opens it whole: beside the state.
+func outputDir(opts Options) string { return filepath.Join(cmpOr(opts.StateDir, StateDir()), "output") }
 
 // ErrRestart is RunGUI's return when the person asked to restart
 // (Settings' Restart now): the app has shut down cleanly, and the caller

@@ -86,7 +86,8 @@ type Busy struct {
 // events before their result.
 const (
 	MethodGUIWatch       = "gui.watch" // stream of sandbox.Snapshot, until the client leaves
-	methodLogs           = "gui.logs"
+	methodLogs           = "gui.logs"  // LogsQuery's fields; result []LogEntry
+	methodActivityEntry  = "gui.activity_entry"
 	methodListFiles      = "gui.list_files"
 	methodReadFile       = "gui.read_file"
 	methodSaveFiles      = "gui.save_files"
@@ -141,6 +142,8 @@ type guiParams struct {
 	Take       sandbox.SnapshotRequest `json:"take,omitzero"`
 	Fork       sandbox.ForkRequest     `json:"fork,omitzero"`
 	Pattern    string                  `json:"pattern,omitempty"`
+	Keep       int                     `json:"keep,omitempty"`
+	After      time.Time               `json:"after,omitzero"`
 }
 
 // guiProgress is one progress event of gui.commit.
@@ -185,7 +188,11 @@ func guiMethods(g GUI) []guiMethod {
 				}
 			}
 		}},
-		call(methodLogs, func(ctx context.Context, p guiParams) (any, error) { return g.Logs(ctx, p.Ref, p.Tail) }),
+		call(methodLogs, func(ctx context.Context, p guiParams) (any, error) {
+			acts, err := g.Logs(ctx, p.Ref, p.Tail)
+			return Entries(acts, LogsQuery{Tail: p.Tail, Keep: p.Keep, After: p.After}), err
+		}),
+		call(methodActivityEntry, func(ctx context.Context, p guiParams) (any, error) { return activityAt(ctx, g, p.Ref, p.After) }),
 		call(methodListFiles, func(ctx context.Context, p guiParams) (any, error) {
 			return g.ListFiles(ctx, p.Owner, p.Ref, p.Path, p.Depth, p.All)
 		}),

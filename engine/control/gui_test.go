@@ -14,6 +14,9 @@ import (
 	"github.com/sandtray/sandtray/internal/testwait"
 )
 
+// t0 is the time of the fake's one activity entry.
+var t0 = time.Date(2026, 3, 14, 9, 26, 53, 123456789, time.UTC)
+
 // fakeGUI is the engine's side of the window's protocol, in memory: each
 // method records what it was asked and answers something of its own.
 type fakeGUI struct {
@@ -30,7 +33,7 @@ func (f *fakeGUI) rec(format string, args ...any) {
 
 func (f *fakeGUI) Logs(_ context.Context, ref string, tail int) ([]sandbox.Activity, error) {
 	f.rec("Logs %s %d", ref, tail)
-	return []sandbox.Activity{{Tool: "execute_command", Input: "echo hi", Stdout: "hi\n"}}, nil
+	return []sandbox.Activity{{Time: t0, Tool: "execute_command", Input: "echo hi", Stdout: "hi\n"}}, nil
 }
 
 func (f *fakeGUI) ListFiles(_ context.Context, o sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error) {
@@ -182,10 +185,18 @@ func TestGUIProtocol(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	acts, err := g.Logs(ctx, "sb", 500)
+	acts, err := g.Logs(ctx, "sb", LogsQuery{Tail: 500, Keep: 2})
 	must("Logs", err)
-	if len(acts) != 1 || acts[0].Stdout != "hi\n" {
-		t.Errorf("Logs = %+v", acts)
+	if len(acts) != 1 || acts[0].Stdout != "i\n" || acts[0].StdoutBytes != 3 || !acts[0].Cut() {
+		t.Errorf("Logs = %+v; want the output's last 2 bytes of 3", acts)
+	}
+	if acts, err := g.Logs(ctx, "sb", LogsQuery{After: t0}); err != nil || len(acts) != 0 {
+		t.Errorf("Logs after the newest entry = %+v, %v; want none", acts, err)
+	}
+	whole, err := g.ActivityEntry(ctx, "sb", t0)
+	must("ActivityEntry", err)
+	if whole.Stdout != "hi\n" {
+		t.Errorf("ActivityEntry = %+v; want the whole output", whole)
 	}
 	_, err = g.ListFiles(ctx, me, "sb", "src", 2, true)
 	must("ListFiles", err)
@@ -300,7 +311,7 @@ func (f *fakeGUI) saw(want ...string) bool {
 // "gui.list_files" is ListFiles.
 func methodCallName(wire string) string {
 	name := wire[strings.IndexByte(wire, '.')+1:]
-	special := map[string]string{"export_dockerfile": "ExportDockerfile", "image_build": "BuildImage", "apply": "ApplySettings",
+	special := map[string]string{"export_dockerfile": "ExportDockerfile", "activity_entry": "Logs sb 0", "image_build": "BuildImage", "apply": "ApplySettings",
 		"remove_egress_rule": "RemoveEgressRule", "remove_egress_approval": "RemoveEgressApproval"}
 	if s, ok := special[name]; ok {
 		return s

@@ -92,10 +92,6 @@ func quick[T any](g *GUIClient, method string, p guiParams) T {
 	return out
 }
 
-func (g *GUIClient) Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error) {
-	return get[[]sandbox.Activity](ctx, g, methodLogs, guiParams{Ref: ref, Tail: tail})
-}
-
 func (g *GUIClient) ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error) {
 	return get[sandbox.Listing](ctx, g, methodListFiles, guiParams{Owner: owner, Ref: ref, Path: path, Depth: depth, All: all})
 }
