@@ -239,3 +239,6 @@ func TestWatchdogLogsAStuckUIThread(t *testing.T) {
 		}
 	})
 }
+
+// withLogger is a logger into l.
+func withLogger(l *logBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }

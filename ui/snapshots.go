@@ -46,8 +46,19 @@ func newSnapshotsTab(u *UI, b SnapshotBackend) *snapshotsTab {
 	s.empty.Wrapping = fyne.TextWrapWord
 	s.rows = widget.NewList(func() int { return len(s.list) },
 		func() fyne.CanvasObject { return widget.NewLabel("") },
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.line(s.list[i])) })
-	s.rows.OnSelected = func(i widget.ListItemID) { s.selected = i; s.buttons() }
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= 0 && i < len(s.list) { // the list may redraw a row it counted before the snapshots changed
+				o.(*widget.Label).SetText(s.line(s.list[i]))
+			}
+		})
+	s.rows.OnSelected = func(i widget.ListItemID) {
+		if i >= 0 && i < len(s.list) {
+			s.selected = i
+		} else {
+			s.selected = -1
+		}
+		s.buttons()
+	}
 	s.rows.OnUnselected = func(widget.ListItemID) { s.selected = -1; s.buttons() }
 	s.take = widget.NewButtonWithIcon("Take snapshot", theme.ContentAddIcon(), s.doTake)
 	s.restore = widget.NewButtonWithIcon("Restore…", theme.HistoryIcon(), s.confirmRestore)
