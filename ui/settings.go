@@ -82,7 +82,13 @@ func (s *settingsWindow) load() {
 	s.inputs = map[string]settingInput{}
 	s.fields = fields
 	if err != nil {
-		s.showMessage("config.toml cannot be read, so it cannot be edited here: "+err.Error(), true)
+		s.showMessage("config.toml cannot be read, so it cannot be edited here: "+err.Error()+
+			" Fix it in an editor (the line at fault is marked below), then open Settings again.", true)
+		if cp, ok := s.u.opts.Settings.(ConfigProblems); ok {
+			if p, bad := cp.Problem(); bad {
+				s.body.Add(configExcerpt(s.u, p))
+			}
+		}
 		s.save.Disable()
 		return
 	}
