@@ -116,6 +116,21 @@ func (a *blockingApp) main(t *testing.T) *countingWindow {
 	return w
 }
 
+// window is the app's i-th window (0 is the first), once made.
+func (a *blockingApp) window(t *testing.T, i int) *countingWindow {
+	t.Helper()
+	var w *countingWindow
+	testwait.Eventually(t, 60*time.Second, "the app to make its window", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if len(a.windows) > i {
+			w = a.windows[i]
+		}
+		return w != nil
+	})
+	return w
+}
+
 type countingWindow struct {
 	fyne.Window
 	focused atomic.Int32

@@ -72,7 +72,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	cfgPath := cmpOr(opts.ConfigPath, ConfigPath())
 	cfg, err := loadConfig(opts)
 	if err != nil {
-		return nil, err
+		return nil, configError{err}
 	}
 	var web *httpEndpoint
 	if cfg.HTTP.Listen != "" {
@@ -109,6 +109,12 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	log.Info("sandtray engine ready", "version", opts.Version, "config", cfgPath, "state", cfg.StateDir)
 	return c, nil
 }
+
+// configError is start's error when the config file is refused: the app
+// shows it with the file (problem.go).
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
 
 // loadConfig reads the config file as the engine runs with it: the state
 // dir and a --http flag set over the file's values.

@@ -44,13 +44,17 @@ type Server struct {
 	win      windows // the engine's window (app.go)
 }
 
-// NewServer returns a server with the egress methods on b.
+// NewServer returns a server with the egress methods on b (none when b is
+// nil: an app whose engine cannot start serves the app's methods alone).
 func NewServer(b Backend, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{handlers: map[string]Handler{}, streams: map[string]bool{}, log: log}
 	s.handleApp()
+	if b == nil { // no engine yet (the app shows why): the app's methods alone
+		return s
+	}
 	s.Handle(MethodPending, func(ctx context.Context, _ json.RawMessage, _ func(any) error) (any, error) {
 		return b.EgressPending(), nil
 	})
