@@ -99,10 +99,11 @@ type imageBuilds struct {
 }
 
 type imageBuild struct {
-	done chan struct{}
-	err  error                             // set before done closes
-	at   ImageBuildProgress                // guarded by imageBuilds.mu
-	subs map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
+	done    chan struct{}
+	err     error                             // set before done closes
+	at      ImageBuildProgress                // guarded by imageBuilds.mu
+	subs    map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
+	started time.Time
 }
 
 func (e *Engine) imageBuilds() *imageBuilds { return &e.images }
@@ -177,7 +178,7 @@ func (e *Engine) startBuild(d imagebuild.Docker) (*imageBuild, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	b := &imageBuild{done: make(chan struct{}), subs: map[*int]func(ImageBuildProgress){}}
+	b := &imageBuild{done: make(chan struct{}), subs: map[*int]func(ImageBuildProgress){}, started: time.Now()}
 	bs.cur = b
 	o := ImageBuildOptions{Tag: BuiltinImage, Labels: e.cfg().labels, Source: e.buildSource()}
 	o.Progress = func(p ImageBuildProgress) {
@@ -222,27 +223,125 @@ func (e *Engine) buildSource() ImageSource {
 }
 
 // autoBuild says whether a create may build the missing image ref: only
-// Sandtray's own image, and not while the config forbids fetching images
-// (pull.policy = "never", or sandbox.allow_network = false).
+// Sandtray's own image, and not while pull.policy = "never" forbids
+// fetching images. Building Sandtray's own image is its installation, not
+// a sandbox's network: sandbox.allow_network, which keeps sandboxes off
+// the network, does not forbid it.
 func (e *Engine) autoBuild(ref string) error {
 	if ref != BuiltinImage {
 		return errNotBuiltin
 	}
-	if e.cfg().Pull.Policy == config.PullNever || !e.cfg().Sandbox.AllowNetwork {
-		return fmt.Errorf("image %s is not on this machine, and the user's config forbids fetching images (pull.policy or sandbox.allow_network); ask the user to run `sandtray image build`: %w", ref, sandbox.ErrForbidden)
+	if e.cfg().Pull.Policy == config.PullNever {
+		return fmt.Errorf("image %s is not on this machine, and the user's config forbids fetching images (pull.policy = \"never\"); ask the user to run `sandtray image build`: %w", ref, sandbox.ErrForbidden)
 	}
 	return nil
 }
 
 var errNotBuiltin = errors.New("not the built-in image")
 
-// ensureBuiltin builds the missing built-in image for a create, reporting
-// progress to its caller.
+// buildWaitInCall is how long a create that needs the image waits for its
+// build before it answers that the image is being prepared: a model's call
+// must not hang for the minutes a first build takes (clients time calls
+// out), and calls again.
+var buildWaitInCall = 10 * time.Second
+
+// ensureBuiltin builds the missing built-in image for a create (or joins
+// the build under way), reporting progress to its caller, and waits for
+// it up to buildWaitInCall: a build still running then is an ErrConflict
+// (a state the call clashes with until it ends: a tool error the model
+// acts on) that says how far it is and to call again.
 func (e *Engine) ensureBuiltin(ctx context.Context, progress sandbox.Progress) error {
-	return e.BuildDefaultImage(ctx, func(p ImageBuildProgress) {
+	wait, cancel := context.WithTimeout(ctx, buildWaitInCall)
+	defer cancel()
+	err := e.BuildDefaultImage(wait, func(p ImageBuildProgress) {
 		if progress != nil {
-			msg := "Building the sandbox image (first use): " + p.Step
+			msg := "Preparing the sandbox image (first use): " + p.Step
 			progress(float64(p.Done), float64(p.Total), msg)
 		}
 	})
+	if err == nil || ctx.Err() != nil || wait.Err() == nil {
+		return err
+	}
+	return e.preparing()
+}
+
+// preparing is the answer to a call that needs the image while its build
+// runs: what it is doing, about how long it takes yet, and to call again.
+func (e *Engine) preparing() error {
+	bs := e.imageBuilds()
+	bs.mu.Lock()
+	b := bs.cur
+	var at ImageBuildProgress
+	var started time.Time
+	if b != nil {
+		at, started = b.at, b.started
+	}
+	bs.mu.Unlock()
+	if b == nil { // it ended meanwhile: the next call finds the image, or the build's error
+		return fmt.Errorf("the sandbox image %s was just prepared; call again: %w", BuiltinImage, sandbox.ErrConflict)
+	}
+	step := at.Step
+	if step == "" {
+		step = "starting"
+	}
+	return fmt.Errorf("preparing the sandbox image %s, which Sandtray builds once on first use (now: %s); about %s left. Nothing needs doing: call again in a minute or two, and the call runs once it is ready: %w",
+		BuiltinImage, ImageStepText(at), minutesText(remaining(at, time.Since(started))), sandbox.ErrConflict)
+}
+
+// firstBuild is what a first build of the image takes on a quiet machine
+// with no registry (from Debian's mirror): the estimate before a build has
+// said how far it is.
+const firstBuild = 8 * time.Minute
+
+// remaining estimates how long a build that has run for elapsed and is at
+// p takes yet: its downloads are the first fifth of it, installing the
+// packages the rest.
+func remaining(p ImageBuildProgress, elapsed time.Duration) time.Duration {
+	var f float64
+	switch {
+	case p.Total <= 0:
+	case p.Bytes:
+		f = 0.2 * float64(p.Done) / float64(p.Total)
+	default:
+		f = 0.2 + 0.8*float64(p.Done)/float64(p.Total)
+	}
+	if f < 0.05 {
+		return max(time.Minute, firstBuild-elapsed)
+	}
+	return max(time.Minute, time.Duration(float64(elapsed)*(1-f)/f))
+}
+
+// minutesText is a duration in whole minutes, as the estimate has it.
+func minutesText(d time.Duration) string {
+	n := int((d + 30*time.Second) / time.Minute)
+	if n <= 1 {
+		return "1 min"
+	}
+	return fmt.Sprintf("%d min", n)
+}
+
+// ImageStepText is a build's step with how far it is: "Downloading 171
+// packages: 64 of 128 MB".
+func ImageStepText(p ImageBuildProgress) string {
+	switch {
+	case p.Step == "":
+		return "starting"
+	case p.Total <= 0:
+		return p.Step
+	case p.Bytes:
+		return fmt.Sprintf("%s: %d of %d MB", p.Step, p.Done>>20, p.Total>>20)
+	}
+	return fmt.Sprintf("%s: %d of %d packages", p.Step, p.Done, p.Total)
+}
+
+// BuildStarted is when the default image's build under way began (zero
+// when none runs).
+func (e *Engine) BuildStarted() time.Time {
+	bs := e.imageBuilds()
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	if bs.cur == nil {
+		return time.Time{}
+	}
+	return bs.cur.started
 }
