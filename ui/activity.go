@@ -38,6 +38,9 @@ type activityTab struct {
 	gen      int // bumped by reset: a fetch for what was shown before is dropped
 	inflight bool
 	again    bool
+	// onNew hears of the entries that came after the first fetch of a
+	// sandbox: calls that may have written files or taken snapshots.
+	onNew func(id string, entries []control.LogEntry)
 }
 
 func newActivityTab(u *UI) *activityTab {
@@ -131,7 +134,8 @@ func (t *activityTab) refresh(info sandbox.Info) {
 	t.inflight = true
 	id, gen := info.ID, t.gen
 	q := control.LogsQuery{Tail: activityTail, Keep: activityKeep}
-	if id == t.loadedID && len(t.entries) > 0 {
+	more := id == t.loadedID // what comes now is new since the last fetch
+	if more && len(t.entries) > 0 {
 		q.After = t.entries[len(t.entries)-1].Time
 	}
 	var entries []control.LogEntry
@@ -141,10 +145,13 @@ func (t *activityTab) refresh(info sandbox.Info) {
 	}, func(err error) {
 		t.inflight = false
 		if cur, ok := t.u.m.current(); ok && cur.ID == id && err == nil && gen == t.gen {
-			if q.After.IsZero() {
+			if !more {
 				t.show(id, entries)
 			} else if len(entries) > 0 {
 				t.add(entries)
+				if t.onNew != nil {
+					t.onNew(id, entries)
+				}
 			}
 		}
 		if t.again {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type snapshotsTab struct {
 	b        SnapshotBackend
 	sandbox  string    // the sandbox the list is of
 	loaded   time.Time // when the list was last asked for; it is asked again after snapshotsStale
+	sig      string    // infoSignature of the sandbox when the list was asked for
 	list     []sandbox.SnapshotInfo
 	selected int // index in list, -1 for none
 	rows     *widget.List
@@ -104,17 +106,31 @@ func (s *snapshotsTab) buttons() {
 const snapshotsStale = 10 * time.Second
 
 // refresh shows info's snapshots, loaded again when another sandbox is
-// shown or the list is stale.
+// shown, when what the engine says of the sandbox changed (but for its
+// figures: a snapshot it took, restored or dropped), or when the list is
+// stale. A snapshot a call took also reloads it (detailPane.newActivity).
 func (s *snapshotsTab) refresh(info sandbox.Info) {
-	if s.sandbox != info.ID {
+	sig := infoSignature(info)
+	switch {
+	case s.sandbox != info.ID:
 		s.sandbox, s.list, s.selected = info.ID, nil, -1
 		s.rows.UnselectAll()
 		s.rows.Refresh()
 		s.buttons()
-	} else if s.u.now().Sub(s.loaded) < snapshotsStale {
+	case sig != s.sig:
+	case s.u.now().Sub(s.loaded) < snapshotsStale:
 		return
 	}
+	s.sig = sig
 	s.load()
+}
+
+// infoSignature is what the engine says of a sandbox but for what changes
+// on its own (its stats, when it was last used).
+func infoSignature(info sandbox.Info) string {
+	info.Stats, info.LastUsed = sandbox.Stats{}, time.Time{}
+	b, _ := json.Marshal(info)
+	return string(b)
 }
 
 func (s *snapshotsTab) load() {
