@@ -194,7 +194,7 @@ func LimitsText(s sandbox.Spec) string {
 		parts = append(parts, fmt.Sprintf("memory %d MiB (no swap)", s.MemoryMB))
 	}
 	if s.CPUs > 0 {
-		parts = append(parts, fmt.Sprintf("%g CPUs", s.CPUs))
+		parts = append(parts, CPUsText(s.CPUs))
 	}
 	if s.PidsLimit > 0 {
 		parts = append(parts, fmt.Sprintf("%d processes", s.PidsLimit))
@@ -203,6 +203,14 @@ func LimitsText(s sandbox.Spec) string {
 		return "Docker defaults"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// CPUsText is a CPU limit: "1 CPU", "1.5 CPUs".
+func CPUsText(n float64) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%g CPUs", n)
 }
 
 // SecurityText summarises the hardening every sandbox runs with.

@@ -120,7 +120,7 @@ func TestInfoRows(t *testing.T) {
 		"Image": "python:3.12-slim", "ID": alpha.ID, "Terminal": ExecCommand(alpha, ""),
 		"Created": "2026-03-14 09:21:53 (5m ago)", "Last used": "2026-03-14 09:24:23 (2m ago)",
 		"Owner": "claude-ai 0.1.0 · sess-aaaa-00", "Lifetime": "Ephemeral: removed after its session ends or it idles",
-		"Network": "none (no network)", "Limits": "memory 512 MiB (no swap), 1 CPUs, 256 processes", "Workdir": "/workspace",
+		"Network": "none (no network)", "Limits": "memory 512 MiB (no swap), 1 CPU, 256 processes", "Workdir": "/workspace",
 		"Security": "all capabilities dropped; no-new-privileges; default seccomp; runtime runc",
 		"Labels":   "io.sandtray.created=2026-03-14T09:21:53Z\nio.sandtray.image=python:3.12-slim\nio.sandtray.managed=true\nio.sandtray.name=alpha",
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -15,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // settingsWindow edits config.toml: one form row per setting, grouped, with
@@ -174,8 +174,8 @@ func entryValidator(f SettingField) fyne.StringValidator {
 		}
 	case SettingDuration:
 		return func(v string) error {
-			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
-				return fmt.Errorf(`%s must be a duration such as "30s" or "10m"`, f.Key)
+			if _, err := duration.Parse(v); err != nil {
+				return fmt.Errorf(`%s must be a duration such as "30 s" or "10 min"`, f.Key)
 			}
 			return nil
 		}

@@ -135,7 +135,7 @@ func TestSettingsValidation(t *testing.T) {
 	entryFor(t, h, "30s").SetText("30")
 	test.Tap(button(t, content, "Save"))
 	h.flush()
-	if !strings.Contains(msg.Text, `limits.exec_timeout must be a duration such as "30s"`) {
+	if !strings.Contains(msg.Text, `limits.exec_timeout must be a duration such as "30 s"`) {
 		t.Errorf("after “30”: message %q", msg.Text)
 	}
 

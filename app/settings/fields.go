@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // Kind is how a setting is typed and written.
@@ -123,7 +123,7 @@ func text(v any) string {
 	case bool:
 		return strconv.FormatBool(v)
 	case config.Duration:
-		return v.String()
+		return duration.Text(v.Duration) // "1 min", not Go's "1m0s"
 	}
 	panic(fmt.Sprintf("settings: no text for %T", v))
 }
@@ -150,10 +150,11 @@ func literal(f Field, value string, list []string) (string, error) {
 		}
 		return s, nil
 	case Duration:
-		if _, err := time.ParseDuration(v); err != nil {
-			return "", fmt.Errorf(`%s must be a duration such as "30s" or "10m"`, f.Key)
+		d, err := duration.Parse(v)
+		if err != nil {
+			return "", fmt.Errorf(`%s must be a duration such as "30 s" or "10 min"`, f.Key)
 		}
-		return tomlString(v), nil
+		return tomlString(duration.Go(d)), nil
 	case Bool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {
