@@ -334,6 +334,10 @@ func ImageStepText(p ImageBuildProgress) string {
 	return fmt.Sprintf("%s: %d of %d packages", p.Step, p.Done, p.Total)
 }
 
+// BuildTimeLeft estimates how long a build of the default image that has
+// run for elapsed and is at p takes yet.
+func BuildTimeLeft(p ImageBuildProgress, elapsed time.Duration) time.Duration { return remaining(p, elapsed) }
+
 // BuildStarted is when the default image's build under way began (zero
 // when none runs).
 func (e *Engine) BuildStarted() time.Time {

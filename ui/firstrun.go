@@ -3,12 +3,14 @@ package ui
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/engine/control"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // ImageState is an image as the window shows it, and ImageProgress the
@@ -75,7 +77,7 @@ func (f *firstRun) check() {
 // build starts (or joins) the build and follows it.
 func (f *firstRun) build() {
 	f.retry.Hide()
-	f.show("Building the sandbox image (first start: a few minutes). Assistants' first sandbox waits for it.", kindInfo)
+	f.show("Preparing the sandbox image, once (a few minutes). Meanwhile assistants' calls are told to call again; the first after it is ready runs.", kindInfo)
 	f.bar.Show()
 	f.bar.SetValue(0)
 	f.u.background(func(ctx context.Context) error {
@@ -105,15 +107,21 @@ func (f *firstRun) progress(st ImageProgress) {
 	f.bar.SetValue(float64(st.Done) / float64(st.Total))
 }
 
-// ImageStepText is the build's current step, with how far it is.
+// ImageStepText is the build's current step, with how far it is and about
+// how long it takes yet.
 func ImageStepText(st ImageProgress) string {
+	text := st.Step
 	switch {
 	case st.Total <= 0:
-		return st.Step
 	case st.Bytes:
-		return fmt.Sprintf("%s: %d of %d MB", st.Step, st.Done>>20, st.Total>>20)
+		text = fmt.Sprintf("%s: %d of %d MB", st.Step, st.Done>>20, st.Total>>20)
+	default:
+		text = fmt.Sprintf("%s: %d of %d packages", st.Step, st.Done, st.Total)
 	}
-	return fmt.Sprintf("%s: %d of %d packages", st.Step, st.Done, st.Total)
+	if st.Left > 0 {
+		text += " · about " + duration.Text(max(time.Minute, st.Left.Round(time.Minute))) + " left"
+	}
+	return text
 }
 
 func (f *firstRun) show(text string, k messageKind) {

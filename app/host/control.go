@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/config"
@@ -28,16 +29,24 @@ func (b controlBackend) ImageState(ctx context.Context, ref string) (control.Ima
 	out := control.ImageState{Ref: st.Ref, Present: st.Present, Buildable: st.Builtin}
 	if ref == "" || ref == b.Engine.Config().DefaultImage {
 		if _, build, _ := b.Engine.DefaultImageState(ctx); build != nil {
-			out.Build = &control.ImageProgress{Step: build.Step, Done: build.Done, Total: build.Total, Bytes: build.Bytes}
+			out.Build = b.progress(*build)
 		}
 	}
 	return out, err
 }
 
 func (b controlBackend) BuildImage(ctx context.Context, progress func(control.ImageProgress)) error {
-	return b.Engine.BuildDefaultImage(ctx, func(p engine.ImageBuildProgress) {
-		progress(control.ImageProgress{Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes})
-	})
+	return b.Engine.BuildDefaultImage(ctx, func(p engine.ImageBuildProgress) { progress(*b.progress(p)) })
+}
+
+// progress is a build's progress as a window shows it, with the engine's
+// estimate of what it takes yet.
+func (b controlBackend) progress(p engine.ImageBuildProgress) *control.ImageProgress {
+	out := &control.ImageProgress{Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes}
+	if started := b.Engine.BuildStarted(); !started.IsZero() {
+		out.Left = engine.BuildTimeLeft(p, time.Since(started))
+	}
+	return out
 }
 
 func (b controlBackend) ApplySettings(ctx context.Context) ([]string, error) {

@@ -65,13 +65,13 @@ type ImageState struct {
 }
 
 // ImageProgress is where a build of the default image is: its step, how far
-// through it, and how long it has run.
+// through it, and about how long it takes yet.
 type ImageProgress struct {
-	Step    string        `json:"step"`
-	Done    int64         `json:"done,omitempty"`
-	Total   int64         `json:"total,omitempty"`
-	Bytes   bool          `json:"bytes,omitempty"` // Done and Total count bytes, not packages
-	Elapsed time.Duration `json:"elapsed,omitempty"`
+	Step  string        `json:"step"`
+	Done  int64         `json:"done,omitempty"`
+	Total int64         `json:"total,omitempty"`
+	Bytes bool          `json:"bytes,omitempty"` // Done and Total count bytes, not packages
+	Left  time.Duration `json:"left,omitempty"`  // the engine's estimate of what the build takes yet
 }
 
 // Busy is what runs in the engine now: the assistants connected and their
