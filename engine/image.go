@@ -336,7 +336,9 @@ func ImageStepText(p ImageBuildProgress) string {
 
 // BuildTimeLeft estimates how long a build of the default image that has
 // run for elapsed and is at p takes yet.
-func BuildTimeLeft(p ImageBuildProgress, elapsed time.Duration) time.Duration { return remaining(p, elapsed) }
+func BuildTimeLeft(p ImageBuildProgress, elapsed time.Duration) time.Duration {
+	return remaining(p, elapsed)
+}
 
 // BuildStarted is when the default image's build under way began (zero
 // when none runs).
