@@ -39,6 +39,14 @@ type fakeBackend struct {
 	jobs     []sandbox.JobInfo
 	jobOut   map[string][]string   // job id -> output chunks, one per JobStatus call
 	network  sandbox.EgressNetwork // what EgressNetwork answers
+	busy     control.Busy          // what Busy answers
+}
+
+// Busy is a read: it is not recorded.
+func (f *fakeBackend) Busy() control.Busy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.busy
 }
 
 func newFakeBackend() *fakeBackend {

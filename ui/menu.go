@@ -15,7 +15,10 @@ import (
 func (u *UI) mainMenu() *fyne.MainMenu {
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	items := append([]*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs), fyne.NewMenuItemSeparator()}, u.desktopItems()...)
+	// What the tray menu does, for desktops without a tray.
+	items := []*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs),
+		fyne.NewMenuItem("Stop all ephemeral sandboxes", u.tray.stopEphemeral), u.tray.windowPause, fyne.NewMenuItemSeparator()}
+	items = append(items, u.desktopItems()...)
 	if u.tray.login != nil {
 		items = append(items, u.tray.login.item)
 	}

@@ -25,6 +25,9 @@ type trayMenu struct {
 	menu    *fyne.Menu
 	count   *fyne.MenuItem
 	pause   *fyne.MenuItem
+	// windowPause is Pause new sandboxes in the window's menu: its own item
+	// (a menu item belongs to one menu), checked as the tray's is.
+	windowPause *fyne.MenuItem
 	desk    desktop.App // nil when the app has no system tray
 	variant fyne.ThemeVariant
 	login   *loginItem // nil without Options.Autostart
@@ -38,6 +41,7 @@ func newTrayMenu(u *UI) *trayMenu {
 	jobs := fyne.NewMenuItem("Background jobs…", u.showAllJobs)
 	stopAll := fyne.NewMenuItem("Stop all ephemeral sandboxes", t.stopEphemeral)
 	t.pause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
+	t.windowPause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
 	items := []*fyne.MenuItem{t.count, fyne.NewMenuItemSeparator(), open, jobs, stopAll, t.pause}
@@ -81,27 +85,29 @@ func (t *trayMenu) themeChanged() {
 func (t *trayMenu) refresh() {
 	count := RunningText(t.u.m.running())
 	paused := t.u.m.snap.Paused
-	if t.count.Label == count && t.pause.Checked == paused {
+	if t.count.Label == count && t.pause.Checked == paused && t.windowPause.Checked == paused {
 		return
 	}
 	t.count.Label = count
-	t.pause.Checked = paused
+	t.pause.Checked, t.windowPause.Checked = paused, paused
 	t.refreshMenu()
 }
 
-// refreshMenu shows changed items in the system tray, when there is one.
+// refreshMenu shows changed items in the system tray, when there is one,
+// and in the window's menu.
 func (t *trayMenu) refreshMenu() {
 	if t.desk != nil {
 		t.menu.Refresh()
+	}
+	if m := t.u.win.MainMenu(); m != nil {
+		m.Refresh()
 	}
 }
 
 func (t *trayMenu) togglePause() {
 	paused := !t.pause.Checked
-	t.pause.Checked = paused
-	if t.desk != nil {
-		t.menu.Refresh()
-	}
+	t.pause.Checked, t.windowPause.Checked = paused, paused
+	t.refreshMenu()
 	t.u.goSafe("pausing new sandboxes", func() { t.u.b.SetPaused(paused) })
 }
 
