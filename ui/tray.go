@@ -21,16 +21,16 @@ var (
 // trayMenu is the system tray menu: how many sandboxes run, open the window,
 // stop all ephemeral sandboxes, pause new sandboxes, quit.
 type trayMenu struct {
-	u       *UI
-	menu    *fyne.Menu
-	count   *fyne.MenuItem
-	pause   *fyne.MenuItem
+	u     *UI
+	menu  *fyne.Menu
+	count *fyne.MenuItem
+	pause *fyne.MenuItem
 	// windowPause is Pause new sandboxes in the window's menu: its own item
 	// (a menu item belongs to one menu), checked as the tray's is.
 	windowPause *fyne.MenuItem
-	desk    desktop.App // nil when the app has no system tray
-	variant fyne.ThemeVariant
-	login   *loginItem // nil without Options.Autostart
+	desk        desktop.App // nil when the app has no system tray
+	variant     fyne.ThemeVariant
+	login       *loginItem // nil without Options.Autostart
 }
 
 func newTrayMenu(u *UI) *trayMenu {
