@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
@@ -96,6 +97,16 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	q.until(t, "the rule in the Network tab", func() bool { return hasText(win, "Network: egress.") && hasText(win, mirror) })
 	test.Tap(button(t, win, "Remove"))
 	q.until(t, "the rule gone from the gate", func() bool { return len(rules().Allow) == 0 })
+
+	// A rule added in the tab, without a request, reaches the gate.
+	q.flush()
+	for _, o := range test.LaidOutObjects(win.Content()) {
+		if e, ok := o.(*widget.Entry); ok && e.PlaceHolder == "host or host:port, such as pypi.org" {
+			e.SetText(mirror)
+		}
+	}
+	test.Tap(button(t, win, "Allow"))
+	q.until(t, "the tab's rule on the gate", func() bool { return slices.Contains(rules().Allow, mirror) })
 }
 
 // controlClient serves the engine's control endpoint on a socket of the

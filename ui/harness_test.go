@@ -202,6 +202,11 @@ func (f *fakeBackend) JobStop(_ context.Context, id string) (sandbox.JobStatus, 
 	return sandbox.JobStatus{}, f.err
 }
 
+func (f *fakeBackend) AnswerEgressHost(_ context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
+	f.record("AnswerEgressHost(%s, %s, %s)", ref, target, a)
+	return 0, f.err
+}
+
 func (f *fakeBackend) AnswerEgress(_ context.Context, id string, a sandbox.EgressAnswer) error {
 	f.record("AnswerEgress(%s, %s)", id, a)
 	return f.err
