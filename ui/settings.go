@@ -110,7 +110,7 @@ func (s *settingsWindow) load() {
 		obj, in := s.input(f)
 		s.inputs[f.Key] = in
 		item := widget.NewFormItem(f.Label, obj)
-		item.HintText = f.Help + " " + appliesText(f)
+		item.HintText = f.Help + " " + appliesText(f) + " config.toml: " + f.Key + "."
 		form.AppendItem(item)
 	}
 	s.addSecretsSection()
@@ -245,8 +245,27 @@ func (s *settingsWindow) doSave() {
 		return
 	}
 	s.save.Disable()
+	image := ""
+	if i := slices.IndexFunc(fields, func(f SettingField) bool { return f.Key == "default_image" }); i >= 0 &&
+		(i >= len(s.fields) || fields[i].Value != s.fields[i].Value) {
+		image = strings.TrimSpace(fields[i].Value)
+	}
 	var saved SettingsSaved
-	s.u.background(func(context.Context) (err error) {
+	var st ImageState
+	checked := false
+	s.u.background(func(ctx context.Context) (err error) {
+		// A default image Docker lacks would fail every assistant's next
+		// sandbox: it is refused before it applies, unless Sandtray builds
+		// it itself.
+		if image != "" && s.u.opts.Images != nil {
+			if st, err = s.u.opts.Images.ImageState(ctx, image); err == nil {
+				checked = true
+				if !st.Present && !st.Buildable {
+					return fmt.Errorf("Docker has no image %s, so no sandbox could start; pull or build it first (docker pull %s), "+
+						"or pick one that `docker images` lists", image, image)
+				}
+			}
+		}
 		saved, err = s.u.opts.Settings.Save(fields)
 		return err
 	}, func(err error) {
@@ -271,6 +290,9 @@ func (s *settingsWindow) doSave() {
 		}
 		if !waiting {
 			s.restart.Hide()
+		}
+		if checked && !st.Present && st.Buildable {
+			text += " Docker has no " + image + " yet: Sandtray builds it when the first sandbox needs it (a few minutes)."
 		}
 		s.showMessage(text, saved.NotApplied != "")
 	})

@@ -302,3 +302,22 @@ func TestDurationsReadAsPeopleWriteThem(t *testing.T) {
 		t.Errorf("saved:\n%s\nwant exec_timeout = \"2m\"", b)
 	}
 }
+
+// TestLabelsSayWhatEachKeyDoes: the window names what a setting does, not
+// its key: "allow_network" is "Let sandboxes use the bridge network"; no
+// two settings share a label.
+func TestLabelsSayWhatEachKeyDoes(t *testing.T) {
+	seen := map[string]string{}
+	for _, f := range table {
+		if other, ok := seen[f.Label]; ok {
+			t.Errorf("%s and %s are both %q", other, f.Key, f.Label)
+		}
+		seen[f.Label] = f.Key
+		if len(strings.Fields(f.Label)) < 3 {
+			t.Errorf("%s is labelled %q: say what it does", f.Key, f.Label)
+		}
+	}
+	if seen["Let sandboxes use the bridge network"] != "sandbox.allow_network" {
+		t.Errorf("sandbox.allow_network is not labelled \"Let sandboxes use the bridge network\"")
+	}
+}
