@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
@@ -242,3 +243,26 @@ func TestWatchdogLogsAStuckUIThread(t *testing.T) {
 
 // withLogger is a logger into l.
 func withLogger(l *logBuffer) *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// TestTheStatusLineIsNotCut: a long message and Docker's reason for being
+// away wrap in the status line instead of ending in "…".
+func TestTheStatusLineIsNotCut(t *testing.T) {
+	h := newHarness(t)
+	s := snapshot(alpha)
+	s.Docker = sandbox.DockerStatus{Error: "cannot reach the Docker daemon at unix:///var/run/docker.sock (the default): is the Docker daemon running? Start it, or point DOCKER_HOST (or docker.host in config.toml) at one that is"}
+	h.feed(s)
+	msg := "Could not stop every ephemeral sandbox: stop sandbox data-cleanup: the Docker daemon did not answer within 30 s; it may be busy: try again"
+	h.u.status.showMessage(msg, kindError)
+	h.u.win.Resize(fyne.NewSize(1180, 760))
+	for _, l := range []*widget.Label{h.u.status.message.label, h.u.status.docker} {
+		var shown strings.Builder
+		for _, o := range test.LaidOutObjects(l) {
+			if tx, ok := o.(*canvas.Text); ok {
+				shown.WriteString(tx.Text + " ")
+			}
+		}
+		if got := strings.Join(strings.Fields(shown.String()), " "); got != strings.Join(strings.Fields(l.Text), " ") {
+			t.Errorf("the status line shows %q of %q", got, l.Text)
+		}
+	}
+}

@@ -148,10 +148,11 @@ func newStatusBar(u *UI) *statusBar {
 		clients: widget.NewLabel(ClientsText(0)),
 		pool:    widget.NewLabel(""),
 	}
-	s.docker.Truncation = fyne.TextTruncateEllipsis
+	// Neither the Docker status nor a message is cut: each wraps onto as
+	// many lines as it needs (a reason Docker is away says what to do).
+	s.docker.Wrapping = fyne.TextWrapWord
 	s.message.onClear = s.socket.Show
-	s.message.label.Wrapping = fyne.TextWrapOff
-	s.message.label.Truncation = fyne.TextTruncateEllipsis
+	s.message.label.Wrapping = fyne.TextWrapWord
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
 	s.pool.Hide() // until there is a pool to show
