@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -14,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/assets"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // Problem is why Sandtray cannot run, as the window shows it while the
@@ -29,8 +31,9 @@ type Problem struct {
 	// StartDocker starts Docker Desktop ("Start Docker Desktop"); nil
 	// where Sandtray cannot.
 	StartDocker func() error
-	// Retrying says Sandtray tries again by itself now and then.
-	Retrying bool
+	// RetryEvery is how often Sandtray tries again by itself (0: only
+	// when asked).
+	RetryEvery time.Duration
 }
 
 // ConfigProblem is a config file the engine refuses: the line at fault
@@ -86,7 +89,7 @@ func NewProblemWindow(a fyne.App, tryAgain, quit func(), log *slog.Logger) *Prob
 	body := container.NewVBox(head, p.detail, p.hint, p.config, p.status)
 	buttons := container.NewHBox(layout.NewSpacer(), quitBtn, p.docker, p.retry)
 	p.win.SetContent(container.NewBorder(nil, buttons, nil, nil, container.NewVScroll(container.NewPadded(body))))
-	p.win.Resize(fyne.NewSize(760, 520))
+	p.win.Resize(fyne.NewSize(780, 600))
 	p.win.SetCloseIntercept(u.guard("closing the window", quit))
 	return p
 }
@@ -113,8 +116,8 @@ func (p *ProblemWindow) Show(pr Problem) {
 	p.retry.Enable()
 	p.status.Importance = widget.MediumImportance
 	p.status.SetText("")
-	if pr.Retrying {
-		p.status.SetText("Sandtray tries again every few seconds, and opens its window as soon as it can run.")
+	if pr.RetryEvery > 0 {
+		p.status.SetText("Sandtray tries again every " + duration.Text(pr.RetryEvery) + ", and opens its window as soon as it can run.")
 	}
 	p.u.guardAll()
 	p.win.Show()
@@ -149,31 +152,15 @@ func (p *ProblemWindow) startDocker() {
 // fault.
 const excerptLines = 5
 
-// configExcerpt shows a config file's problem: the did-you-mean, the lines
-// around the one at fault (marked), and Open in editor.
+// configExcerpt shows a config file's problem: the did-you-mean, the file
+// with Open in editor, and the lines around the one at fault (marked, in
+// red), set tight as a text editor shows them.
 func configExcerpt(u *UI, c ConfigProblem) fyne.CanvasObject {
 	box := container.NewVBox()
 	if c.Suggest != "" {
 		m := widget.NewLabelWithStyle(fmt.Sprintf("%q is not a setting: did you mean %s?", c.Key, c.Suggest), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 		m.Wrapping = fyne.TextWrapWord
 		box.Add(m)
-	}
-	lines := strings.Split(strings.TrimRight(c.Text, "\n"), "\n")
-	from, to := 0, min(len(lines), 2*excerptLines+1)
-	if c.Line > 0 {
-		from, to = max(0, c.Line-1-excerptLines), min(len(lines), c.Line+excerptLines)
-	}
-	for i := from; i < to; i++ {
-		mark := "  "
-		if i+1 == c.Line {
-			mark = "→ "
-		}
-		l := widget.NewLabelWithStyle(fmt.Sprintf("%s%4d  %s", mark, i+1, FirstLine(lines[i], 200)), fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-		l.Truncation = fyne.TextTruncateEllipsis
-		if i+1 == c.Line {
-			l.Importance = widget.DangerImportance
-		}
-		box.Add(l)
 	}
 	where := widget.NewLabel(c.Path)
 	where.Truncation = fyne.TextTruncateEllipsis
@@ -183,5 +170,23 @@ func configExcerpt(u *UI, c ConfigProblem) fyne.CanvasObject {
 		}
 	})
 	box.Add(container.NewBorder(nil, nil, nil, open, where))
+	lines := strings.Split(strings.TrimRight(c.Text, "\n"), "\n")
+	from, to := 0, min(len(lines), 2*excerptLines+1)
+	if c.Line > 0 {
+		from, to = max(0, c.Line-1-excerptLines), min(len(lines), c.Line+excerptLines)
+	}
+	text := widget.NewRichText()
+	for i := from; i < to; i++ {
+		mark, color := "  ", theme.ColorNameForeground
+		if i+1 == c.Line {
+			mark, color = "→ ", theme.ColorNameError
+		}
+		text.Segments = append(text.Segments, &widget.TextSegment{
+			Text:  fmt.Sprintf("%s%4d  %s", mark, i+1, FirstLine(lines[i], 200)),
+			Style: widget.RichTextStyle{ColorName: color, TextStyle: fyne.TextStyle{Monospace: true}},
+		})
+	}
+	text.Refresh()
+	box.Add(text)
 	return box
 }

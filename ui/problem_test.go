@@ -5,18 +5,20 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 )
 
-// shown lists the visible labels' texts of o.
+// shown lists the texts o draws, line by line.
 func shown(o fyne.CanvasObject) string {
 	var b strings.Builder
 	for _, obj := range test.LaidOutObjects(o) {
-		if l, ok := obj.(*widget.Label); ok && l.Visible() {
-			b.WriteString(l.Text + "\n")
+		if tx, ok := obj.(*canvas.Text); ok && tx.Visible() {
+			b.WriteString(tx.Text + "\n")
 		}
 	}
 	return b.String()
@@ -57,8 +59,11 @@ func TestProblemWindow(t *testing.T) {
 		}
 	}
 	started := 0
-	p.Show(Problem{Title: "Sandtray cannot reach Docker", Detail: "cannot reach the Docker daemon", Retrying: true,
+	p.Show(Problem{Title: "Sandtray cannot reach Docker", Detail: "cannot reach the Docker daemon", RetryEvery: 10 * time.Second,
 		StartDocker: func() error { started++; return errors.New("not installed") }})
+	if !strings.Contains(p.status.Text, "tries again every 10 s") {
+		t.Errorf("status %q; want it to say when it tries again", p.status.Text)
+	}
 	test.Tap(button(t, p.win.Content(), "Start Docker Desktop"))
 	if started != 1 || !strings.Contains(p.status.Text, "not installed") {
 		t.Errorf("Start Docker Desktop: %d starts, status %q", started, p.status.Text)

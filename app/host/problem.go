@@ -21,18 +21,19 @@ import (
 // errors (another engine runs on the state dir) end the app as before:
 // nil.
 func problemOf(err error, opts Options) *ui.Problem {
+	detail := strings.TrimPrefix(err.Error(), "start engine: ") // the title says so
 	var cerr configError
 	switch {
 	case errors.As(err, &cerr):
 		path := cmpOr(opts.ConfigPath, ConfigPath())
-		pr := &ui.Problem{Title: "Sandtray cannot start: its config file has an error", Detail: err.Error(),
+		pr := &ui.Problem{Title: "Sandtray cannot start: its config file has an error", Detail: detail,
 			Hint: "Fix the line shown below in config.toml, save it, then Try again. docs/configuration.md lists every setting."}
 		if d, bad := settings.Diagnose(path); bad {
 			pr.Config = &ui.ConfigProblem{Path: path, Line: d.Line, Key: d.Key, Suggest: d.Suggest, Text: d.Text}
 		}
 		return pr
 	case errors.Is(err, sandbox.ErrUnavailable):
-		pr := &ui.Problem{Title: "Sandtray cannot reach Docker", Detail: err.Error(), Retrying: true,
+		pr := &ui.Problem{Title: "Sandtray cannot reach Docker", Detail: detail, RetryEvery: retryEvery,
 			Hint: "Sandtray runs your assistants' code in Docker. Start Docker Desktop (on Linux without it, the Docker service: " +
 				"sudo systemctl start docker), then Try again."}
 		pr.StartDocker = dockerStarter()

@@ -38,7 +38,7 @@ func (g *guiApp) waitForEngine(pr ui.Problem, err error) {
 		for {
 			var tick <-chan time.Time
 			t := time.NewTimer(retryEvery)
-			if pr.Retrying {
+			if pr.RetryEvery > 0 {
 				tick = t.C
 			}
 			select {
