@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -151,8 +152,11 @@ func (w *countingWindow) shows(text string) bool {
 		}
 		w.Resize(fyne.NewSize(1000, 700))
 		for _, o := range test.LaidOutObjects(c) {
-			if l, ok := o.(*widget.Label); ok && l.Visible() && strings.Contains(l.Text, text) {
-				found = true
+			switch o := o.(type) {
+			case *widget.Label:
+				found = found || (o.Visible() && strings.Contains(o.Text, text))
+			case *canvas.Text: // a rich text's line
+				found = found || (o.Visible() && strings.Contains(o.Text, text))
 			}
 		}
 	})
