@@ -355,7 +355,7 @@ func (v *jobsView) append(s string) {
 	missing := max(0, int(v.offset)+len(s)-len(v.text)) // v.offset is where this part began
 	v.output.showTail(v.text, missing, id, func(ctx context.Context) (string, error) { return v.wholeOutput(ctx, id) })
 	v.copyOut.Enable()
-	v.output.scroll.ScrollToBottom()
+	v.output.toBottom()
 }
 
 // wholeOutput reads a job's output from its start, as job_status's offsets

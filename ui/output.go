@@ -94,6 +94,7 @@ type outputView struct {
 	// file, when set, is a file on the host that has the whole output
 	// (the app's log): the link opens it as it is.
 	file string
+	gen  int // bumped by each scroll to the end: an older one's second try is void
 }
 
 func newOutputView(u *UI) *outputView {
@@ -116,7 +117,25 @@ func (v *outputView) object() fyne.CanvasObject { return v.root }
 // fetches all of it, for the file named name.
 func (v *outputView) showTail(text string, missing int, name string, whole func(ctx context.Context) (string, error)) {
 	shown, cut := TailText(text, shownBytes, shownLines)
+	changed := shown != v.text.Text
 	v.set(shown, cut+missing, name, whole)
+	if changed {
+		v.toBottom()
+	}
+}
+
+// toBottom scrolls to the end of the output: now, and again once the
+// window has laid the new text out (a text just set may not have its
+// height yet).
+func (v *outputView) toBottom() {
+	v.gen++
+	gen := v.gen
+	v.scroll.ScrollToBottom()
+	v.u.after(100*time.Millisecond, func() {
+		if v.gen == gen {
+			v.scroll.ScrollToBottom()
+		}
+	})
 }
 
 // showHead shows the start of text (a file's), as showTail its end.

@@ -109,9 +109,12 @@ func (s *settingsWindow) load() {
 		}
 		obj, in := s.input(f)
 		s.inputs[f.Key] = in
-		item := widget.NewFormItem(f.Label, obj)
-		item.HintText = f.Help + " " + appliesText(f) + " config.toml: " + f.Key + "."
-		form.AppendItem(item)
+		// The hint wraps under its entry (a form's own hint does not, and
+		// would widen the window past the screen).
+		hint := widget.NewLabel(f.Help + " " + appliesText(f) + " config.toml: " + f.Key + ".")
+		hint.Wrapping = fyne.TextWrapWord
+		hint.SizeName = theme.SizeNameCaptionText
+		form.AppendItem(widget.NewFormItem(f.Label, container.NewVBox(obj, hint)))
 	}
 	s.addSecretsSection()
 	s.body.Refresh()
