@@ -104,6 +104,7 @@ type imageBuild struct {
 	at      ImageBuildProgress                // guarded by imageBuilds.mu
 	subs    map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
 	started time.Time
+	frac    float64 // how far the build is, 0 to 1, as far as it has said (image_estimate.go); guarded by imageBuilds.mu
 }
 
 func (e *Engine) imageBuilds() *imageBuilds { return &e.images }
@@ -184,6 +185,7 @@ func (e *Engine) startBuild(d imagebuild.Docker) (*imageBuild, error) {
 	o.Progress = func(p ImageBuildProgress) {
 		bs.mu.Lock()
 		b.at = p
+		b.frac = max(b.frac, fraction(p))
 		subs := make([]func(ImageBuildProgress), 0, len(b.subs))
 		for _, f := range b.subs {
 			subs = append(subs, f)
@@ -272,82 +274,14 @@ func (e *Engine) preparing() error {
 	bs.mu.Lock()
 	b := bs.cur
 	var at ImageBuildProgress
-	var started time.Time
+	var left time.Duration
 	if b != nil {
-		at, started = b.at, b.started
+		at, left = b.at, estimateLeft(b.frac, time.Since(b.started))
 	}
 	bs.mu.Unlock()
 	if b == nil { // it ended meanwhile: the next call finds the image, or the build's error
 		return fmt.Errorf("the sandbox image %s was just prepared; call again: %w", BuiltinImage, sandbox.ErrConflict)
 	}
-	step := at.Step
-	if step == "" {
-		step = "starting"
-	}
 	return fmt.Errorf("preparing the sandbox image %s, which Sandtray builds once on first use (now: %s); about %s left. Nothing needs doing: call again in a minute or two, and the call runs once it is ready: %w",
-		BuiltinImage, ImageStepText(at), minutesText(remaining(at, time.Since(started))), sandbox.ErrConflict)
-}
-
-// firstBuild is what a first build of the image takes on a quiet machine
-// with no registry (from Debian's mirror): the estimate before a build has
-// said how far it is.
-const firstBuild = 8 * time.Minute
-
-// remaining estimates how long a build that has run for elapsed and is at
-// p takes yet: its downloads are the first fifth of it, installing the
-// packages the rest.
-func remaining(p ImageBuildProgress, elapsed time.Duration) time.Duration {
-	var f float64
-	switch {
-	case p.Total <= 0:
-	case p.Bytes:
-		f = 0.2 * float64(p.Done) / float64(p.Total)
-	default:
-		f = 0.2 + 0.8*float64(p.Done)/float64(p.Total)
-	}
-	if f < 0.05 {
-		return max(time.Minute, firstBuild-elapsed)
-	}
-	return max(time.Minute, time.Duration(float64(elapsed)*(1-f)/f))
-}
-
-// minutesText is a duration in whole minutes, as the estimate has it.
-func minutesText(d time.Duration) string {
-	n := int((d + 30*time.Second) / time.Minute)
-	if n <= 1 {
-		return "1 min"
-	}
-	return fmt.Sprintf("%d min", n)
-}
-
-// ImageStepText is a build's step with how far it is: "Downloading 171
-// packages: 64 of 128 MB".
-func ImageStepText(p ImageBuildProgress) string {
-	switch {
-	case p.Step == "":
-		return "starting"
-	case p.Total <= 0:
-		return p.Step
-	case p.Bytes:
-		return fmt.Sprintf("%s: %d of %d MB", p.Step, p.Done>>20, p.Total>>20)
-	}
-	return fmt.Sprintf("%s: %d of %d packages", p.Step, p.Done, p.Total)
-}
-
-// BuildTimeLeft estimates how long a build of the default image that has
-// run for elapsed and is at p takes yet.
-func BuildTimeLeft(p ImageBuildProgress, elapsed time.Duration) time.Duration {
-	return remaining(p, elapsed)
-}
-
-// BuildStarted is when the default image's build under way began (zero
-// when none runs).
-func (e *Engine) BuildStarted() time.Time {
-	bs := e.imageBuilds()
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if bs.cur == nil {
-		return time.Time{}
-	}
-	return bs.cur.started
+		BuiltinImage, ImageStepText(at), minutesText(left), sandbox.ErrConflict)
 }

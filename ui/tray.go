@@ -156,7 +156,7 @@ func newStatusBar(u *UI) *statusBar {
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
 	s.pool.Hide() // until there is a pool to show
-	s.socket.Truncation = fyne.TextTruncateEllipsis
+	s.socket.Wrapping = fyne.TextWrapBreak // a long path wraps, as the rest of the line
 	return s
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/config"
@@ -42,11 +41,7 @@ func (b controlBackend) BuildImage(ctx context.Context, progress func(control.Im
 // progress is a build's progress as a window shows it, with the engine's
 // estimate of what it takes yet.
 func (b controlBackend) progress(p engine.ImageBuildProgress) *control.ImageProgress {
-	out := &control.ImageProgress{Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes}
-	if started := b.Engine.BuildStarted(); !started.IsZero() {
-		out.Left = engine.BuildTimeLeft(p, time.Since(started))
-	}
-	return out
+	return &control.ImageProgress{Step: p.Step, Done: p.Done, Total: p.Total, Bytes: p.Bytes, Left: b.Engine.BuildLeft()}
 }
 
 func (b controlBackend) ApplySettings(ctx context.Context) ([]string, error) {
