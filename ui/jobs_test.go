@@ -114,6 +114,17 @@ func TestJobsWindowListsEverySandbox(t *testing.T) {
 	if got := JobRowTexts(v.jobs[1], t0); got[1] != "make all" || got[5] != "2" {
 		t.Errorf("a multi-line command's row %v; want its first line and exit 2", got)
 	}
+	// Close hides the window and stops following its jobs' output.
+	test.Tap(button(t, h.u.jobsWin.win.Content(), "Close"))
+	h.flush()
+	if v.shown {
+		t.Error("the Jobs window still follows its jobs after Close")
+	}
+	h.b.taken()
+	h.fire(jobPoll)
+	if calls := h.b.taken(); len(calls) != 0 {
+		t.Errorf("the closed Jobs window still reads output: %v", calls)
+	}
 }
 
 func TestGoldenJobs(t *testing.T) {
