@@ -155,7 +155,7 @@ func newStatusBar(u *UI) *statusBar {
 	s.message.label.Wrapping = fyne.TextWrapWord
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
-	s.pool.Hide() // until there is a pool to show
+	s.pool.Hide()                          // until there is a pool to show
 	s.socket.Wrapping = fyne.TextWrapBreak // a long path wraps, as the rest of the line
 	return s
 }
