@@ -24,7 +24,7 @@ import (
 // the engine's, before the guard) is recovered in any sequence.
 func TestRandomClicksNeverIndexStaleRows(t *testing.T) {
 	for seed := range uint64(8) {
-		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { randomClicks(t, seed, 120) })
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) { randomClicks(t, seed, 90) })
 	}
 }
 
