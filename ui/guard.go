@@ -176,7 +176,11 @@ func (u *UI) wrap(where string, fv reflect.Value, walkAfter bool) reflect.Value 
 				}
 			}
 		}()
-		out = fv.Call(args)
+		if t.IsVariadic() {
+			out = fv.CallSlice(args) // MakeFunc hands the variadic part over as a slice
+		} else {
+			out = fv.Call(args)
+		}
 		for _, v := range out {
 			if v.Kind() == reflect.Interface && v.Type() == canvasObjectType && !v.IsNil() {
 				u.guardTree(v.Interface())

@@ -266,3 +266,25 @@ func TestTheStatusLineIsNotCut(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardedCallbacksKeepTheirArguments: a guarded callback gets the
+// arguments and gives back the results of the one it wraps, variadic too,
+// and a panic in one gives zero values back (a blank object where it makes
+// one).
+func TestGuardedCallbacksKeepTheirArguments(t *testing.T) {
+	h := newHarness(t)
+	var got []string
+	join := func(sep string, parts ...string) string { return strings.Join(parts, sep) }
+	w := h.u.wrap("join", reflect.ValueOf(join), false).Interface().(func(string, ...string) string)
+	if s := w("-", "a", "b"); s != "a-b" {
+		t.Errorf("variadic: %q", s)
+	}
+	add := h.u.wrap("add", reflect.ValueOf(func(a, b int) int { got = append(got, "add"); return a + b }), false).Interface().(func(int, int) int)
+	if n := add(2, 3); n != 5 || len(got) != 1 {
+		t.Errorf("add = %d (%v)", n, got)
+	}
+	create := h.u.wrap("create", reflect.ValueOf(func() fyne.CanvasObject { panic("no row") }), false).Interface().(func() fyne.CanvasObject)
+	if o, ok := create().(*widget.Label); !ok || o.Text != "" {
+		t.Errorf("a panicking CreateItem gives %#v; want a blank label", o)
+	}
+}
