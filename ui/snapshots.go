@@ -209,17 +209,40 @@ func (s *snapshotsTab) confirmRestore() {
 				if err != nil {
 					return "", err
 				}
-				msg := fmt.Sprintf("Restored %s to snapshot %s.", res.Name, sn.ID)
-				if res.KernelsRestarted {
-					msg += " Its kernels restarted."
-				}
-				return msg, nil
+				return RestoreText(res), nil
 			})
 		}, s.u.win)
 	d.SetConfirmText("Restore")
 	d.SetDismissText("Cancel")
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
+}
+
+// RestoreText says what a restore did, as the engine reports it.
+func RestoreText(res sandbox.RestoreResult) string {
+	msg := fmt.Sprintf("Restored %s to snapshot %s", res.Name, res.SnapshotID)
+	if res.Milliseconds > 0 {
+		msg += " in " + FormatDuration(res.Milliseconds)
+	}
+	msg += "."
+	if res.PathsRestored > 0 {
+		msg += fmt.Sprintf(" %s restored.", plural(res.PathsRestored, "path", "paths"))
+	}
+	if res.KernelsRestarted {
+		msg += " Its kernels restarted: the next call starts fresh ones."
+	}
+	if res.JobsEnded > 0 {
+		msg += fmt.Sprintf(" %s ended by the restore.", plural(res.JobsEnded, "background job", "background jobs"))
+	}
+	return msg
+}
+
+// plural is n things: "1 path", "3 paths".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (s *snapshotsTab) doFork() {

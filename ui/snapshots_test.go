@@ -144,3 +144,17 @@ func TestNoSnapshotsTabWithoutSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreTextSaysWhatTheEngineReports: the message after a restore
+// says everything the engine reports of it: the paths restored, kernels
+// restarted, background jobs it ended, and how long it took.
+func TestRestoreTextSaysWhatTheEngineReports(t *testing.T) {
+	got := RestoreText(sandbox.RestoreResult{Name: "alpha", SnapshotID: "0000000000ab", KernelsRestarted: true, JobsEnded: 2, PathsRestored: 1, Milliseconds: 1250})
+	want := "Restored alpha to snapshot 0000000000ab in 1.2 s. 1 path restored. Its kernels restarted: the next call starts fresh ones. 2 background jobs ended by the restore."
+	if got != want {
+		t.Errorf("RestoreText = %q\nwant            %q", got, want)
+	}
+	if got := RestoreText(sandbox.RestoreResult{Name: "beta", SnapshotID: "s1"}); got != "Restored beta to snapshot s1." {
+		t.Errorf("a restore that reports nothing more: %q", got)
+	}
+}
