@@ -80,6 +80,14 @@ func imageState(ctx context.Context, d interface {
 	return st, nil
 }
 
+// ImageStateOf reports what Docker has of ref ("" is the default image).
+func (e *Engine) ImageStateOf(ctx context.Context, ref string) (ImageState, error) {
+	if ref == "" {
+		ref = e.cfg().DefaultImage
+	}
+	return imageState(ctx, e.docker, ref)
+}
+
 // imageBuilds is the engine's one build of its default image at a time:
 // every caller that needs it (a create, the app's first-run screen) joins
 // the build under way, which runs for the engine's lifetime, not the
@@ -91,10 +99,12 @@ type imageBuilds struct {
 }
 
 type imageBuild struct {
-	done chan struct{}
-	err  error                             // set before done closes
-	at   ImageBuildProgress                // guarded by imageBuilds.mu
-	subs map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
+	done    chan struct{}
+	err     error                             // set before done closes
+	at      ImageBuildProgress                // guarded by imageBuilds.mu
+	subs    map[*int]func(ImageBuildProgress) // guarded by imageBuilds.mu
+	started time.Time
+	frac    float64 // how far the build is, 0 to 1, as far as it has said (image_estimate.go); guarded by imageBuilds.mu
 }
 
 func (e *Engine) imageBuilds() *imageBuilds { return &e.images }
@@ -169,12 +179,13 @@ func (e *Engine) startBuild(d imagebuild.Docker) (*imageBuild, error) {
 	if err := e.enter(); err != nil {
 		return nil, err
 	}
-	b := &imageBuild{done: make(chan struct{}), subs: map[*int]func(ImageBuildProgress){}}
+	b := &imageBuild{done: make(chan struct{}), subs: map[*int]func(ImageBuildProgress){}, started: time.Now()}
 	bs.cur = b
 	o := ImageBuildOptions{Tag: BuiltinImage, Labels: e.cfg().labels, Source: e.buildSource()}
 	o.Progress = func(p ImageBuildProgress) {
 		bs.mu.Lock()
 		b.at = p
+		b.frac = max(b.frac, fraction(p))
 		subs := make([]func(ImageBuildProgress), 0, len(b.subs))
 		for _, f := range b.subs {
 			subs = append(subs, f)
@@ -214,27 +225,63 @@ func (e *Engine) buildSource() ImageSource {
 }
 
 // autoBuild says whether a create may build the missing image ref: only
-// Sandtray's own image, and not while the config forbids fetching images
-// (pull.policy = "never", or sandbox.allow_network = false).
+// Sandtray's own image, and not while pull.policy = "never" forbids
+// fetching images. Building Sandtray's own image is its installation, not
+// a sandbox's network: sandbox.allow_network, which keeps sandboxes off
+// the network, does not forbid it.
 func (e *Engine) autoBuild(ref string) error {
 	if ref != BuiltinImage {
 		return errNotBuiltin
 	}
-	if e.cfg().Pull.Policy == config.PullNever || !e.cfg().Sandbox.AllowNetwork {
-		return fmt.Errorf("image %s is not on this machine, and the user's config forbids fetching images (pull.policy or sandbox.allow_network); ask the user to run `sandtray image build`: %w", ref, sandbox.ErrForbidden)
+	if e.cfg().Pull.Policy == config.PullNever {
+		return fmt.Errorf("image %s is not on this machine, and the user's config forbids fetching images (pull.policy = \"never\"); ask the user to run `sandtray image build`: %w", ref, sandbox.ErrForbidden)
 	}
 	return nil
 }
 
 var errNotBuiltin = errors.New("not the built-in image")
 
-// ensureBuiltin builds the missing built-in image for a create, reporting
-// progress to its caller.
+// buildWaitInCall is how long a create that needs the image waits for its
+// build before it answers that the image is being prepared: a model's call
+// must not hang for the minutes a first build takes (clients time calls
+// out), and calls again.
+var buildWaitInCall = 10 * time.Second
+
+// ensureBuiltin builds the missing built-in image for a create (or joins
+// the build under way), reporting progress to its caller, and waits for
+// it up to buildWaitInCall: a build still running then is an ErrConflict
+// (a state the call clashes with until it ends: a tool error the model
+// acts on) that says how far it is and to call again.
 func (e *Engine) ensureBuiltin(ctx context.Context, progress sandbox.Progress) error {
-	return e.BuildDefaultImage(ctx, func(p ImageBuildProgress) {
+	wait, cancel := context.WithTimeout(ctx, buildWaitInCall)
+	defer cancel()
+	err := e.BuildDefaultImage(wait, func(p ImageBuildProgress) {
 		if progress != nil {
-			msg := "Building the sandbox image (first use): " + p.Step
+			msg := "Preparing the sandbox image (first use): " + p.Step
 			progress(float64(p.Done), float64(p.Total), msg)
 		}
 	})
+	if err == nil || ctx.Err() != nil || wait.Err() == nil {
+		return err
+	}
+	return e.preparing()
+}
+
+// preparing is the answer to a call that needs the image while its build
+// runs: what it is doing, about how long it takes yet, and to call again.
+func (e *Engine) preparing() error {
+	bs := e.imageBuilds()
+	bs.mu.Lock()
+	b := bs.cur
+	var at ImageBuildProgress
+	var left time.Duration
+	if b != nil {
+		at, left = b.at, estimateLeft(b.frac, time.Since(b.started))
+	}
+	bs.mu.Unlock()
+	if b == nil { // it ended meanwhile: the next call finds the image, or the build's error
+		return fmt.Errorf("the sandbox image %s was just prepared; call again: %w", BuiltinImage, sandbox.ErrConflict)
+	}
+	return fmt.Errorf("preparing the sandbox image %s, which Sandtray builds once on first use (now: %s); about %s left. Nothing needs doing: call again in a minute or two, and the call runs once it is ready: %w",
+		BuiltinImage, ImageStepText(at), minutesText(left), sandbox.ErrConflict)
 }

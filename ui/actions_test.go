@@ -131,7 +131,7 @@ func TestFilesTab(t *testing.T) {
 	h.flush()
 	f.tree.Select("src/main.py")
 	h.flush()
-	if got := f.preview.Text; got != "print('hi')\n" {
+	if got := f.preview.text.Text; got != "print('hi')\n" {
 		t.Errorf("preview = %q", got)
 	}
 	test.Tap(f.save)
@@ -191,6 +191,7 @@ func activityFixture() []sandbox.Activity {
 // the engine down with the window.
 func TestActivityEntryThenAnotherSandbox(t *testing.T) {
 	h := newHarness(t)
+	before := panicked.Load()
 	h.b.logs = activityFixture()
 	h.feed(snapshot(alpha, beta))
 	h.selectRow(0)
@@ -206,5 +207,8 @@ func TestActivityEntryThenAnotherSandbox(t *testing.T) {
 	h.flush()
 	if !a.follow.Checked {
 		t.Error("another sandbox's activity does not follow its newest entry")
+	}
+	if n := panicked.Load() - before; n > 0 {
+		t.Errorf("%d panics in the window (the guard kept the app up; before it, the first ended it)", n)
 	}
 }

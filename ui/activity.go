@@ -9,11 +9,17 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// activityTail is how many activity entries the tab fetches.
-const activityTail = 500
+// activityTail is how many activity entries the tab keeps, and
+// activityKeep how much of each output it fetches: its end (the whole of an
+// entry is fetched when asked for, outputView's link).
+const (
+	activityTail = 500
+	activityKeep = 64 << 10
+)
 
 // activityTab lists every tool call that touched the sandbox, newest last,
 // and shows one in full: the chosen one, or the newest while following.
@@ -23,14 +29,18 @@ type activityTab struct {
 	follow   *widget.Check
 	list     *widget.List
 	title    *widget.Label
-	text     *widget.Label
+	output   *outputView
 	copyBtn  *widget.Button
-	entries  []sandbox.Activity
+	entries  []control.LogEntry
 	matches  []int // indexes into entries that the search matches
 	chosen   int   // index into entries, -1 for "the newest"
 	loadedID string
+	gen      int // bumped by reset: a fetch for what was shown before is dropped
 	inflight bool
 	again    bool
+	// onNew hears of the entries that came after the first fetch of a
+	// sandbox: calls that may have written files or taken snapshots.
+	onNew func(id string, entries []control.LogEntry)
 }
 
 func newActivityTab(u *UI) *activityTab {
@@ -56,8 +66,7 @@ func newActivityTab(u *UI) *activityTab {
 	}
 	t.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	t.title.Truncation = fyne.TextTruncateEllipsis
-	t.text = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	t.text.Wrapping = fyne.TextWrapBreak
+	t.output = newOutputView(u)
 	t.copyBtn = widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), t.copyEntry)
 	return t
 }
@@ -65,7 +74,7 @@ func newActivityTab(u *UI) *activityTab {
 func (t *activityTab) object() fyne.CanvasObject {
 	top := container.NewBorder(nil, nil, nil, t.follow, t.search)
 	entryTop := container.NewBorder(nil, nil, nil, t.copyBtn, t.title)
-	entry := container.NewBorder(entryTop, nil, nil, nil, container.NewVScroll(t.text))
+	entry := container.NewBorder(entryTop, nil, nil, nil, t.output.object())
 	split := container.NewHSplit(t.list, entry)
 	split.Offset = 0.42
 	return container.NewBorder(top, nil, nil, nil, split)
@@ -97,38 +106,53 @@ func (t *activityTab) updateRow(id widget.ListItemID, o fyne.CanvasObject) {
 // entryAt is the entry list row id shows, if the row is still there: the
 // list may redraw a row it counted before the entries changed.
 func (t *activityTab) entryAt(id widget.ListItemID) (sandbox.Activity, bool) {
-	if id < 0 || id >= len(t.matches) || t.matches[id] >= len(t.entries) {
+	if id < 0 || id >= len(t.matches) || t.matches[id] < 0 || t.matches[id] >= len(t.entries) {
 		return sandbox.Activity{}, false
 	}
-	return t.entries[t.matches[id]], true
+	return t.entries[t.matches[id]].Activity, true
 }
 
 // reset forgets the previous sandbox's entries, and the matches into them,
 // before the list redraws.
 func (t *activityTab) reset() {
 	t.entries, t.matches, t.loadedID, t.chosen = nil, nil, "", -1
+	t.gen++
 	t.list.UnselectAll()
 	t.follow.SetChecked(true)
 	t.rematch()
 }
 
-// refresh fetches the sandbox's log again. Fetches never overlap: one asked
-// for while another runs happens when it ends.
+// refresh fetches what the sandbox's log has that the tab has not: the
+// entries after its newest (all of them for a sandbox just chosen).
+// Fetches never overlap: one asked for while another runs happens when it
+// ends.
 func (t *activityTab) refresh(info sandbox.Info) {
 	if t.inflight {
 		t.again = true
 		return
 	}
 	t.inflight = true
-	id := info.ID
-	var entries []sandbox.Activity
+	id, gen := info.ID, t.gen
+	q := control.LogsQuery{Tail: activityTail, Keep: activityKeep}
+	more := id == t.loadedID // what comes now is new since the last fetch
+	if more && len(t.entries) > 0 {
+		q.After = t.entries[len(t.entries)-1].Time
+	}
+	var entries []control.LogEntry
 	t.u.background(func(ctx context.Context) (err error) {
-		entries, err = t.u.b.Logs(ctx, id, activityTail)
+		entries, err = t.u.b.Logs(ctx, id, q)
 		return err
 	}, func(err error) {
 		t.inflight = false
-		if cur, ok := t.u.m.current(); ok && cur.ID == id && err == nil {
-			t.show(id, entries)
+		if cur, ok := t.u.m.current(); ok && cur.ID == id && err == nil && gen == t.gen {
+			if !more {
+				t.show(id, entries)
+			} else if len(entries) > 0 {
+				t.add(entries)
+				if t.onNew != nil {
+					t.onNew(id, entries)
+				}
+			}
 		}
 		if t.again {
 			t.again = false
@@ -139,21 +163,26 @@ func (t *activityTab) refresh(info sandbox.Info) {
 	})
 }
 
-func (t *activityTab) show(id string, entries []sandbox.Activity) {
-	if id == t.loadedID && sameActivity(t.entries, entries) {
-		return
-	}
+func (t *activityTab) show(id string, entries []control.LogEntry) {
 	t.loadedID, t.entries = id, entries
 	t.rematch()
 }
 
-// sameActivity tells whether a fetched log differs from the one shown; the
-// log only grows at its end and drops entries at its start.
-func sameActivity(a, b []sandbox.Activity) bool {
-	if len(a) != len(b) {
-		return false
+// add appends the entries that came after the newest shown, keeping the
+// newest activityTail; a chosen entry stays chosen while it is kept.
+func (t *activityTab) add(entries []control.LogEntry) {
+	all := append(t.entries, entries...)
+	if drop := len(all) - activityTail; drop > 0 {
+		all = append([]control.LogEntry(nil), all[drop:]...)
+		if t.chosen >= 0 {
+			t.chosen -= drop // -1 or less: dropped, and the newest shows
+			if t.chosen < 0 {
+				t.chosen = -1
+			}
+		}
 	}
-	return len(a) == 0 || (a[0].Time.Equal(b[0].Time) && a[len(a)-1].Time.Equal(b[len(b)-1].Time))
+	t.entries = all
+	t.rematch()
 }
 
 func (t *activityTab) rematch() {
@@ -187,17 +216,36 @@ func (t *activityTab) showChosen() {
 		}
 	}
 	if i < 0 {
-		t.title.SetText("No activity yet")
-		t.text.SetText("")
+		setText(t.title, "No activity yet")
+		t.output.clear()
 		t.copyBtn.Disable()
 		return
 	}
-	a := t.entries[i]
-	t.title.SetText(fmt.Sprintf("Entry %d of %d", i+1, len(t.entries)))
-	t.text.SetText(ActivityText(a))
+	e := t.entries[i]
+	setText(t.title, fmt.Sprintf("Entry %d of %d", i+1, len(t.entries)))
+	missing := e.StdoutBytes - len(e.Stdout) + e.StderrBytes - len(e.Stderr)
+	id, at := t.loadedID, e.Time
+	name := e.Tool
+	if info, ok := t.u.m.find(id); ok {
+		name = info.Name + "-" + e.Tool
+	}
+	t.output.showTail(ActivityText(e.Activity), missing, name, func(ctx context.Context) (string, error) {
+		a, err := t.u.b.ActivityEntry(ctx, id, at)
+		return ActivityText(a), err
+	})
 	t.copyBtn.Enable()
 }
 
+// copyEntry copies the entry shown, as the tab has it (its outputs' ends
+// when they are long: the full log has the rest).
 func (t *activityTab) copyEntry() {
-	t.u.app.Clipboard().SetContent(t.text.Text)
+	i := t.chosen
+	if i < 0 || i >= len(t.entries) {
+		if n := len(t.matches); n > 0 {
+			i = t.matches[n-1]
+		}
+	}
+	if i >= 0 && i < len(t.entries) {
+		t.u.app.Clipboard().SetContent(ActivityText(t.entries[i].Activity))
+	}
 }

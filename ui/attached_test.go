@@ -14,6 +14,7 @@ import (
 func TestQuitAttachedLeavesTheEngine(t *testing.T) {
 	h := newHarness(t, func(o *Options) { o.Attached = true })
 	h.u.confirmQuit()
+	h.flush()
 	said := false
 	for _, o := range test.LaidOutObjects(h.overlay()) {
 		switch o := o.(type) {
@@ -26,7 +27,7 @@ func TestQuitAttachedLeavesTheEngine(t *testing.T) {
 	if !said {
 		t.Error("the quit dialog does not say the engine keeps running")
 	}
-	test.Tap(button(t, h.overlay(), "Yes"))
+	test.Tap(button(t, h.overlay(), "Quit"))
 	if len(h.quits) != 1 || h.quits[0] {
 		t.Errorf("quits %v, want one that stops nothing", h.quits)
 	}

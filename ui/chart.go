@@ -125,6 +125,9 @@ func (r *chartRenderer) Layout(size fyne.Size) {
 		return fyne.NewPos(axisLeft+inset+p.X*w, inset+(1-p.Y)*h)
 	}
 	for i, l := range r.lines {
+		if i+1 >= len(r.c.points) { // the points changed since the last Refresh: it comes next
+			break
+		}
 		l.Position1, l.Position2 = at(r.c.points[i]), at(r.c.points[i+1])
 	}
 }

@@ -70,7 +70,7 @@ func newClientsWindow(u *UI) *clientsWindow {
 	c.win.SetContent(container.NewBorder(intro, container.NewVBox(c.message, container.NewHBox(layoutSpacer(), closeBtn)),
 		nil, nil, container.NewVScroll(c.rows)))
 	c.win.Resize(fyne.NewSize(720, 460))
-	c.win.SetCloseIntercept(c.win.Hide)
+	c.win.SetCloseIntercept(u.guard("closing the Clients window", c.win.Hide))
 	return c
 }
 

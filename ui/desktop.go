@@ -87,6 +87,12 @@ type Settings interface {
 	Save(fields []SettingField) (SettingsSaved, error)
 }
 
+// ConfigProblems is what Settings may also do: say what is wrong with a
+// config file it cannot read, for the window to show its line.
+type ConfigProblems interface {
+	Problem() (ConfigProblem, bool)
+}
+
 // Terminal opens the user's terminal emulator running argv.
 type Terminal interface {
 	Open(argv []string) error

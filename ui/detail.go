@@ -1,12 +1,16 @@
 package ui
 
 import (
+	"slices"
+	"strings"
+
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -62,6 +66,7 @@ func newDetailPane(u *UI) *detailPane {
 		d.snaps = newSnapshotsTab(u, sb)
 		d.tabs.Append(container.NewTabItem("Snapshots", d.snaps.object()))
 	}
+	d.activity.onNew = d.newActivity
 	d.tabs.OnSelected = func(*container.TabItem) {
 		d.jobs.setShown(d.jobsShown())
 		d.refresh()
@@ -122,6 +127,25 @@ func (d *detailPane) refresh() {
 	case "Snapshots":
 		d.snaps.refresh(info)
 	}
+}
+
+// newActivity follows what new calls in the sandbox shown did: the Files
+// tab lists its folders again (a call may have written files), and the
+// Snapshots tab its snapshots (a call may have taken one).
+func (d *detailPane) newActivity(id string, entries []control.LogEntry) {
+	if id != d.shownID {
+		return
+	}
+	d.files.follow()
+	if d.snaps != nil && slices.ContainsFunc(entries, func(e control.LogEntry) bool { return snapshotTool(e.Tool) }) {
+		d.snaps.load()
+	}
+}
+
+// snapshotTool reports whether an activity entry's tool takes, restores,
+// forks or deletes snapshots.
+func snapshotTool(tool string) bool {
+	return strings.Contains(tool, "snapshot") || strings.Contains(tool, "restore") || strings.Contains(tool, "fork")
 }
 
 // showError tells the person an action failed, in place above the tabs.

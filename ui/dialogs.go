@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2/dialog"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -181,25 +182,62 @@ func (u *UI) showExportDialog(info sandbox.Info, exp sandbox.Export) {
 	dlg.Show()
 }
 
-// confirmQuit asks whether to stop ephemeral sandboxes, then quits.
+// Busy is what a Backend may also say: what runs in the engine now, which
+// the quit dialog names (control.GUIClient does).
+type Busy interface {
+	Busy() control.Busy
+}
+
+// confirmQuit asks before quitting, in one dialog for the app that runs
+// the engine and the app attached to one: what runs now (assistants
+// connected, calls in flight), what quitting does to it, and for the
+// engine's own app whether to stop the ephemeral sandboxes.
 func (u *UI) confirmQuit() {
 	u.ShowWindow()
-	if u.opts.Attached {
-		const msg = "The Sandtray engine your assistants started keeps running, and so do its sandboxes."
-		dialog.NewConfirm("Quit the Sandtray app?", msg, func(ok bool) {
-			if ok && u.opts.Quit != nil {
-				u.opts.Quit(false)
-			}
-		}, u.win).Show()
-		return
+	var busy control.Busy
+	known := false
+	u.background(func(context.Context) error {
+		if b, ok := u.b.(Busy); ok {
+			busy, known = b.Busy(), true
+		}
+		return nil
+	}, func(error) { u.showQuitDialog(busy, known) })
+}
+
+// QuitText is what the quit dialog says: what runs now, and what quitting
+// does to it.
+func QuitText(busy control.Busy, known, attached bool) string {
+	now := ""
+	if known {
+		now = "Now: " + busy.String() + ". "
 	}
+	if attached {
+		return now + "The Sandtray engine your assistants started keeps running, and so do its sandboxes and calls: only this window closes."
+	}
+	if known && busy.Calls > 0 {
+		return now + "Quitting ends the calls running, and assistants lose Sandtray until it runs again."
+	}
+	return now + "Assistants lose Sandtray until it runs again."
+}
+
+func (u *UI) showQuitDialog(busy control.Busy, known bool) {
+	title := "Quit Sandtray?"
+	if u.opts.Attached {
+		title = "Quit the Sandtray app?"
+	}
+	msg := widget.NewLabel(QuitText(busy, known, u.opts.Attached))
+	msg.Wrapping = fyne.TextWrapWord
+	body := container.NewVBox(msg)
 	stop := widget.NewCheck("Stop ephemeral sandboxes (persistent ones stay)", nil)
 	stop.SetChecked(true)
-	msg := widget.NewLabel("Assistants lose their sandboxes until Sandtray runs again.")
-	d := dialog.NewCustomConfirm("Quit Sandtray?", "Quit", "Cancel", container.NewVBox(msg, stop), func(ok bool) {
+	if !u.opts.Attached {
+		body.Add(stop)
+	}
+	d := dialog.NewCustomConfirm(title, "Quit", "Cancel", body, func(ok bool) {
 		if ok && u.opts.Quit != nil {
-			u.opts.Quit(stop.Checked)
+			u.opts.Quit(!u.opts.Attached && stop.Checked)
 		}
 	}, u.win)
+	d.Resize(fyne.NewSize(480, d.MinSize().Height))
 	d.Show()
 }

@@ -14,16 +14,18 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
+	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
 )
 
-// The engine is what the app's Backend is (app/host embeds it): without
-// these methods the app would silently show no dialog and no Network tab.
-var _ ui.Egress = backend{}
+// The app's Backend is the control protocol's client: without these
+// methods the app would silently show no dialog and no Network tab.
+var _ ui.Egress = (*control.GUIClient)(nil)
 
 // mirror is a host this machine resolves (the gate resolves every host
 // before it asks about it): the Debian mirror of the sandbox image.
@@ -44,7 +46,7 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	model := mcpClient(t, ctx, eng)
 
 	q := &queue{}
-	u := ui.New(test.NewTempApp(t), backend{eng}, ui.Options{SocketPath: "/tmp/e2e.sock", Quit: func(bool) {}})
+	u := ui.New(test.NewTempApp(t), host.WindowClient(ctx, eng), ui.Options{SocketPath: "/tmp/e2e.sock", Quit: func(bool) {}})
 	u.DispatchForTest(q.add)
 	go u.Run(ctx)
 	win := u.Window()
@@ -95,6 +97,16 @@ func TestEgressApprovalWithRealEngine(t *testing.T) {
 	q.until(t, "the rule in the Network tab", func() bool { return hasText(win, "Network: egress.") && hasText(win, mirror) })
 	test.Tap(button(t, win, "Remove"))
 	q.until(t, "the rule gone from the gate", func() bool { return len(rules().Allow) == 0 })
+
+	// A rule added in the tab, without a request, reaches the gate.
+	q.flush()
+	for _, o := range test.LaidOutObjects(win.Content()) {
+		if e, ok := o.(*widget.Entry); ok && e.PlaceHolder == "host or host:port, such as pypi.org" {
+			e.SetText(mirror)
+		}
+	}
+	test.Tap(button(t, win, "Allow"))
+	q.until(t, "the tab's rule on the gate", func() bool { return slices.Contains(rules().Allow, mirror) })
 }
 
 // controlClient serves the engine's control endpoint on a socket of the
@@ -110,7 +122,7 @@ func controlClient(t *testing.T, ctx context.Context, eng *engine.Engine) *contr
 	if err != nil {
 		t.Fatal(err)
 	}
-	go control.NewServer(controlBackend{eng}, nil).Serve(ctx, ln)
+	go control.NewServer(host.ControlBackend(eng), nil).Serve(ctx, ln)
 	conn, err := net.Dial("unix", filepath.Join(dir, "control.sock"))
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +131,3 @@ func controlClient(t *testing.T, ctx context.Context, eng *engine.Engine) *contr
 	t.Cleanup(func() { c.Close() })
 	return c
 }
-
-// controlBackend adapts the engine to the control endpoint, as app/host does.
-type controlBackend struct{ *engine.Engine }
-
-func (b controlBackend) Snapshots(ctx context.Context) control.Snapshots { return b.Engine.Watch(ctx) }

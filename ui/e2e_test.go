@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -23,11 +24,6 @@ import (
 
 	"github.com/sandtray/sandtray/engine/dockertest"
 )
-
-// backend adapts the engine to ui.Backend, as app/host does.
-type backend struct{ *engine.Engine }
-
-func (b backend) Watch(ctx context.Context) ui.Snapshots { return b.Engine.Watch(ctx) }
 
 // TestEndToEndWithRealEngine: a sandbox created through MCP appears in the
 // GUI's list, its activity shows the command it ran, Kill stops it and
@@ -39,7 +35,7 @@ func TestEndToEndWithRealEngine(t *testing.T) {
 	model := mcpClient(t, ctx, eng)
 
 	q := &queue{}
-	u := ui.New(test.NewTempApp(t), backend{eng}, ui.Options{SocketPath: "/tmp/e2e.sock", Quit: func(bool) {}})
+	u := ui.New(test.NewTempApp(t), host.WindowClient(ctx, eng), ui.Options{SocketPath: "/tmp/e2e.sock", Quit: func(bool) {}})
 	u.DispatchForTest(q.add)
 	go u.Run(ctx)
 	win := u.Window()

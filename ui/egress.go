@@ -20,6 +20,10 @@ import (
 // shows neither; the requests then wait for `sandtray egress`.
 type Egress interface {
 	AnswerEgress(ctx context.Context, id string, a sandbox.EgressAnswer) error
+	// AnswerEgressHost answers a sandbox's requests for a host, or adds an
+	// "always" rule for it when none waits (the Network tab's Allow and
+	// Deny).
+	AnswerEgressHost(ctx context.Context, ref, target string, a sandbox.EgressAnswer) (int, error)
 	EgressNetwork(ctx context.Context, ref string) (sandbox.EgressNetwork, error)
 	RemoveEgressRule(ctx context.Context, ref, pattern string) error
 	RemoveEgressApproval(ctx context.Context, pattern string) error

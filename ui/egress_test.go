@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -417,5 +418,39 @@ func TestEgressDialogModelText(t *testing.T) {
 		if pos := h.u.app.Driver().AbsolutePositionForObject(btn); pos.Y+btn.Size().Height > h.u.win.Canvas().Size().Height {
 			t.Errorf("%s is off the window at %v (window %v)", b, pos, h.u.win.Canvas().Size())
 		}
+	}
+}
+
+// TestNetworkTabAddsARuleWithoutARequest: the Network tab allows or denies
+// a host for the sandbox before it asks (the engine's AnswerEgressHost,
+// which adds an "always" rule when nothing waits), and says how it went.
+func TestNetworkTabAddsARuleWithoutARequest(t *testing.T) {
+	h := newHarness(t)
+	h.b.network = networkFixture
+	a := egressBox()
+	h.feed(snapshot(a, beta, gamma))
+	h.selectRow(h.u.m.indexOf(a.ID))
+	selectTab(h, "Network")
+	h.b.taken()
+	tab := h.u.detail.network
+	tab.host.SetText(" files.pythonhosted.org ")
+	test.Tap(button(t, tab.object(), "Allow"))
+	h.flush()
+	tab.host.SetText("ads.example.net:443")
+	test.Tap(button(t, tab.object(), "Deny"))
+	h.flush()
+	want := []string{"AnswerEgressHost(" + a.ID + ", files.pythonhosted.org, sandbox)", "AnswerEgressHost(" + a.ID + ", ads.example.net:443, deny_sandbox)"}
+	if diff := cmp.Diff(want, h.b.taken()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if msg := h.u.detail.message.label.Text; msg != "Denied ads.example.net:443 for alpha from now on." || tab.host.Text != "" {
+		t.Errorf("message %q, entry %q", msg, tab.host.Text)
+	}
+	h.b.err = errors.New("sandbox alpha has no network through the egress gate (it is not running)")
+	tab.host.SetText("pypi.org")
+	test.Tap(button(t, tab.object(), "Allow"))
+	h.flush()
+	if msg := h.u.detail.message.label; msg.Importance != widget.DangerImportance || !strings.Contains(msg.Text, "not running") || tab.host.Text != "pypi.org" {
+		t.Errorf("a refused rule: message %q (importance %d), entry %q", msg.Text, msg.Importance, tab.host.Text)
 	}
 }

@@ -31,7 +31,7 @@ type filesTab struct {
 	hidden   *widget.Check
 	save     *widget.Button
 	tree     *widget.Tree
-	preview  *widget.Label
+	preview  *outputView
 	note     *widget.Label
 }
 
@@ -42,8 +42,7 @@ func newFilesTab(u *UI) *filesTab {
 	f.save = widget.NewButtonWithIcon("Save to host…", theme.DownloadIcon(), f.saveChosen)
 	f.tree = widget.NewTree(f.childUIDs, f.isBranch, f.createNode, f.updateNode)
 	f.tree.OnSelected = func(id widget.TreeNodeID) { f.choose(id) }
-	f.preview = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	f.preview.Wrapping = fyne.TextWrapBreak
+	f.preview = newOutputView(u)
 	f.note.Truncation = fyne.TextTruncateEllipsis
 	f.clear()
 	return f
@@ -52,7 +51,7 @@ func newFilesTab(u *UI) *filesTab {
 func (f *filesTab) object() fyne.CanvasObject {
 	reload := widget.NewButtonWithIcon("", theme.ViewRefreshIcon(), f.reload)
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(f.hidden, reload, f.save), f.where)
-	right := container.NewBorder(f.note, nil, nil, nil, container.NewScroll(f.preview))
+	right := container.NewBorder(f.note, nil, nil, nil, f.preview.object())
 	split := container.NewHSplit(f.tree, right)
 	split.Offset = 0.38
 	return container.NewBorder(top, nil, nil, nil, split)
@@ -63,7 +62,7 @@ func (f *filesTab) clear() {
 	f.children = map[string][]string{}
 	f.loading = map[string]bool{}
 	f.chosen = ""
-	f.preview.SetText("")
+	f.preview.clear()
 	f.note.SetText("Choose a file to preview it.")
 }
 
@@ -175,7 +174,7 @@ func (f *filesTab) choose(id string) {
 	f.chosen = id
 	e := f.entries[id]
 	if e.Type != "file" {
-		f.preview.SetText("")
+		f.preview.clear()
 		f.note.SetText(id + " — save it to the host to copy it with everything in it.")
 		return
 	}
@@ -190,7 +189,8 @@ func (f *filesTab) choose(id string) {
 			return
 		}
 		text, note := previewText(id, content, err)
-		f.preview.SetText(text)
+		shown, _ := HeadText(text, shownBytes, shownLines)
+		f.preview.set(shown, 0, "", nil)
 		f.note.SetText(note)
 	})
 }
@@ -208,8 +208,8 @@ func previewText(name string, c sandbox.FileContent, err error) (text, note stri
 		return "", fmt.Sprintf("%s is a binary file (%s); save it to the host to open it.", name, FormatBytes(uint64(c.Size)))
 	}
 	note = fmt.Sprintf("%s · %s", name, FormatBytes(uint64(c.Size)))
-	if c.Truncated {
-		note += fmt.Sprintf(" · showing the first %s", FormatBytes(uint64(len(data))))
+	if shown, _ := HeadText(string(data), shownBytes, shownLines); c.Truncated || len(shown) < len(data) {
+		note += fmt.Sprintf(" · showing the first %s; Save to host… for all of it", FormatBytes(uint64(len(shown))))
 	}
 	return string(data), note
 }

@@ -3,31 +3,32 @@ package ui
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
+
+	"github.com/sandtray/sandtray/engine/control"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
-// ImageState is the default sandbox image as the first-run banner shows it.
-type ImageState struct {
-	Ref       string
-	Present   bool
-	Buildable bool // Sandtray can build it (its own image)
-	// While a build runs: its step and how far through it.
-	Step        string
-	Done, Total int64
-	Bytes       bool // Done and Total count bytes, not packages
-}
+// ImageState is an image as the window shows it, and ImageProgress the
+// default image's build: the control protocol's.
+type (
+	ImageState    = control.ImageState
+	ImageProgress = control.ImageProgress
+)
 
-// Images tells whether the default image is there and builds it (the host
-// adapts the engine). Optional: without it, the app has no first-run
+// Images tells whether an image is there and builds the default one
+// (control.GUIClient). Optional: without it, the app has no first-run
 // screen.
 type Images interface {
-	DefaultImage(ctx context.Context) (ImageState, error)
-	// BuildDefaultImage builds the image, or joins the build under way,
+	// ImageState is what Docker has of ref ("" for the default image).
+	ImageState(ctx context.Context, ref string) (ImageState, error)
+	// BuildImage builds the default image, or joins the build under way,
 	// calling progress as it goes, until it ends or ctx is done.
-	BuildDefaultImage(ctx context.Context, progress func(ImageState)) error
+	BuildImage(ctx context.Context, progress func(ImageProgress)) error
 }
 
 // firstRun is the banner above the list while the default image is missing:
@@ -58,7 +59,7 @@ func newFirstRun(u *UI) *firstRun {
 func (f *firstRun) check() {
 	var st ImageState
 	f.u.background(func(ctx context.Context) (err error) {
-		st, err = f.u.opts.Images.DefaultImage(ctx)
+		st, err = f.u.opts.Images.ImageState(ctx, "")
 		return err
 	}, func(err error) {
 		switch {
@@ -76,12 +77,12 @@ func (f *firstRun) check() {
 // build starts (or joins) the build and follows it.
 func (f *firstRun) build() {
 	f.retry.Hide()
-	f.show("Building the sandbox image (first start: a few minutes). Assistants' first sandbox waits for it.", kindInfo)
+	f.show("Preparing the sandbox image, once (a few minutes). Meanwhile assistants' calls are told to call again; the first after it is ready runs.", kindInfo)
 	f.bar.Show()
 	f.bar.SetValue(0)
 	f.u.background(func(ctx context.Context) error {
-		return f.u.opts.Images.BuildDefaultImage(ctx, func(st ImageState) {
-			f.u.do(func() { f.progress(st) })
+		return f.u.opts.Images.BuildImage(ctx, func(p ImageProgress) {
+			f.u.do(func() { f.progress(p) })
 		})
 	}, func(err error) {
 		f.bar.Hide()
@@ -96,7 +97,7 @@ func (f *firstRun) build() {
 	})
 }
 
-func (f *firstRun) progress(st ImageState) {
+func (f *firstRun) progress(st ImageProgress) {
 	f.step.SetText(ImageStepText(st))
 	if st.Total <= 0 { // a step that does not count: no bar left from the last one
 		f.bar.Hide()
@@ -106,15 +107,21 @@ func (f *firstRun) progress(st ImageState) {
 	f.bar.SetValue(float64(st.Done) / float64(st.Total))
 }
 
-// ImageStepText is the build's current step, with how far it is.
-func ImageStepText(st ImageState) string {
+// ImageStepText is the build's current step, with how far it is and about
+// how long it takes yet.
+func ImageStepText(st ImageProgress) string {
+	text := st.Step
 	switch {
 	case st.Total <= 0:
-		return st.Step
 	case st.Bytes:
-		return fmt.Sprintf("%s: %d of %d MB", st.Step, st.Done>>20, st.Total>>20)
+		text = fmt.Sprintf("%s: %d of %d MB", st.Step, st.Done>>20, st.Total>>20)
+	default:
+		text = fmt.Sprintf("%s: %d of %d packages", st.Step, st.Done, st.Total)
 	}
-	return fmt.Sprintf("%s: %d of %d packages", st.Step, st.Done, st.Total)
+	if st.Left > 0 {
+		text += " · about " + duration.Text(max(time.Minute, st.Left.Round(time.Minute))) + " left"
+	}
+	return text
 }
 
 func (f *firstRun) show(text string, k messageKind) {

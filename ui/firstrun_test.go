@@ -13,14 +13,14 @@ import (
 // fakeImages is a default image that is missing until built.
 type fakeImages struct {
 	st     ImageState
-	steps  []ImageState
+	steps  []ImageProgress
 	err    error
 	builds int
 }
 
-func (f *fakeImages) DefaultImage(context.Context) (ImageState, error) { return f.st, nil }
+func (f *fakeImages) ImageState(context.Context, string) (ImageState, error) { return f.st, nil }
 
-func (f *fakeImages) BuildDefaultImage(_ context.Context, progress func(ImageState)) error {
+func (f *fakeImages) BuildImage(_ context.Context, progress func(ImageProgress)) error {
 	f.builds++
 	for _, s := range f.steps {
 		progress(s)
@@ -36,7 +36,7 @@ func (f *fakeImages) BuildDefaultImage(_ context.Context, progress func(ImageSta
 // failure stays in red with Try again; success says so and goes.
 func TestFirstRunBuildsTheImage(t *testing.T) {
 	imgs := &fakeImages{st: ImageState{Ref: "sandtray/sandbox:latest", Buildable: true},
-		steps: []ImageState{{Step: "Downloading 171 packages", Done: 64 << 20, Total: 128 << 20, Bytes: true}},
+		steps: []ImageProgress{{Step: "Downloading 171 packages", Done: 64 << 20, Total: 128 << 20, Bytes: true}},
 		err:   errors.New("the Debian mirror cannot be reached")}
 	h := newHarness(t, func(o *Options) { o.Images = imgs })
 	f := h.u.firstRun

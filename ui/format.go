@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -193,7 +194,7 @@ func LimitsText(s sandbox.Spec) string {
 		parts = append(parts, fmt.Sprintf("memory %d MiB (no swap)", s.MemoryMB))
 	}
 	if s.CPUs > 0 {
-		parts = append(parts, fmt.Sprintf("%g CPUs", s.CPUs))
+		parts = append(parts, CPUsText(s.CPUs))
 	}
 	if s.PidsLimit > 0 {
 		parts = append(parts, fmt.Sprintf("%d processes", s.PidsLimit))
@@ -202,6 +203,14 @@ func LimitsText(s sandbox.Spec) string {
 		return "Docker defaults"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// CPUsText is a CPU limit: "1 CPU", "1.5 CPUs".
+func CPUsText(n float64) string {
+	if n == 1 {
+		return "1 CPU"
+	}
+	return fmt.Sprintf("%g CPUs", n)
 }
 
 // SecurityText summarises the hardening every sandbox runs with.
@@ -275,7 +284,7 @@ func ActivityText(a sandbox.Activity) string {
 
 // MatchActivity returns the indexes of the entries that contain query
 // (case-insensitive) in their tool, client, input, output or error.
-func MatchActivity(entries []sandbox.Activity, query string) []int {
+func MatchActivity(entries []control.LogEntry, query string) []int {
 	q := strings.ToLower(strings.TrimSpace(query))
 	out := make([]int, 0, len(entries))
 	for i, a := range entries {

@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -38,6 +39,14 @@ type fakeBackend struct {
 	jobs     []sandbox.JobInfo
 	jobOut   map[string][]string   // job id -> output chunks, one per JobStatus call
 	network  sandbox.EgressNetwork // what EgressNetwork answers
+	busy     control.Busy          // what Busy answers
+}
+
+// Busy is a read: it is not recorded.
+func (f *fakeBackend) Busy() control.Busy {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.busy
 }
 
 func newFakeBackend() *fakeBackend {
@@ -75,9 +84,23 @@ func (f *fakeBackend) Next(ctx context.Context) (sandbox.Snapshot, error) {
 	}
 }
 
-func (f *fakeBackend) Logs(_ context.Context, ref string, tail int) ([]sandbox.Activity, error) {
-	f.record("Logs(%s, %d)", ref, tail)
-	return f.logs, nil
+func (f *fakeBackend) Logs(_ context.Context, ref string, q control.LogsQuery) ([]control.LogEntry, error) {
+	f.record("Logs(%s, %d)", ref, q.Tail)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return control.Entries(f.logs, q), nil
+}
+
+// ActivityEntry is a read, like Logs: it is not recorded.
+func (f *fakeBackend) ActivityEntry(_ context.Context, ref string, at time.Time) (sandbox.Activity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.logs {
+		if a.Time.Equal(at) {
+			return a, nil
+		}
+	}
+	return sandbox.Activity{}, fmt.Errorf("no entry at %s: %w", at, sandbox.ErrNotFound)
 }
 
 func (f *fakeBackend) ListFiles(_ context.Context, o sandbox.Owner, ref, p string, depth int, all bool) (sandbox.Listing, error) {
@@ -177,6 +200,11 @@ func (f *fakeBackend) JobStop(_ context.Context, id string) (sandbox.JobStatus, 
 		}
 	}
 	return sandbox.JobStatus{}, f.err
+}
+
+func (f *fakeBackend) AnswerEgressHost(_ context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
+	f.record("AnswerEgressHost(%s, %s, %s)", ref, target, a)
+	return 0, f.err
 }
 
 func (f *fakeBackend) AnswerEgress(_ context.Context, id string, a sandbox.EgressAnswer) error {

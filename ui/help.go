@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"io"
 	"net/url"
 	"os"
 
@@ -14,7 +15,8 @@ import (
 // DocsURL is Sandtray's documentation: the README.
 const DocsURL = "https://github.com/sandtray/sandtray#readme"
 
-// logShown is how much of the log's end the log viewer shows.
+// logShown is how much of the log's end the log viewer reads (it shows the
+// end of that: outputView; the link opens the log file).
 const logShown = 256 << 10
 
 // helpItems are the Help menu's items: About, Documentation, the log and,
@@ -71,25 +73,45 @@ func LogTail(data []byte, max int) string {
 	return string(data)
 }
 
+// readTail reads the last max bytes of the file at path, and its size.
+func readTail(path string, max int64) ([]byte, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	off := st.Size() - max
+	if off < 0 {
+		off = 0
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	return data, st.Size(), err
+}
+
 // showLog opens a window with the end of the app's log, Refresh and Copy.
 func (u *UI) showLog() {
 	w := u.app.NewWindow("Sandtray log: " + u.opts.LogPath)
-	text := widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	text.Wrapping = fyne.TextWrapBreak
-	text.Selectable = true
-	scroll := container.NewVScroll(text)
+	out := newOutputView(u)
+	out.file = u.opts.LogPath
+	var tail string
 	load := func() {
-		data, err := os.ReadFile(u.opts.LogPath)
+		data, size, err := readTail(u.opts.LogPath, logShown)
 		if err != nil {
-			text.SetText("The log cannot be read: " + err.Error())
+			tail = ""
+			out.set("The log cannot be read: "+err.Error(), 0, "", nil)
 			return
 		}
-		text.SetText(LogTail(data, logShown))
-		scroll.ScrollToBottom()
+		tail = LogTail(data, logShown)
+		out.showTail(tail, int(size)-len(tail), "", nil)
+		out.scroll.ScrollToBottom()
 	}
 	refresh := widget.NewButtonWithIcon("Refresh", theme.ViewRefreshIcon(), load)
-	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { u.app.Clipboard().SetContent(text.Text) })
-	w.SetContent(container.NewBorder(container.NewHBox(refresh, copyBtn), nil, nil, nil, scroll))
+	copyBtn := widget.NewButtonWithIcon("Copy", theme.ContentCopyIcon(), func() { u.app.Clipboard().SetContent(tail) })
+	w.SetContent(container.NewBorder(container.NewHBox(refresh, copyBtn), nil, nil, nil, out.object()))
 	w.Resize(fyne.NewSize(980, 620))
 	load()
 	w.Show()

@@ -26,8 +26,12 @@ type Jobs interface {
 // jobPoll is how often the output of a running job is read again.
 const jobPoll = 500 * time.Millisecond
 
-// jobOutputShown is how much of a job's output the view keeps: its end.
-const jobOutputShown = 256 << 10
+// jobOutputKept is how much of a job's output the view keeps (its end),
+// of which outputView shows the last shownBytes; the full log has it all.
+const jobOutputKept = 256 << 10
+
+// jobLogMax bounds the full log of a job written to a file.
+const jobLogMax = 256 << 20
 
 // jobColumns are the Jobs list's columns; Sandbox only in the view of all.
 var jobColumns = []column{
@@ -48,8 +52,7 @@ type jobsView struct {
 	empty   *widget.Label
 	title   *widget.Label
 	state   *widget.Label
-	output  *widget.Label
-	scroll  *container.Scroll
+	output  *outputView
 	stop    *widget.Button
 	copyOut *widget.Button
 	message *statusMessage
@@ -83,10 +86,7 @@ func newJobsView(u *UI, all bool) *jobsView {
 	v.title = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
 	v.title.Truncation = fyne.TextTruncateEllipsis
 	v.state = widget.NewLabel("Choose a job to see its output.")
-	v.output = widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Monospace: true})
-	v.output.Wrapping = fyne.TextWrapBreak
-	v.output.Selectable = true
-	v.scroll = container.NewVScroll(v.output)
+	v.output = newOutputView(u)
 	v.stop = widget.NewButtonWithIcon("Stop", theme.MediaStopIcon(), v.stopChosen)
 	v.stop.Importance = widget.DangerImportance
 	v.stop.Disable()
@@ -103,7 +103,7 @@ func newJobsView(u *UI, all bool) *jobsView {
 	top := container.NewBorder(header, nil, nil, nil, container.NewStack(v.list, v.empty))
 	head := container.NewVBox(container.NewBorder(nil, nil, nil, container.NewHBox(v.copyOut, v.stop), v.title),
 		v.state, v.message.label)
-	split := container.NewVSplit(top, container.NewBorder(head, nil, nil, nil, v.scroll))
+	split := container.NewVSplit(top, container.NewBorder(head, nil, nil, nil, v.output.object()))
 	split.Offset = 0.4
 	v.root = split
 	return v
@@ -282,7 +282,7 @@ func (v *jobsView) choose(id string) {
 	v.chosen, v.text, v.offset = id, "", 0
 	v.gen++
 	v.polling = false
-	v.output.SetText("")
+	v.output.clear()
 	v.message.clear()
 	if id == "" {
 		v.title.SetText("")
@@ -348,12 +348,33 @@ func (v *jobsView) append(s string) {
 		return
 	}
 	v.text += s
-	if len(v.text) > jobOutputShown {
-		v.text = v.text[len(v.text)-jobOutputShown:]
+	if len(v.text) > jobOutputKept {
+		v.text = v.text[len(v.text)-jobOutputKept:]
 	}
-	v.output.SetText(v.text)
+	id := v.chosen
+	missing := max(0, int(v.offset)+len(s)-len(v.text)) // v.offset is where this part began
+	v.output.showTail(v.text, missing, id, func(ctx context.Context) (string, error) { return v.wholeOutput(ctx, id) })
 	v.copyOut.Enable()
-	v.scroll.ScrollToBottom()
+	v.output.toBottom()
+}
+
+// wholeOutput reads a job's output from its start, as job_status's offsets
+// go, up to jobLogMax.
+func (v *jobsView) wholeOutput(ctx context.Context, id string) (string, error) {
+	var b strings.Builder
+	var since int64
+	for b.Len() < jobLogMax {
+		st, err := v.u.jobs().JobStatus(ctx, id, since)
+		if err != nil {
+			return b.String(), err
+		}
+		b.WriteString(st.Output)
+		if st.Output == "" || st.NextOffset <= since {
+			break
+		}
+		since = st.NextOffset
+	}
+	return b.String(), nil
 }
 
 // showState fills the state line and the Stop button for the chosen job.

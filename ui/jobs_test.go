@@ -43,12 +43,12 @@ func TestJobsTabFollowsOutputAndStops(t *testing.T) {
 	}
 	h.fire(0) // output came: read on at once
 	h.fire(0)
-	if got, want := v.output.Text, "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\n"; got != want {
+	if got, want := v.output.text.Text, "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\n"; got != want {
 		t.Errorf("output %q; want %q", got, want)
 	}
 	h.b.jobOut["job-serve"] = []string{"GET /favicon.ico 404\n"}
 	h.fire(jobPoll)
-	if got := v.output.Text; got != "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\nGET /favicon.ico 404\n" {
+	if got := v.output.text.Text; got != "Serving HTTP on 0.0.0.0 port 8000\nGET / 200\nGET /favicon.ico 404\n" {
 		t.Errorf("output after a poll %q", got)
 	}
 	want := []string{"JobStatus(job-serve, 0)", "JobStatus(job-serve, 34)", "JobStatus(job-serve, 44)", "JobStatus(job-serve, 44)"}
@@ -113,6 +113,17 @@ func TestJobsWindowListsEverySandbox(t *testing.T) {
 	}
 	if got := JobRowTexts(v.jobs[1], t0); got[1] != "make all" || got[5] != "2" {
 		t.Errorf("a multi-line command's row %v; want its first line and exit 2", got)
+	}
+	// Close hides the window and stops following its jobs' output.
+	test.Tap(button(t, h.u.jobsWin.win.Content(), "Close"))
+	h.flush()
+	if v.shown {
+		t.Error("the Jobs window still follows its jobs after Close")
+	}
+	h.b.taken()
+	h.fire(jobPoll)
+	if calls := h.b.taken(); len(calls) != 0 {
+		t.Errorf("the closed Jobs window still reads output: %v", calls)
 	}
 }
 

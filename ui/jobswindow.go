@@ -2,6 +2,9 @@ package ui
 
 import (
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/widget"
 )
 
 // jobsWindow is the Jobs view of every sandbox, in a window of its own.
@@ -14,12 +17,14 @@ type jobsWindow struct {
 func (u *UI) showAllJobs() {
 	if u.jobsWin == nil {
 		w := &jobsWindow{win: u.app.NewWindow("Sandtray background jobs"), view: newJobsView(u, true)}
-		w.win.SetContent(w.view.object())
-		w.win.Resize(fyne.NewSize(980, 640))
-		w.win.SetCloseIntercept(func() {
+		hide := func() {
 			w.view.setShown(false)
 			w.win.Hide()
-		})
+		}
+		closeBtn := widget.NewButton("Close", hide)
+		w.win.SetContent(container.NewBorder(nil, container.NewHBox(layout.NewSpacer(), closeBtn), nil, nil, w.view.object()))
+		w.win.Resize(fyne.NewSize(980, 640))
+		w.win.SetCloseIntercept(u.guard("closing the Jobs window", hide))
 		u.jobsWin = w
 	}
 	u.jobsWin.win.Show()

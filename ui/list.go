@@ -248,6 +248,7 @@ func (l *sandboxList) showConnect(show bool) {
 type columnsLayout struct{ cols []column }
 
 func (l *columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
+	objects = objects[:min(len(objects), len(l.cols))]
 	var w, h float32
 	for i, o := range objects {
 		w += l.cols[i].width
@@ -257,6 +258,7 @@ func (l *columnsLayout) MinSize(objects []fyne.CanvasObject) fyne.Size {
 }
 
 func (l *columnsLayout) Layout(objects []fyne.CanvasObject, size fyne.Size) {
+	objects = objects[:min(len(objects), len(l.cols))] // a column too many is not drawn, rather than the app ended
 	pad := theme.Padding()
 	fixed, growing := pad*float32(len(objects)-1), float32(0)
 	for i := range objects {

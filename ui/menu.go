@@ -15,7 +15,10 @@ import (
 func (u *UI) mainMenu() *fyne.MainMenu {
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
-	items := append([]*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs), fyne.NewMenuItemSeparator()}, u.desktopItems()...)
+	// What the tray menu does, for desktops without a tray.
+	items := []*fyne.MenuItem{fyne.NewMenuItem("Background jobs…", u.showAllJobs),
+		fyne.NewMenuItem("Stop all ephemeral sandboxes", u.tray.stopEphemeral), u.tray.windowPause, fyne.NewMenuItemSeparator()}
+	items = append(items, u.desktopItems()...)
 	if u.tray.login != nil {
 		items = append(items, u.tray.login.item)
 	}
@@ -27,7 +30,14 @@ func (u *UI) mainMenu() *fyne.MainMenu {
 func (u *UI) addMenu(m *fyne.Menu) {
 	menu := u.win.MainMenu()
 	menu.Items = append(menu.Items, m)
-	u.win.SetMainMenu(menu)
+	u.setMainMenu(menu)
+}
+
+// setMainMenu sets the window's menu bar, its actions guarded first (a
+// desktop's own menu bar takes them as they are set).
+func (u *UI) setMainMenu(m *fyne.MainMenu) {
+	u.guardTree(m)
+	u.win.SetMainMenu(m)
 }
 
 // desktopItems are the menu items of the optional desktop features, shared

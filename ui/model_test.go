@@ -3,12 +3,14 @@ package ui
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -73,7 +75,9 @@ func TestPreviewText(t *testing.T) {
 		text, note string
 	}{
 		{"text", sandbox.FileContent{Data: []byte("hi\n"), Size: 3}, nil, "hi\n", "a.txt · 3 B"},
-		{"truncated mid-rune", sandbox.FileContent{Data: []byte("h\xc3"), Size: 4000, Truncated: true}, nil, "h", "a.txt · 3.9 KiB · showing the first 1 B"},
+		{"truncated mid-rune", sandbox.FileContent{Data: []byte("h\xc3"), Size: 4000, Truncated: true}, nil, "h", "a.txt · 3.9 KiB · showing the first 1 B; Save to host… for all of it"},
+		{"long", sandbox.FileContent{Data: []byte(strings.Repeat("line\n", 1000)), Size: 5000}, nil, strings.Repeat("line\n", 1000),
+			"a.txt · 4.9 KiB · showing the first 1000 B; Save to host… for all of it"},
 		{"binary", sandbox.FileContent{Data: []byte("\x7fELF\x00\x01"), Size: 6}, nil, "", "a.txt is a binary file (6 B); save it to the host to open it."},
 		{"error", sandbox.FileContent{}, errors.New("gone"), "", "Could not read a.txt: gone"},
 	}
@@ -82,14 +86,6 @@ func TestPreviewText(t *testing.T) {
 		if text != tt.text || note != tt.note {
 			t.Errorf("%s: got %q, %q; want %q, %q", tt.name, text, note, tt.text, tt.note)
 		}
-	}
-}
-
-func TestSameActivity(t *testing.T) {
-	a := activityFixture()
-	b := append(activityFixture(), sandbox.Activity{Time: t0})
-	if !sameActivity(a, activityFixture()) || sameActivity(a, b) || sameActivity(a[1:], a[:2]) || !sameActivity(nil, nil) {
-		t.Error("sameActivity misjudges a grown or shifted log")
 	}
 }
 
@@ -124,7 +120,7 @@ func TestInfoRows(t *testing.T) {
 		"Image": "python:3.12-slim", "ID": alpha.ID, "Terminal": ExecCommand(alpha, ""),
 		"Created": "2026-03-14 09:21:53 (5m ago)", "Last used": "2026-03-14 09:24:23 (2m ago)",
 		"Owner": "claude-ai 0.1.0 · sess-aaaa-00", "Lifetime": "Ephemeral: removed after its session ends or it idles",
-		"Network": "none (no network)", "Limits": "memory 512 MiB (no swap), 1 CPUs, 256 processes", "Workdir": "/workspace",
+		"Network": "none (no network)", "Limits": "memory 512 MiB (no swap), 1 CPU, 256 processes", "Workdir": "/workspace",
 		"Security": "all capabilities dropped; no-new-privileges; default seccomp; runtime runc",
 		"Labels":   "io.sandtray.created=2026-03-14T09:21:53Z\nio.sandtray.image=python:3.12-slim\nio.sandtray.managed=true\nio.sandtray.name=alpha",
 	}
@@ -155,7 +151,7 @@ func TestActivityTexts(t *testing.T) {
 }
 
 func TestMatchActivity(t *testing.T) {
-	entries := activityFixture()
+	entries := control.Entries(activityFixture(), control.LogsQuery{})
 	tests := []struct {
 		q    string
 		want []int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"slices"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -32,6 +33,7 @@ type networkTab struct {
 	ruleBox *fyne.Container // the rule sections: shown for network "egress" only
 	global  *fyne.Container
 	config  *widget.Label
+	host    *widget.Entry // a host to add a rule for, without a request
 	list    *widget.List
 	empty   *widget.Label
 	chosen  *widget.Label // the chosen connection in full
@@ -80,7 +82,13 @@ func newNetworkTab(u *UI) *networkTab {
 	bold := func(s string) *widget.Label {
 		return widget.NewLabelWithStyle(s, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	}
-	t.ruleBox = container.NewVBox(bold("This sandbox's rules"), t.rules,
+	t.host = widget.NewEntry()
+	t.host.SetPlaceHolder("host or host:port, such as pypi.org")
+	t.host.OnSubmitted = func(string) { t.addRule(true) }
+	allow := widget.NewButtonWithIcon("Allow", theme.ConfirmIcon(), func() { t.addRule(true) })
+	deny := widget.NewButtonWithIcon("Deny", theme.CancelIcon(), func() { t.addRule(false) })
+	add := container.NewBorder(nil, nil, nil, container.NewHBox(allow, deny), t.host)
+	t.ruleBox = container.NewVBox(bold("This sandbox's rules"), t.rules, add,
 		bold("Allowed for every sandbox"), t.global, t.config)
 	top := container.NewVBox(t.mode, t.pending, t.ruleBox)
 	recent := container.NewBorder(container.NewVBox(bold("Latest connections"), header), t.chosen, nil, nil,
@@ -280,6 +288,34 @@ func (t *networkTab) ruleRow(kind string, imp widget.Importance, pattern string,
 	p.Selectable = true
 	btn := widget.NewButtonWithIcon("Remove", theme.DeleteIcon(), remove)
 	return container.NewBorder(nil, nil, container.NewGridWrap(fyne.NewSize(80, k.MinSize().Height), k), btn, p)
+}
+
+// addRule gives the sandbox a rule for the host typed, allow or deny,
+// without waiting for it to ask (any request for it that waits is
+// answered so).
+func (t *networkTab) addRule(allow bool) {
+	eg, ok := t.u.b.(Egress)
+	target := strings.TrimSpace(t.host.Text)
+	if !ok || target == "" {
+		return
+	}
+	info := t.info
+	answer, verb := sandbox.EgressAllowSandbox, "Allowed"
+	if !allow {
+		answer, verb = sandbox.EgressDenySandbox, "Denied"
+	}
+	t.u.background(func(ctx context.Context) error {
+		_, err := eg.AnswerEgressHost(ctx, info.ID, target, answer)
+		return err
+	}, func(err error) {
+		if err != nil {
+			t.u.detail.showError("Add a rule for "+target, err)
+			return
+		}
+		t.host.SetText("")
+		t.u.detail.showInfo(verb + " " + target + " for " + info.Name + " from now on.")
+		t.refreshNow()
+	})
 }
 
 func (t *networkTab) removeRule(pattern string) {

@@ -46,6 +46,7 @@ func TestNoTraySaysSoOnceAndKeepsTheWindow(t *testing.T) {
 	}
 
 	h.u.closeWithoutTray() // the test driver's window cannot be minimised
+	h.flush()
 	dlg := h.overlay()
 	button(t, dlg, "Quit")
 	if !h.u.win.Content().Visible() {

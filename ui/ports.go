@@ -145,7 +145,7 @@ func (p *portsView) gpuText(info sandbox.Info) (string, bool) {
 	r, ok := p.u.b.(gpuReporter)
 	if !p.gpuKnown && !p.asking && ok {
 		p.asking = true
-		p.u.spawn(func() { p.askGPU(r) })
+		p.u.goSafe("asking about GPUs", func() { p.askGPU(r) })
 	}
 	return text, matter
 }

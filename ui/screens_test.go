@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -132,8 +134,19 @@ func TestExportErrorIsShown(t *testing.T) {
 func TestQuitAsksWhetherToStopEphemeral(t *testing.T) {
 	for _, stop := range []bool{true, false} {
 		h := newHarness(t)
+		h.b.busy = control.Busy{Sessions: 2, Calls: 1}
 		h.u.tray.menu.Items[len(h.u.tray.menu.Items)-1].Action()
+		h.flush()
 		dlg := h.overlay()
+		said := false
+		for _, o := range test.LaidOutObjects(dlg) {
+			if l, ok := o.(*widget.Label); ok && strings.Contains(l.Text, "Now: 2 assistants connected, 1 call running. Quitting ends the calls running") {
+				said = true
+			}
+		}
+		if !said {
+			t.Error("the quit dialog does not name the assistants and calls running")
+		}
 		check := find(t, dlg, func(c *widget.Check) bool { return c.Text == "Stop ephemeral sandboxes (persistent ones stay)" })
 		if !check.Checked {
 			t.Error("stopping ephemeral sandboxes is not the default")
@@ -146,6 +159,7 @@ func TestQuitAsksWhetherToStopEphemeral(t *testing.T) {
 	}
 	h := newHarness(t)
 	h.u.confirmQuit()
+	h.flush()
 	test.Tap(button(t, h.overlay(), "Cancel"))
 	if len(h.quits) != 0 {
 		t.Errorf("cancel quit called Quit(%v)", h.quits)
@@ -245,6 +259,8 @@ func TestGoldenDialogs(t *testing.T) {
 	test.Tap(h.u.detail.actions.commit)
 	assertMarkup(t, "commit.xml", h.u.win.Canvas())
 	h.u.win.Canvas().Overlays().Top().Hide()
+	h.b.busy = control.Busy{Sessions: 2, Calls: 1}
 	h.u.confirmQuit()
+	h.flush()
 	assertMarkup(t, "quit.xml", h.u.win.Canvas())
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -15,6 +14,7 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // settingsWindow edits config.toml: one form row per setting, grouped, with
@@ -71,7 +71,7 @@ func newSettingsWindow(u *UI) *settingsWindow {
 	bottom := container.NewVBox(s.message, container.NewHBox(layout.NewSpacer(), closeBtn, s.restart, s.save))
 	s.win.SetContent(container.NewBorder(where, bottom, nil, nil, container.NewVScroll(s.body)))
 	s.win.Resize(fyne.NewSize(720, 680))
-	s.win.SetCloseIntercept(s.win.Hide)
+	s.win.SetCloseIntercept(u.guard("closing the Settings window", s.win.Hide))
 	return s
 }
 
@@ -82,7 +82,13 @@ func (s *settingsWindow) load() {
 	s.inputs = map[string]settingInput{}
 	s.fields = fields
 	if err != nil {
-		s.showMessage("config.toml cannot be read, so it cannot be edited here: "+err.Error(), true)
+		s.showMessage("config.toml cannot be read, so it cannot be edited here: "+err.Error()+
+			" Fix it in an editor (the line at fault is marked below), then open Settings again.", true)
+		if cp, ok := s.u.opts.Settings.(ConfigProblems); ok {
+			if p, bad := cp.Problem(); bad {
+				s.body.Add(configExcerpt(s.u, p))
+			}
+		}
 		s.save.Disable()
 		return
 	}
@@ -103,9 +109,12 @@ func (s *settingsWindow) load() {
 		}
 		obj, in := s.input(f)
 		s.inputs[f.Key] = in
-		item := widget.NewFormItem(f.Label, obj)
-		item.HintText = f.Help + " " + appliesText(f)
-		form.AppendItem(item)
+		// The hint wraps under its entry (a form's own hint does not, and
+		// would widen the window past the screen).
+		hint := widget.NewLabel(f.Help + " " + appliesText(f) + " config.toml: " + f.Key + ".")
+		hint.Wrapping = fyne.TextWrapWord
+		hint.SizeName = theme.SizeNameCaptionText
+		form.AppendItem(widget.NewFormItem(f.Label, container.NewVBox(obj, hint)))
 	}
 	s.addSecretsSection()
 	s.body.Refresh()
@@ -168,8 +177,8 @@ func entryValidator(f SettingField) fyne.StringValidator {
 		}
 	case SettingDuration:
 		return func(v string) error {
-			if _, err := time.ParseDuration(strings.TrimSpace(v)); err != nil {
-				return fmt.Errorf(`%s must be a duration such as "30s" or "10m"`, f.Key)
+			if _, err := duration.Parse(v); err != nil {
+				return fmt.Errorf(`%s must be a duration such as "30 s" or "10 min"`, f.Key)
 			}
 			return nil
 		}
@@ -239,8 +248,27 @@ func (s *settingsWindow) doSave() {
 		return
 	}
 	s.save.Disable()
+	image := ""
+	if i := slices.IndexFunc(fields, func(f SettingField) bool { return f.Key == "default_image" }); i >= 0 &&
+		(i >= len(s.fields) || fields[i].Value != s.fields[i].Value) {
+		image = strings.TrimSpace(fields[i].Value)
+	}
 	var saved SettingsSaved
-	s.u.background(func(context.Context) (err error) {
+	var st ImageState
+	checked := false
+	s.u.background(func(ctx context.Context) (err error) {
+		// A default image Docker lacks would fail every assistant's next
+		// sandbox: it is refused before it applies, unless Sandtray builds
+		// it itself.
+		if image != "" && s.u.opts.Images != nil {
+			if st, err = s.u.opts.Images.ImageState(ctx, image); err == nil {
+				checked = true
+				if !st.Present && !st.Buildable {
+					return fmt.Errorf("Docker has no image %s, so no sandbox could start; pull or build it first (docker pull %s), "+
+						"or pick one that `docker images` lists", image, image)
+				}
+			}
+		}
 		saved, err = s.u.opts.Settings.Save(fields)
 		return err
 	}, func(err error) {
@@ -265,6 +293,9 @@ func (s *settingsWindow) doSave() {
 		}
 		if !waiting {
 			s.restart.Hide()
+		}
+		if checked && !st.Present && st.Buildable {
+			text += " Docker has no " + image + " yet: Sandtray builds it when the first sandbox needs it (a few minutes)."
 		}
 		s.showMessage(text, saved.NotApplied != "")
 	})

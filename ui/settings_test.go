@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -135,7 +136,7 @@ func TestSettingsValidation(t *testing.T) {
 	entryFor(t, h, "30s").SetText("30")
 	test.Tap(button(t, content, "Save"))
 	h.flush()
-	if !strings.Contains(msg.Text, `limits.exec_timeout must be a duration such as "30s"`) {
+	if !strings.Contains(msg.Text, `limits.exec_timeout must be a duration such as "30 s"`) {
 		t.Errorf("after “30”: message %q", msg.Text)
 	}
 
@@ -238,3 +239,48 @@ func TestSettingsApplyLive(t *testing.T) {
 		t.Error("no Restart now for a change that waits for one")
 	}
 }
+
+// TestSettingsRefuseAnImageDockerLacks: a default image Docker does not
+// have is refused before it is saved (every assistant's next sandbox
+// would fail), saying what to do; Sandtray's own image, which it builds
+// on first use, is saved with a note; an image Docker has is saved.
+func TestSettingsRefuseAnImageDockerLacks(t *testing.T) {
+	store := newFakeSettings()
+	imgs := &imageSet{present: map[string]bool{"python:3.12-slim": true}}
+	h := newHarness(t, func(o *Options) { o.Settings, o.Images = store, imgs })
+	h.u.showSettings()
+	content := h.u.settings.win.Content()
+	entryFor(t, h, "sandtray/sandbox:latest").SetText("ghcr.io/me/notthere:1")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	msg := h.u.settings.message
+	if len(store.saves) != 0 || msg.Importance != widget.DangerImportance || !strings.Contains(msg.Text, "Docker has no image ghcr.io/me/notthere:1") ||
+		!strings.Contains(msg.Text, "docker pull ghcr.io/me/notthere:1") {
+		t.Errorf("%d saves, message %q; want the image refused before saving", len(store.saves), msg.Text)
+	}
+	entryFor(t, h, "ghcr.io/me/notthere:1").SetText("python:3.12-slim")
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	if len(store.saves) != 1 || msg.Importance == widget.DangerImportance {
+		t.Errorf("an image Docker has: %d saves, message %q", len(store.saves), msg.Text)
+	}
+	entryFor(t, h, "python:3.12-slim").SetText("sandtray/sandbox:latest")
+	imgs.buildable = "sandtray/sandbox:latest"
+	test.Tap(button(t, content, "Save"))
+	h.flush()
+	if len(store.saves) != 2 || !strings.Contains(msg.Text, "Sandtray builds it when the first sandbox needs it") {
+		t.Errorf("Sandtray's own image, missing: %d saves, message %q", len(store.saves), msg.Text)
+	}
+}
+
+// imageSet is Images over a set of images Docker has.
+type imageSet struct {
+	present   map[string]bool
+	buildable string
+}
+
+func (s *imageSet) ImageState(_ context.Context, ref string) (ImageState, error) {
+	return ImageState{Ref: ref, Present: s.present[ref], Buildable: ref == s.buildable}, nil
+}
+
+func (s *imageSet) BuildImage(context.Context, func(ImageProgress)) error { return nil }

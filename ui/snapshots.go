@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type snapshotsTab struct {
 	b        SnapshotBackend
 	sandbox  string    // the sandbox the list is of
 	loaded   time.Time // when the list was last asked for; it is asked again after snapshotsStale
+	sig      string    // infoSignature of the sandbox when the list was asked for
 	list     []sandbox.SnapshotInfo
 	selected int // index in list, -1 for none
 	rows     *widget.List
@@ -46,8 +48,19 @@ func newSnapshotsTab(u *UI, b SnapshotBackend) *snapshotsTab {
 	s.empty.Wrapping = fyne.TextWrapWord
 	s.rows = widget.NewList(func() int { return len(s.list) },
 		func() fyne.CanvasObject { return widget.NewLabel("") },
-		func(i widget.ListItemID, o fyne.CanvasObject) { o.(*widget.Label).SetText(s.line(s.list[i])) })
-	s.rows.OnSelected = func(i widget.ListItemID) { s.selected = i; s.buttons() }
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i >= 0 && i < len(s.list) { // the list may redraw a row it counted before the snapshots changed
+				o.(*widget.Label).SetText(s.line(s.list[i]))
+			}
+		})
+	s.rows.OnSelected = func(i widget.ListItemID) {
+		if i >= 0 && i < len(s.list) {
+			s.selected = i
+		} else {
+			s.selected = -1
+		}
+		s.buttons()
+	}
 	s.rows.OnUnselected = func(widget.ListItemID) { s.selected = -1; s.buttons() }
 	s.take = widget.NewButtonWithIcon("Take snapshot", theme.ContentAddIcon(), s.doTake)
 	s.restore = widget.NewButtonWithIcon("Restore…", theme.HistoryIcon(), s.confirmRestore)
@@ -93,17 +106,31 @@ func (s *snapshotsTab) buttons() {
 const snapshotsStale = 10 * time.Second
 
 // refresh shows info's snapshots, loaded again when another sandbox is
-// shown or the list is stale.
+// shown, when what the engine says of the sandbox changed (but for its
+// figures: a snapshot it took, restored or dropped), or when the list is
+// stale. A snapshot a call took also reloads it (detailPane.newActivity).
 func (s *snapshotsTab) refresh(info sandbox.Info) {
-	if s.sandbox != info.ID {
+	sig := infoSignature(info)
+	switch {
+	case s.sandbox != info.ID:
 		s.sandbox, s.list, s.selected = info.ID, nil, -1
 		s.rows.UnselectAll()
 		s.rows.Refresh()
 		s.buttons()
-	} else if s.u.now().Sub(s.loaded) < snapshotsStale {
+	case sig != s.sig:
+	case s.u.now().Sub(s.loaded) < snapshotsStale:
 		return
 	}
+	s.sig = sig
 	s.load()
+}
+
+// infoSignature is what the engine says of a sandbox but for what changes
+// on its own (its stats, when it was last used).
+func infoSignature(info sandbox.Info) string {
+	info.Stats, info.LastUsed = sandbox.Stats{}, time.Time{}
+	b, _ := json.Marshal(info)
+	return string(b)
 }
 
 func (s *snapshotsTab) load() {
@@ -182,17 +209,40 @@ func (s *snapshotsTab) confirmRestore() {
 				if err != nil {
 					return "", err
 				}
-				msg := fmt.Sprintf("Restored %s to snapshot %s.", res.Name, sn.ID)
-				if res.KernelsRestarted {
-					msg += " Its kernels restarted."
-				}
-				return msg, nil
+				return RestoreText(res), nil
 			})
 		}, s.u.win)
 	d.SetConfirmText("Restore")
 	d.SetDismissText("Cancel")
 	d.SetConfirmImportance(widget.DangerImportance)
 	d.Show()
+}
+
+// RestoreText says what a restore did, as the engine reports it.
+func RestoreText(res sandbox.RestoreResult) string {
+	msg := fmt.Sprintf("Restored %s to snapshot %s", res.Name, res.SnapshotID)
+	if res.Milliseconds > 0 {
+		msg += " in " + FormatDuration(res.Milliseconds)
+	}
+	msg += "."
+	if res.PathsRestored > 0 {
+		msg += fmt.Sprintf(" %s restored.", plural(res.PathsRestored, "path", "paths"))
+	}
+	if res.KernelsRestarted {
+		msg += " Its kernels restarted: the next call starts fresh ones."
+	}
+	if res.JobsEnded > 0 {
+		msg += fmt.Sprintf(" %s ended by the restore.", plural(res.JobsEnded, "background job", "background jobs"))
+	}
+	return msg
+}
+
+// plural is n things: "1 path", "3 paths".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (s *snapshotsTab) doFork() {

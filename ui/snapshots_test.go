@@ -144,3 +144,36 @@ func TestNoSnapshotsTabWithoutSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreTextSaysWhatTheEngineReports: the message after a restore
+// says everything the engine reports of it: the paths restored, kernels
+// restarted, background jobs it ended, and how long it took.
+func TestRestoreTextSaysWhatTheEngineReports(t *testing.T) {
+	got := RestoreText(sandbox.RestoreResult{Name: "alpha", SnapshotID: "0000000000ab", KernelsRestarted: true, JobsEnded: 2, PathsRestored: 1, Milliseconds: 1250})
+	want := "Restored alpha to snapshot 0000000000ab in 1.2 s. 1 path restored. Its kernels restarted: the next call starts fresh ones. 2 background jobs ended by the restore."
+	if got != want {
+		t.Errorf("RestoreText = %q\nwant            %q", got, want)
+	}
+	if got := RestoreText(sandbox.RestoreResult{Name: "beta", SnapshotID: "s1"}); got != "Restored beta to snapshot s1." {
+		t.Errorf("a restore that reports nothing more: %q", got)
+	}
+}
+
+// A snapshot taken by an assistant shows in the open Snapshots tab: the
+// engine moves the sandbox's SnapshotsChanged on, and the tab loads again
+// at once, without waiting for its periodic reload.
+func TestSnapshotsTabFollowsTheEnginesCounter(t *testing.T) {
+	h, _ := snapHarness(t)
+	h.feed(snapshot(alpha, beta))
+	h.flush()
+	if calls := h.b.taken(); len(calls) != 0 {
+		t.Fatalf("an unchanged sandbox made the tab call %v", calls)
+	}
+	moved := alpha
+	moved.SnapshotsChanged++
+	h.feed(snapshot(moved, beta))
+	h.flush()
+	if diff := cmp.Diff([]string{"ListSnapshots(" + alpha.ID + ")"}, h.b.taken()); diff != "" {
+		t.Errorf("calls after the counter moved (-want +got):\n%s", diff)
+	}
+}

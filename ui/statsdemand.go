@@ -17,11 +17,17 @@ type StatsDemand interface {
 }
 
 // watchVisibility follows whether the window is on screen: shown by
-// ShowWindow or the tray (which focuses it), hidden by its close button.
-// Runs on Fyne's goroutine, from New.
+// ShowWindow or the tray (which focuses it), hidden by its close button
+// (the app lives on in the tray; without a tray, closing minimises it,
+// as there is no tray to come back from). Runs on Fyne's goroutine, from
+// New.
 func (u *UI) watchVisibility() {
-	u.win.SetCloseIntercept(u.hideWindow)
-	u.app.Lifecycle().SetOnEnteredForeground(func() { u.setShown(true) })
+	closing := u.hideWindow
+	if u.opts.NoTray != "" {
+		closing = u.closeWithoutTray
+	}
+	u.win.SetCloseIntercept(u.guard("closing the window", closing))
+	u.app.Lifecycle().SetOnEnteredForeground(u.guard("the window coming to the front", func() { u.setShown(true) }))
 }
 
 // hideWindow hides the window (the app lives on in the tray) and stops

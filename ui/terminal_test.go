@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fyne.io/fyne/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -158,17 +159,48 @@ func TestWindowMenuHasTheDesktopItems(t *testing.T) {
 	for _, it := range menu.Items {
 		labels = append(labels, it.Label)
 	}
-	if diff := cmp.Diff([]string{"Background jobs…", "", "Connect assistants…", "Settings…", "Start at login", "", "Quit Sandtray…"}, labels); diff != "" {
+	want := []string{"Background jobs…", "Stop all ephemeral sandboxes", "Pause new sandboxes", "", "Connect assistants…", "Settings…",
+		"Start at login", "", "Quit Sandtray…"}
+	if diff := cmp.Diff(want, labels); diff != "" {
 		t.Errorf("Sandtray menu (-want +got):\n%s", diff)
 	}
-	menu.Items[4].Action()
+	menu.Items[6].Action()
 	h.flush()
-	if !auto.on || !menu.Items[4].Checked {
-		t.Errorf("Start at login from the window menu: autostart %v, checked %v", auto.on, menu.Items[4].Checked)
+	if !auto.on || !menu.Items[6].Checked {
+		t.Errorf("Start at login from the window menu: autostart %v, checked %v", auto.on, menu.Items[6].Checked)
 	}
-	menu.Items[6].Action() // Quit asks first
+	menu.Items[8].Action() // Quit asks first
+	h.flush()
 	if h.u.win.Canvas().Overlays().Top() == nil || len(h.quits) != 0 {
 		t.Error("Quit from the window menu did not ask first")
+	}
+}
+
+// TestWindowMenuReachesWhatTheTrayDoes: without a tray (a bare X server,
+// GNOME without the AppIndicator extension), the window's menu stops every
+// ephemeral sandbox and pauses new ones, and its check mark follows the
+// engine's pause as the tray's does.
+func TestWindowMenuReachesWhatTheTrayDoes(t *testing.T) {
+	h := newHarness(t, func(o *Options) { o.NoTray = "no StatusNotifier host" })
+	items := map[string]*fyne.MenuItem{}
+	for _, it := range h.u.win.MainMenu().Items[0].Items {
+		items[it.Label] = it
+	}
+	items["Stop all ephemeral sandboxes"].Action()
+	h.flush()
+	items["Pause new sandboxes"].Action()
+	h.flush()
+	if diff := cmp.Diff([]string{"StopEphemeral()", "SetPaused(true)"}, h.b.taken()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+	if !items["Pause new sandboxes"].Checked {
+		t.Error("Pause new sandboxes is not checked after pausing")
+	}
+	s := snapshot(alpha)
+	s.Paused = false
+	h.feed(s) // the engine resumed them (the tray, another window)
+	if items["Pause new sandboxes"].Checked {
+		t.Error("the window's Pause check does not follow the engine")
 	}
 }
 

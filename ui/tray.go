@@ -21,13 +21,16 @@ var (
 // trayMenu is the system tray menu: how many sandboxes run, open the window,
 // stop all ephemeral sandboxes, pause new sandboxes, quit.
 type trayMenu struct {
-	u       *UI
-	menu    *fyne.Menu
-	count   *fyne.MenuItem
-	pause   *fyne.MenuItem
-	desk    desktop.App // nil when the app has no system tray
-	variant fyne.ThemeVariant
-	login   *loginItem // nil without Options.Autostart
+	u     *UI
+	menu  *fyne.Menu
+	count *fyne.MenuItem
+	pause *fyne.MenuItem
+	// windowPause is Pause new sandboxes in the window's menu: its own item
+	// (a menu item belongs to one menu), checked as the tray's is.
+	windowPause *fyne.MenuItem
+	desk        desktop.App // nil when the app has no system tray
+	variant     fyne.ThemeVariant
+	login       *loginItem // nil without Options.Autostart
 }
 
 func newTrayMenu(u *UI) *trayMenu {
@@ -38,6 +41,7 @@ func newTrayMenu(u *UI) *trayMenu {
 	jobs := fyne.NewMenuItem("Background jobs…", u.showAllJobs)
 	stopAll := fyne.NewMenuItem("Stop all ephemeral sandboxes", t.stopEphemeral)
 	t.pause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
+	t.windowPause = fyne.NewMenuItem("Pause new sandboxes", t.togglePause)
 	quit := fyne.NewMenuItem("Quit Sandtray…", u.confirmQuit)
 	quit.IsQuit = true
 	items := []*fyne.MenuItem{t.count, fyne.NewMenuItemSeparator(), open, jobs, stopAll, t.pause}
@@ -49,13 +53,14 @@ func newTrayMenu(u *UI) *trayMenu {
 		items = append(items, t.login.item)
 	}
 	t.menu = fyne.NewMenu("Sandtray", append(items, fyne.NewMenuItemSeparator(), quit)...)
+	u.guardTree(t.menu) // the tray takes each item's action as it is set
 	if desk, ok := u.app.(desktop.App); ok {
 		t.desk = desk
 		desk.SetSystemTrayMenu(t.menu)
 		desk.SetSystemTrayWindow(u.win)
 		t.variant = u.app.Settings().ThemeVariant()
 		desk.SetSystemTrayIcon(trayIcon(t.variant))
-		u.app.Settings().AddListener(func(fyne.Settings) { t.themeChanged() })
+		u.app.Settings().AddListener(func(fyne.Settings) { u.protect("the theme's change", t.themeChanged) })
 	}
 	return t
 }
@@ -80,28 +85,30 @@ func (t *trayMenu) themeChanged() {
 func (t *trayMenu) refresh() {
 	count := RunningText(t.u.m.running())
 	paused := t.u.m.snap.Paused
-	if t.count.Label == count && t.pause.Checked == paused {
+	if t.count.Label == count && t.pause.Checked == paused && t.windowPause.Checked == paused {
 		return
 	}
 	t.count.Label = count
-	t.pause.Checked = paused
+	t.pause.Checked, t.windowPause.Checked = paused, paused
 	t.refreshMenu()
 }
 
-// refreshMenu shows changed items in the system tray, when there is one.
+// refreshMenu shows changed items in the system tray, when there is one,
+// and in the window's menu.
 func (t *trayMenu) refreshMenu() {
 	if t.desk != nil {
 		t.menu.Refresh()
+	}
+	if m := t.u.win.MainMenu(); m != nil {
+		m.Refresh()
 	}
 }
 
 func (t *trayMenu) togglePause() {
 	paused := !t.pause.Checked
-	t.pause.Checked = paused
-	if t.desk != nil {
-		t.menu.Refresh()
-	}
-	t.u.spawn(func() { t.u.b.SetPaused(paused) })
+	t.pause.Checked, t.windowPause.Checked = paused, paused
+	t.refreshMenu()
+	t.u.goSafe("pausing new sandboxes", func() { t.u.b.SetPaused(paused) })
 }
 
 func (t *trayMenu) stopEphemeral() {
@@ -141,14 +148,15 @@ func newStatusBar(u *UI) *statusBar {
 		clients: widget.NewLabel(ClientsText(0)),
 		pool:    widget.NewLabel(""),
 	}
-	s.docker.Truncation = fyne.TextTruncateEllipsis
+	// Neither the Docker status nor a message is cut: each wraps onto as
+	// many lines as it needs (a reason Docker is away says what to do).
+	s.docker.Wrapping = fyne.TextWrapWord
 	s.message.onClear = s.socket.Show
-	s.message.label.Wrapping = fyne.TextWrapOff
-	s.message.label.Truncation = fyne.TextTruncateEllipsis
+	s.message.label.Wrapping = fyne.TextWrapWord
 	s.paused.Importance = widget.WarningImportance
 	s.paused.Hide()
-	s.pool.Hide() // until there is a pool to show
-	s.socket.Truncation = fyne.TextTruncateEllipsis
+	s.pool.Hide()                          // until there is a pool to show
+	s.socket.Wrapping = fyne.TextWrapBreak // a long path wraps, as the rest of the line
 	return s
 }
 

@@ -10,7 +10,9 @@
 package ui
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
 	"net/url"
 	"sync"
 	"time"
@@ -19,14 +21,18 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
 
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Backend is what the UI needs from the engine (consumer-defined; the host adapts *engine.Engine).
+// Backend is what the UI needs from the engine: control.GUIClient, the
+// engine's window protocol, which the app uses whether it runs the engine
+// (over an in-memory pipe) or attached to one (over the control socket).
 type Backend interface {
 	Jobs // background jobs for the Jobs view (jobs.go)
 	Watch(ctx context.Context) Snapshots
-	Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error)
+	Logs(ctx context.Context, ref string, q control.LogsQuery) ([]control.LogEntry, error)
+	ActivityEntry(ctx context.Context, ref string, at time.Time) (sandbox.Activity, error)
 	ListFiles(ctx context.Context, owner sandbox.Owner, ref, path string, depth int, all bool) (sandbox.Listing, error)
 	ReadFile(ctx context.Context, owner sandbox.Owner, ref, path string, offset, limit int64) (sandbox.FileContent, error)
 	SaveFiles(ctx context.Context, ref, path, hostPath string) (sandbox.CopyResult, error) // a destination the human picked; hostPath must not exist yet
@@ -41,10 +47,9 @@ type Backend interface {
 	StopEphemeral(ctx context.Context) error
 }
 
-// Snapshots yields the engine's snapshots, newest first-come; Next blocks until one is available or ctx is done.
-type Snapshots interface {
-	Next(ctx context.Context) (sandbox.Snapshot, error)
-}
+// Snapshots yields the engine's snapshots, the newest first; Next blocks
+// until one is available or ctx is done. It is the control protocol's.
+type Snapshots = control.Snapshots
 
 // Options configures the UI.
 type Options struct {
@@ -82,6 +87,15 @@ type Options struct {
 	// instead of waking 60 times a second (idle.go). Only for a desktop
 	// whose tray does not need Fyne's goroutine (not macOS).
 	ParkHidden bool
+
+	// Log receives the window's own faults: a panic it recovered (with its
+	// stack), a UI thread that stopped answering (guard.go, watchdog.go).
+	// Nil: slog's default logger.
+	Log *slog.Logger
+
+	// OutputDir is where "open full log" writes an output too long to show
+	// ("": a folder of the user's own in the system's temporary folder).
+	OutputDir string
 }
 
 // owner is who the engine records as acting when a person clicks.
@@ -94,6 +108,7 @@ type UI struct {
 	opts Options
 	win  fyne.Window
 	m    *model // touched only on Fyne's goroutine
+	log  *slog.Logger
 
 	// Seams for tests; production values are set in New.
 	do         func(func())                              // run on Fyne's goroutine
@@ -127,13 +142,14 @@ type UI struct {
 	wake          chan struct{}     // ends a park at once
 	noTray        fyne.CanvasObject // the no-tray notice, while shown
 	firstRun      *firstRun         // the sandbox image's build, while it is missing
+	walking       bool              // guardAll is under way (guard.go)
 }
 
 // New builds the window and the tray menu (when the app has a system tray);
 // it does not show the window.
 func New(a fyne.App, b Backend, opts Options) *UI {
 	u := &UI{
-		app: a, b: b, opts: opts, m: newModel(),
+		app: a, b: b, opts: opts, m: newModel(), log: cmp.Or(opts.Log, slog.Default()),
 		queue:    fyne.Do,
 		parkWait: waitWoken,
 		wake:     make(chan struct{}, 1),
@@ -142,7 +158,7 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 		// Until Run starts, clicks have no engine lifetime to follow.
 		ctx: context.Background(),
 	}
-	u.do = func(f func()) { u.queue(f); u.nudge() }
+	u.do = func(f func()) { u.queue(u.task(f)); u.nudge() }
 	u.openURL = a.OpenURL
 	u.after = func(d time.Duration, f func()) { time.AfterFunc(d, func() { u.do(f) }) }
 	if u.opts.Notify == nil {
@@ -167,17 +183,14 @@ func New(a fyne.App, b Backend, opts Options) *UI {
 	}
 	u.win.SetContent(container.NewBorder(top, u.status.object(), nil, nil, split))
 	u.win.Resize(fyne.NewSize(1180, 760))
-	u.win.SetCloseIntercept(u.win.Hide) // the app lives on in the tray
-	if u.opts.NoTray != "" {
-		u.win.SetCloseIntercept(u.closeWithoutTray) // no tray to come back from
-	}
 	u.tray = newTrayMenu(u)
-	u.win.SetMainMenu(u.mainMenu())
+	u.setMainMenu(u.mainMenu())
 	u.addHelpMenu()
 	if u.opts.Clients != nil {
 		u.list.clientsChanged(anyConnected(u.opts.Clients.List()))
 	}
 	u.watchVisibility()
+	u.guardAll()
 	return u
 }
 
@@ -193,6 +206,7 @@ func (u *UI) Run(ctx context.Context) {
 	if u.tray.login != nil {
 		u.do(func() { u.tray.login.watch(ctx) })
 	}
+	go u.watchdog(ctx)
 	snaps := u.b.Watch(ctx)
 	for {
 		s, err := snaps.Next(ctx)
@@ -226,22 +240,37 @@ func (u *UI) ShowWindow() {
 // Window returns the main window.
 func (u *UI) Window() fyne.Window { return u.win }
 
-// apply shows a snapshot. It runs on Fyne's goroutine.
+// apply shows a snapshot. It runs on Fyne's goroutine. Each part of the
+// window is refreshed under its own guard: one that fails leaves the
+// others up to date.
 func (u *UI) apply(s sandbox.Snapshot) {
-	fresh := u.m.apply(s)
-	u.list.refresh()
-	u.detail.refresh()
-	u.status.refresh()
-	u.tray.refresh()
+	var fresh []sandbox.Notice
+	u.protect("reading a snapshot", func() { fresh = u.m.apply(s) })
+	u.protect("the list's refresh", u.list.refresh)
+	u.protect("the sandbox's refresh", u.detail.refresh)
+	u.protect("the status line's refresh", u.status.refresh)
+	u.protect("the tray menu's refresh", u.tray.refresh)
 	if u.jobsWin != nil {
-		u.jobsWin.view.refresh()
+		u.protect("the Jobs window's refresh", u.jobsWin.view.refresh)
 	}
-	u.wantStats()
-	u.egress.refresh()
+	u.protect("the stats wanted", u.wantStats)
+	u.protect("the egress requests' refresh", u.egress.refresh)
 	for _, n := range fresh {
-		u.notify(n.Title, n.Body)
+		u.protect("a notification", func() { u.notify(n.Title, n.Body) })
 	}
 }
+
+// task is f as Fyne's goroutine runs it: guarded, and what it built
+// guarded after it.
+func (u *UI) task(f func()) func() {
+	return func() {
+		u.protect("a task", f)
+		u.guardAll()
+	}
+}
+
+// goSafe runs f off Fyne's goroutine, guarded.
+func (u *UI) goSafe(where string, f func()) { u.spawn(func() { u.protect(where, f) }) }
 
 // context returns the context backend calls run under.
 func (u *UI) context() context.Context {
@@ -253,7 +282,7 @@ func (u *UI) context() context.Context {
 // background runs work off Fyne's goroutine, then done with its error on it.
 func (u *UI) background(work func(ctx context.Context) error, done func(error)) {
 	ctx := u.context()
-	u.spawn(func() {
+	u.goSafe("background work", func() {
 		err := work(ctx)
 		u.do(func() { done(err) })
 	})

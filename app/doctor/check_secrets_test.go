@@ -17,7 +17,7 @@ func TestSecretsCheck(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "key")
-	os.WriteFile(file, []byte("sk-1\n"), 0o600)
+	os.WriteFile(file, []byte("sk-test-0123456789\n"), 0o600)
 	e.Config.ConfigDir = dir
 	e.Config.Secrets = map[string]config.Secret{
 		"GOOD":    {Hosts: []string{"api.example.com"}, File: file},

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +17,6 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/sandtray/sandtray/assets"
 	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/engine/socket"
@@ -27,8 +28,8 @@ import (
 // When the app starts while an engine of this user runs already (the
 // normal order: an assistant's sandtray-mcp shim started `sandtray serve`),
 // the app becomes that engine's window: a GUI client over the engine's
-// private control endpoint (engine/control; guiserve.go serves the
-// window's calls, remote.go makes them). The engine is not handed over to
+// private control endpoint (engine/control's window protocol, the one the
+// app's own window speaks over a pipe). The engine is not handed over to
 // the app. A hand-over would have to move live MCP sessions from one
 // process to another: the shim is a byte pipe to the socket, so its
 // sessions would be cut (with their calls in flight, their background jobs'
@@ -74,13 +75,7 @@ func joinEngine(ctx context.Context, newApp func() fyne.App, opts Options, runni
 		return running
 	}
 	path := control.Path(mcpPath)
-	dial := func(ctx context.Context) (*control.Client, error) {
-		conn, err := socket.DialPrivate(ctx, path)
-		if err != nil {
-			return nil, err
-		}
-		return control.NewClient(conn), nil
-	}
+	dial := func(ctx context.Context) (net.Conn, error) { return socket.DialPrivate(ctx, path) }
 	for range 3 { // a race with another start of the app is settled in the engine: one attaches, the other focuses
 		st, err := focus(ctx, dial)
 		switch {
@@ -103,13 +98,14 @@ func joinEngine(ctx context.Context, newApp func() fyne.App, opts Options, runni
 
 // focus asks the engine's window to come to the front; a headless engine
 // answers control.ErrNoWindow and its status.
-func focus(ctx context.Context, dial func(context.Context) (*control.Client, error)) (control.AppStatus, error) {
+func focus(ctx context.Context, dial control.Dialer) (control.AppStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, controlDialTimeout)
 	defer cancel()
-	c, err := dial(ctx)
+	conn, err := dial(ctx)
 	if err != nil {
 		return control.AppStatus{}, err
 	}
+	c := control.NewClient(conn)
 	defer c.Close()
 	if _, err := c.Focus(ctx); err != nil {
 		st, serr := c.Status(ctx)
@@ -125,13 +121,14 @@ func focus(ctx context.Context, dial func(context.Context) (*control.Client, err
 // person quits, ctx is done or the engine goes away (then ErrRestart: the
 // app starts again, and becomes the engine itself). A conflict means
 // another app attached first.
-func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial func(context.Context) (*control.Client, error), st control.AppStatus) error {
+func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial control.Dialer, st control.AppStatus) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ac, err := dial(ctx)
+	conn, err := dial(ctx)
 	if err != nil {
 		return err
 	}
+	ac := control.NewClient(conn)
 	defer ac.Close()
 	attached := make(chan struct{})
 	var show atomic.Pointer[func()]
@@ -152,29 +149,14 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial f
 	}
 
 	a := newApp()
-	a.SetIcon(fyne.NewStaticResource("sandtray.png", assets.Icon))
-	r := newRemote(ctx, dial)
-	apply := func(ctx context.Context) ([]string, error) {
-		c, err := dial(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer c.Close()
-		var out appliedSettings
-		return out.Restart, c.Call(ctx, methodApplySettings, nil, &out)
-	}
+	client := control.NewGUIClient(ctx, dial)
 	// Restart now: the engine stops, keeping its sandboxes; the attach
 	// stream ends with it, and the app starts again as the engine.
 	restart := func() {
 		go func() {
 			ctx, cancel := context.WithTimeout(ctx, controlDialTimeout)
 			defer cancel()
-			c, err := dial(ctx)
-			if err == nil {
-				err = c.Call(ctx, control.MethodEngineStop, nil, nil)
-				c.Close()
-			}
-			if err != nil {
+			if err := client.Call(ctx, control.MethodEngineStop, nil, nil); err != nil {
 				fmt.Fprintln(opts.Stderr, "sandtray: the engine did not stop for the restart:", err)
 			}
 		}()
@@ -184,11 +166,9 @@ func runClient(ctx context.Context, newApp func() fyne.App, opts Options, dial f
 	if _, err := os.Stat(logPath); err != nil {
 		logPath = ""
 	}
-	noTray, notifications := desktopServices()
-	u := ui.New(a, r, withDesktop(ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart, LogPath: logPath,
-		Quit: func(bool) { cancel() }, About: opts.About, ParkHidden: parkHidden, NoTray: noTray,
-		NoNotifications: !notifications, Iconify: iconifyX11, Images: remoteImages{r}},
-		cmpOr(st.ConfigPath, cmpOr(opts.ConfigPath, ConfigPath())), apply))
+	u := newWindow(a, client, ui.Options{SocketPath: st.MCPSocket, Attached: true, Restart: restart, LogPath: logPath,
+		Quit: func(bool) { cancel() }, About: opts.About, Log: slog.New(slog.NewTextHandler(opts.Stderr, nil)), OutputDir: outputDir(opts)},
+		cmpOr(st.ConfigPath, cmpOr(opts.ConfigPath, ConfigPath())))
 	f := func() { fyne.Do(u.ShowWindow) }
 	show.Store(&f)
 

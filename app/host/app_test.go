@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,6 +117,21 @@ func (a *blockingApp) main(t *testing.T) *countingWindow {
 	return w
 }
 
+// window is the app's i-th window (0 is the first), once made.
+func (a *blockingApp) window(t *testing.T, i int) *countingWindow {
+	t.Helper()
+	var w *countingWindow
+	testwait.Eventually(t, 60*time.Second, "the app to make its window", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if len(a.windows) > i {
+			w = a.windows[i]
+		}
+		return w != nil
+	})
+	return w
+}
+
 type countingWindow struct {
 	fyne.Window
 	focused atomic.Int32
@@ -136,8 +152,11 @@ func (w *countingWindow) shows(text string) bool {
 		}
 		w.Resize(fyne.NewSize(1000, 700))
 		for _, o := range test.LaidOutObjects(c) {
-			if l, ok := o.(*widget.Label); ok && l.Visible() && strings.Contains(l.Text, text) {
-				found = true
+			switch o := o.(type) {
+			case *widget.Label:
+				found = found || (o.Visible() && strings.Contains(o.Text, text))
+			case *canvas.Text: // a rich text's line
+				found = found || (o.Visible() && strings.Contains(o.Text, text))
 			}
 		}
 	})
@@ -442,8 +461,8 @@ func TestSettingsApplyToTheNextSandbox(t *testing.T) {
 	}
 	c := control.NewClient(conn)
 	defer c.Close()
-	var applied appliedSettings
-	if err := c.Call(context.Background(), methodApplySettings, nil, &applied); err != nil {
+	var applied control.AppliedSettings
+	if err := c.Call(context.Background(), control.MethodApplySettings, nil, &applied); err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(applied.Restart) != "[http.listen]" {

@@ -70,6 +70,12 @@ const applyTimeout = 30 * time.Second
 
 func (u uiSettings) Path() string { return u.s.Path() }
 
+// Problem says what is wrong with a config file the engine refuses.
+func (u uiSettings) Problem() (ui.ConfigProblem, bool) {
+	d, bad := settings.Diagnose(u.s.Path())
+	return ui.ConfigProblem{Path: d.Path, Line: d.Line, Key: d.Key, Suggest: d.Suggest, Text: d.Text}, bad
+}
+
 func (u uiSettings) Fields() ([]ui.SettingField, error) {
 	fields, err := u.s.Fields()
 	out := make([]ui.SettingField, len(fields))

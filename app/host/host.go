@@ -72,7 +72,7 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	cfgPath := cmpOr(opts.ConfigPath, ConfigPath())
 	cfg, err := loadConfig(opts)
 	if err != nil {
-		return nil, err
+		return nil, configError{err}
 	}
 	var web *httpEndpoint
 	if cfg.HTTP.Listen != "" {
@@ -110,6 +110,12 @@ func start(ctx context.Context, opts Options) (*core, error) {
 	return c, nil
 }
 
+// configError is start's error when the config file is refused: the app
+// shows it with the file (problem.go).
+type configError struct{ error }
+
+func (e configError) Unwrap() error { return e.error }
+
 // loadConfig reads the config file as the engine runs with it: the state
 // dir and a --http flag set over the file's values.
 func loadConfig(opts Options) (config.Config, error) {
@@ -121,17 +127,6 @@ func loadConfig(opts Options) (config.Config, error) {
 	cfg.ConfigDir = filepath.Dir(cmpOr(opts.ConfigPath, ConfigPath()))
 	cfg.HTTP.Listen = cmpOr(opts.HTTPListen, cfg.HTTP.Listen)
 	return cfg, nil
-}
-
-// apply reads the config file again and applies what a running engine
-// can (Settings' Save); it returns the changed keys that wait for a
-// restart.
-func (c *core) apply(ctx context.Context) ([]string, error) {
-	cfg, err := c.reload()
-	if err != nil {
-		return nil, err
-	}
-	return c.eng.Reconfigure(ctx, cfg)
 }
 
 // stop removes the ephemeral sandboxes (unless keepEphemeral: a person chose

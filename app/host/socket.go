@@ -9,7 +9,6 @@ import (
 	"net"
 	"sync"
 
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/socket"
 )
 
@@ -30,10 +29,16 @@ func listen(stderr io.Writer) (*listener, error) {
 	return &listener{ln}, nil
 }
 
+// connServer serves one connection: the MCP server, or the gate in front
+// of it (gate.go).
+type connServer interface {
+	ServeConn(ctx context.Context, conn io.ReadWriteCloser) error
+}
+
 // serve serves MCP on the socket, one session per connection, so every
 // client shares this engine. It does not return until ctx is done (or the
 // listener fails) and every connection's session has ended.
-func (ln *listener) serve(ctx context.Context, srv *mcpserver.Server, log *slog.Logger) error {
+func (ln *listener) serve(ctx context.Context, srv connServer, log *slog.Logger) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	log.Info("serving MCP", "socket", ln.Path())

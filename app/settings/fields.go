@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/internal/duration"
 )
 
 // Kind is how a setting is typed and written.
@@ -61,53 +61,53 @@ type field struct {
 // table is every setting the window edits, in the order it shows them.
 // Other config keys (added by other features) go here as one row each.
 var table = []field{
-	{Field{Key: "default_image", Label: "Default image", Group: "Sandboxes", Kind: Text,
-		Help: "The image a sandbox uses when the assistant names none."},
+	{Field{Key: "default_image", Label: "Image of a new sandbox", Group: "Sandboxes", Kind: Text,
+		Help: "The Docker image a sandbox starts from when the assistant names none; Docker must have it (Sandtray builds its own)."},
 		func(c config.Config) any { return c.DefaultImage }},
-	{Field{Key: "limits.memory_mb", Label: "Memory (MB)", Group: "Sandboxes", Kind: Int,
-		Help: "Memory of a new sandbox unless the assistant asks for more."},
+	{Field{Key: "limits.memory_mb", Label: "Memory of a new sandbox (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "What a sandbox gets unless the assistant asks for more; no swap beyond it."},
 		func(c config.Config) any { return c.Limits.MemoryMB }},
-	{Field{Key: "limits.max_memory_mb", Label: "Most memory (MB)", Group: "Sandboxes", Kind: Int,
-		Help: "The most memory an assistant may ask for."},
+	{Field{Key: "limits.max_memory_mb", Label: "Most memory an assistant may ask for (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "A bigger request is refused."},
 		func(c config.Config) any { return c.Limits.MaxMemoryMB }},
-	{Field{Key: "limits.cpus", Label: "CPUs", Group: "Sandboxes", Kind: Number,
-		Help: "CPU cores of a new sandbox, e.g. 1 or 0.5."},
+	{Field{Key: "limits.cpus", Label: "CPU cores of a new sandbox", Group: "Sandboxes", Kind: Number,
+		Help: "e.g. 1 or 0.5 of a core."},
 		func(c config.Config) any { return c.Limits.CPUs }},
-	{Field{Key: "limits.max_cpus", Label: "Most CPUs", Group: "Sandboxes", Kind: Number,
-		Help: "The most cores an assistant may ask for."},
+	{Field{Key: "limits.max_cpus", Label: "Most CPU cores an assistant may ask for", Group: "Sandboxes", Kind: Number,
+		Help: "A bigger request is refused."},
 		func(c config.Config) any { return c.Limits.MaxCPUs }},
-	{Field{Key: "limits.exec_timeout", Label: "Command timeout", Group: "Sandboxes", Kind: Duration,
-		Help: `A command's time limit unless the assistant asks for longer, e.g. "30s", "2m".`},
+	{Field{Key: "limits.exec_timeout", Label: "Time limit of a command", Group: "Sandboxes", Kind: Duration,
+		Help: `A call is stopped after it unless the assistant asks for longer, e.g. "30 s", "2 min".`},
 		func(c config.Config) any { return c.Limits.ExecTimeout }},
-	{Field{Key: "limits.disk_mb", Label: "Disk (MB)", Group: "Sandboxes", Kind: Int,
-		Help: "Files a sandbox may add to its image; 0 means no limit."},
+	{Field{Key: "limits.disk_mb", Label: "Disk a sandbox may fill (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "The files it may add to its image; 0: no limit."},
 		func(c config.Config) any { return c.Limits.DiskMB }},
-	{Field{Key: "limits.max_committed_mb", Label: "Committed images (MB)", Group: "Sandboxes", Kind: Int,
-		Help: "Disk the images of commits and forks may take together."},
+	{Field{Key: "limits.max_committed_mb", Label: "Disk of committed images (MB)", Group: "Sandboxes", Kind: Int,
+		Help: "What the images of commits and forks may take together; a commit beyond it is refused."},
 		func(c config.Config) any { return c.Limits.CommittedMB }},
-	{Field{Key: "sandbox.profile", Label: "Security profile", Group: "Sandboxes", Kind: Choice,
+	{Field{Key: "sandbox.profile", Label: "Security profile of a new sandbox", Group: "Sandboxes", Kind: Choice,
 		Choices: []string{config.ProfileStandard, config.ProfileStrict},
 		Help:    `"strict": read-only root, size-limited workdir and /tmp, a non-root user.`},
 		func(c config.Config) any { return c.Sandbox.Profile }},
-	{Field{Key: "sandbox.network", Label: "Network", Group: "Network", Kind: Choice, Choices: []string{"none", "egress", "bridge"},
+	{Field{Key: "sandbox.network", Label: "Network of a new sandbox", Group: "Network", Kind: Choice, Choices: []string{"none", "egress", "bridge"},
 		Help: `"none": off unless a sandbox asks; "egress": through the egress gate ([egress] rules); "bridge": the whole network.`},
 		func(c config.Config) any { return c.Sandbox.Network }},
-	{Field{Key: "sandbox.allow_network", Label: "Assistants may ask for a network", Group: "Network", Kind: Bool,
-		Help: "When off (the default), a request for network \"bridge\" is refused; \"egress\" goes through the gate."},
+	{Field{Key: "sandbox.allow_network", Label: "Let sandboxes use the bridge network", Group: "Network", Kind: Bool,
+		Help: "The whole network, unfiltered. Off (the default): a request for network \"bridge\" is refused; \"egress\" goes through the gate. Sandtray builds its own image either way."},
 		func(c config.Config) any { return c.Sandbox.AllowNetwork }},
-	{Field{Key: "egress.ask", Label: "Ask me about other hosts", Group: "Network", Kind: Bool,
+	{Field{Key: "egress.ask", Label: "Ask me about hosts no rule allows", Group: "Network", Kind: Bool,
 		Help: "An egress sandbox's connection to a host no rule allows waits for your answer (a dialog); off: refused."},
 		func(c config.Config) any { return c.Egress.Ask }},
-	{Field{Key: "egress.ask_timeout", Label: "Refuse unanswered after", Group: "Network", Kind: Duration,
-		Help: "How long such a connection waits for your answer, e.g. 60s."},
+	{Field{Key: "egress.ask_timeout", Label: "Refuse an unanswered host after", Group: "Network", Kind: Duration,
+		Help: "How long such a connection waits for your answer, e.g. 60 s."},
 		func(c config.Config) any { return c.Egress.AskTimeout }},
-	{Field{Key: "host.allowed_roots", Label: "Host folders", Group: "Host folders", Kind: Folders,
+	{Field{Key: "host.allowed_roots", Label: "Folders assistants may copy to and from", Group: "Host folders", Kind: Folders,
 		Help: "Assistants may copy files to and from these folders only."},
 		func(c config.Config) any { return c.Host.AllowedRoots }},
-	{Field{Key: "pool.size", Label: "Warm sandboxes per image", Group: "Warm pool", Kind: Int,
+	{Field{Key: "pool.size", Label: "Sandboxes kept started per image", Group: "Warm pool", Kind: Int,
 		Help: "Sandboxes kept started so a new one answers at once; 0: no pool."},
 		func(c config.Config) any { return c.Pool.Size }},
-	{Field{Key: "http.listen", Label: "HTTP endpoint", Group: "HTTP endpoint", Kind: Text,
+	{Field{Key: "http.listen", Label: "Serve MCP over HTTP at", Group: "HTTP endpoint", Kind: Text,
 		Help: "MCP over HTTP at host:port, e.g. 127.0.0.1:8765 (token: sandtray token); empty: off."},
 		func(c config.Config) any { return c.HTTP.Listen }},
 }
@@ -126,7 +126,7 @@ func text(v any) string {
 	case bool:
 		return strconv.FormatBool(v)
 	case config.Duration:
-		return v.String()
+		return duration.Text(v.Duration) // "1 min", not Go's "1m0s"
 	}
 	panic(fmt.Sprintf("settings: no text for %T", v))
 }
@@ -153,10 +153,11 @@ func literal(f Field, value string, list []string) (string, error) {
 		}
 		return s, nil
 	case Duration:
-		if _, err := time.ParseDuration(v); err != nil {
-			return "", fmt.Errorf(`%s must be a duration such as "30s" or "10m"`, f.Key)
+		d, err := duration.Parse(v)
+		if err != nil {
+			return "", fmt.Errorf(`%s must be a duration such as "30 s" or "10 min"`, f.Key)
 		}
-		return tomlString(v), nil
+		return tomlString(duration.Go(d)), nil
 	case Bool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {

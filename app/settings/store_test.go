@@ -112,7 +112,7 @@ func TestSaveRefusesWhatTheLoaderRefuses(t *testing.T) {
 		{"default_image", "", "default_image must name an image", true},
 		{"limits.memory_mb", "lots", "limits.memory_mb must be a whole number", false},
 		{"limits.cpus", "two", "limits.cpus must be a number", false},
-		{"limits.exec_timeout", "30", `limits.exec_timeout must be a duration such as "30s"`, false},
+		{"limits.exec_timeout", "30", `limits.exec_timeout must be a duration such as "30 s"`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key+"="+tt.value, func(t *testing.T) {
@@ -277,5 +277,47 @@ func TestFieldsSayWhatAppliesNow(t *testing.T) {
 		if (f.Applies == Restart) == config.AppliesLive(f.Key) {
 			t.Errorf("%s: the window and the engine disagree on when it applies", f.Key)
 		}
+	}
+}
+
+// TestDurationsReadAsPeopleWriteThem: a duration shows as "1 min", not
+// Go's "1m0s", and what a person types ("2 min", "90 s", or Go's "2m")
+// is saved in Go's short form, which the engine reads.
+func TestDurationsReadAsPeopleWriteThem(t *testing.T) {
+	s, path := newStore(t, "[limits]\nexec_timeout = \"1m0s\"\n")
+	fields, err := s.Fields()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if f.Key == "limits.exec_timeout" && f.Value != "1 min" {
+			t.Errorf("the command timeout shows %q; want \"1 min\"", f.Value)
+		}
+	}
+	if _, err := s.Save(edit(t, s, map[string]string{"limits.exec_timeout": "2 min"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `exec_timeout = "2m"`) {
+		t.Errorf("saved:\n%s\nwant exec_timeout = \"2m\"", b)
+	}
+}
+
+// TestLabelsSayWhatEachKeyDoes: the window names what a setting does, not
+// its key: "allow_network" is "Let sandboxes use the bridge network"; no
+// two settings share a label.
+func TestLabelsSayWhatEachKeyDoes(t *testing.T) {
+	seen := map[string]string{}
+	for _, f := range table {
+		if other, ok := seen[f.Label]; ok {
+			t.Errorf("%s and %s are both %q", other, f.Key, f.Label)
+		}
+		seen[f.Label] = f.Key
+		if len(strings.Fields(f.Label)) < 3 {
+			t.Errorf("%s is labelled %q: say what it does", f.Key, f.Label)
+		}
+	}
+	if seen["Let sandboxes use the bridge network"] != "sandbox.allow_network" {
+		t.Errorf("sandbox.allow_network is not labelled \"Let sandboxes use the bridge network\"")
 	}
 }

@@ -4,7 +4,10 @@
 //
 // It never parses what flows through it. Stdout carries only bytes read from
 // the socket, so the client sees a clean MCP stream; everything the shim has
-// to say goes to Stderr, which MCP clients keep as the server's log.
+// to say goes to Stderr, which MCP clients keep as the server's log. When no
+// engine can be reached or started at all, the shim answers each request
+// itself, with a JSON-RPC error that says why (refuse.go): a client shows
+// that to the model and the person, where it would hide Stderr.
 package shim
 
 import (
@@ -75,6 +78,7 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	conn, err := connect(ctx, opts)
 	if err != nil {
+		refuseRequests(ctx, opts, err)
 		return err
 	}
 	return pipe(ctx, conn, opts.Stdin, opts.Stdout)

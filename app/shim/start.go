@@ -32,7 +32,7 @@ func detachedStarter(opts Options) func(ctx context.Context) (<-chan struct{}, e
 		if err != nil {
 			return nil, err
 		}
-		return startDetached(exe, engineArgs(runtime.GOOS, os.Getenv), opts)
+		return startDetached(exe, engineArgs, opts)
 	}
 }
 
@@ -148,14 +148,11 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0)
 }
 
-// engineArgs picks the engine's arguments: the tray app when the user has a
-// display to see it, the headless `serve` otherwise.
-func engineArgs(goos string, getenv func(string) string) []string {
-	if goos == "darwin" || goos == "windows" || getenv("DISPLAY") != "" || getenv("WAYLAND_DISPLAY") != "" {
-		return nil
-	}
-	return []string{"serve"}
-}
+// engineArgs are the engine's arguments: `serve`, the engine without a
+// window, on every system. The shim never opens a window: an assistant
+// that starts Sandtray gets the engine alone, and the person opens the
+// app when they want it (it becomes that engine's window).
+var engineArgs = []string{"serve"}
 
 // defaultLogPath is sandtray/engine.log in the XDG state dir, following
 // adrg/xdg's rules, which the engine uses for its state (this package may not

@@ -4,13 +4,13 @@ package shim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -208,16 +208,18 @@ func TestEngineCannotStart(t *testing.T) {
 }
 
 // TestDetachedStart runs the built-in starter for real, with this test binary
-// as the engine: it must run `serve` without a display, in its own session,
-// with its output in the log and the socket path passed on.
+// as the engine: it must run `serve` (the engine without a window) even on a
+// desktop with a display (before, the shim started the tray app there: an
+// assistant opened Sandtray's window), in its own session, with its output
+// in the log and the socket path passed on.
 func TestDetachedStart(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(fakeEngineEnv, "1")
-	t.Setenv("DISPLAY", "")
-	t.Setenv("WAYLAND_DISPLAY", "")
+	t.Setenv("DISPLAY", ":0")
+	t.Setenv("WAYLAND_DISPLAY", "wayland-0")
 	path := socketPath(t)
 	logPath := filepath.Join(t.TempDir(), "state", "sandtray", "engine.log")
 	var stdout lockedBuffer
@@ -238,7 +240,7 @@ func TestDetachedStart(t *testing.T) {
 		t.Fatalf("engine log %q: %v", b, err)
 	}
 	if args != `["serve"]` {
-		t.Errorf("engine args = %s, want [\"serve\"] with no display", args)
+		t.Errorf("engine args = %s on a desktop, want [\"serve\"]: the shim never opens a window", args)
 	}
 	if pid != pgid {
 		t.Errorf("engine pgid = %d, want its own pid %d (a new session)", pgid, pid)
@@ -286,26 +288,6 @@ func TestFindEngine(t *testing.T) {
 	}
 }
 
-func TestEngineArgs(t *testing.T) {
-	tests := []struct {
-		goos string
-		env  map[string]string
-		want []string
-	}{
-		{"linux", nil, []string{"serve"}},
-		{"linux", map[string]string{"DISPLAY": ":0"}, nil},
-		{"linux", map[string]string{"WAYLAND_DISPLAY": "wayland-0"}, nil},
-		{"darwin", nil, nil},
-		{"windows", nil, nil}, // a desktop, whatever the environment says
-	}
-	for _, tt := range tests {
-		got := engineArgs(tt.goos, func(k string) string { return tt.env[k] })
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("engineArgs(%s, %v) = %q, want %q", tt.goos, tt.env, got, tt.want)
-		}
-	}
-}
-
 func TestStateDir(t *testing.T) {
 	home := func() (string, error) { return "/home/u", nil }
 	noHome := func() (string, error) { return "", errors.New("no home") }
@@ -326,6 +308,50 @@ func TestStateDir(t *testing.T) {
 		env := func(string) string { return tt.xdgState }
 		if got := stateDir(tt.goos, env, tt.home); got != tt.want {
 			t.Errorf("stateDir(%s, XDG_STATE_HOME=%q) = %q, want %q", tt.goos, tt.xdgState, got, tt.want)
+		}
+	}
+}
+
+// TestAnEngineThatCannotStartSaysWhyOnInitialize: when the engine the shim
+// started exits without answering (Docker down), the client's initialize
+// gets a JSON-RPC error with the engine's reason, and its notifications no
+// answer; before, the shim ended with the reason on stderr alone, which
+// clients hide.
+func TestAnEngineThatCannotStartSaysWhyOnInitialize(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "engine.log")
+	start := func(context.Context) (<-chan struct{}, error) {
+		ended := make(chan struct{})
+		close(ended)
+		return ended, os.WriteFile(logPath, []byte("--- 1 sandtray-mcp starts\nsandtray: start engine: cannot reach the Docker daemon at unix:///var/run/docker.sock\n"), 0o600)
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":"two","method":"tools/list"}` + "\n"
+	var stdout lockedBuffer
+	err := runShim(t, Options{Stdin: strings.NewReader(in), Stdout: &stdout, SocketPath: socketPath(t), StartEngine: start, LogPath: logPath})
+	if err == nil {
+		t.Fatal("Run = nil; want the start's error")
+	}
+	type answer struct {
+		ID    json.RawMessage
+		Error struct {
+			Code    int
+			Message string
+		}
+	}
+	var answers []answer
+	for line := range strings.Lines(stdout.String()) {
+		var a answer
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatalf("stdout %q: %v", stdout.String(), err)
+		}
+		answers = append(answers, a)
+	}
+	if len(answers) != 2 || string(answers[0].ID) != "1" || string(answers[1].ID) != `"two"` {
+		t.Fatalf("stdout %q; want an error for each of the 2 requests", stdout.String())
+	}
+	for _, want := range []string{"cannot reach the Docker daemon", "Ask the user to open the Sandtray app"} {
+		if !strings.Contains(answers[0].Error.Message, want) || answers[0].Error.Code != unavailableCode {
+			t.Errorf("initialize's error %+v; want it to say %q", answers[0].Error, want)
 		}
 	}
 }

@@ -3,8 +3,10 @@
 // a second pipe) on which the user's own tools talk to the running engine:
 // `sandtray egress …` answers the egress gate's pending requests, and an
 // app started while a headless engine runs becomes that engine's window
-// through it (app.go: one window per engine; the GUI's own methods are the
-// host's, added with Handle).
+// through it (app.go: one window per engine). The window's methods are one
+// table (gui.go, HandleGUI) and one typed client (guiclient.go,
+// GUIClient), which the app that runs the engine uses too, over an
+// in-memory pipe (Server.Pipe): every window takes the same path.
 //
 // It is never reachable through MCP, the HTTP endpoint or from inside a
 // sandbox: only a process of the user's own account can connect, so a

@@ -44,13 +44,17 @@ type Server struct {
 	win      windows // the engine's window (app.go)
 }
 
-// NewServer returns a server with the egress methods on b.
+// NewServer returns a server with the egress methods on b (none when b is
+// nil: an app whose engine cannot start serves the app's methods alone).
 func NewServer(b Backend, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{handlers: map[string]Handler{}, streams: map[string]bool{}, log: log}
 	s.handleApp()
+	if b == nil { // no engine yet (the app shows why): the app's methods alone
+		return s
+	}
 	s.Handle(MethodPending, func(ctx context.Context, _ json.RawMessage, _ func(any) error) (any, error) {
 		return b.EgressPending(), nil
 	})
@@ -143,6 +147,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		wg.Go(func() { s.serveConn(ctx, c) })
 	}
+}
+
+// Pipe returns a dialer of in-memory connections to s, each served until
+// it is closed or ctx is done: the app that runs the engine talks to it
+// through one, as an app attached to it does over the socket, with the
+// same client and the same handlers.
+func (s *Server) Pipe(ctx context.Context) Dialer {
+	return func(dctx context.Context) (net.Conn, error) {
+		if err := cmpErr(ctx.Err(), dctx.Err()); err != nil {
+			return nil, fmt.Errorf("control endpoint: %w", err)
+		}
+		client, server := net.Pipe()
+		go s.serveConn(ctx, server)
+		return client, nil
+	}
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // maxLine bounds one request.

@@ -116,12 +116,12 @@ func TestNonUTF8ReadSuggestsBase64(t *testing.T) {
 }
 
 func TestBackendErrorsAreSortedByKind(t *testing.T) {
-	t.Run("user error becomes a tool error with its message", func(t *testing.T) {
+	t.Run("user error becomes a tool error with its message, without Go's error kind", func(t *testing.T) {
 		fake := newFake()
 		fake.err = fmt.Errorf("no sandbox named %q; list_sandboxes shows them: %w", "web", sandbox.ErrNotFound)
 		c := mcpGoClient(t, serve(t, fake, Options{}))
 		res := callMCPGo(t, c, "stop_sandbox", map[string]any{"sandbox_id": "web"})
-		if want := fake.err.Error(); !res.IsError || textOfResult(res) != want {
+		if want := `no sandbox named "web"; list_sandboxes shows them`; !res.IsError || textOfResult(res) != want {
 			t.Errorf("got isError=%v %q, want tool error %q", res.IsError, textOfResult(res), want)
 		}
 	})

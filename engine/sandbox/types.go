@@ -68,8 +68,9 @@ type Info struct {
 	EgressRules EgressRules `json:"egress_rules,omitzero"`
 	// SnapshotsChanged moves on whenever the sandbox's snapshots change
 	// (one taken or deleted): a view of them (the app's Snapshots tab)
-	// loads them again when it differs from what it loaded them at.
-	SnapshotsChanged uint64 `json:"-"`
+	// loads them again when it differs from what it loaded them at. It
+	// crosses the app's protocol; the MCP tools do not show it.
+	SnapshotsChanged uint64 `json:"snapshots_changed,omitempty"`
 }
 
 // Stats is a resource sample of a running sandbox.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a Sandtray sandbox image without any container registry: debootstrap a
-# minimal Debian bookworm with python3, bash, nodejs and gcc from Debian's mirror,
+# minimal Debian bookworm with python3, bash, nodejs, gcc and a model's first
+# tools (curl, git, jq, unzip) from Debian's mirror,
 # then `docker import` it. Used by the tests and by `make image` when the
 # recommended Dockerfile cannot pull its base image.
 #
@@ -9,7 +10,7 @@ set -euo pipefail
 
 image=${1:-sandtray/sandbox:latest}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
-packages=python3,python-is-python3,nodejs,gcc,libc6-dev,ca-certificates,procps
+packages=python3,python-is-python3,nodejs,gcc,libc6-dev,ca-certificates,procps,curl,git,jq,unzip
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "build-offline.sh: debootstrap needs root; run it with sudo" >&2

@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"fyne.io/fyne/v2"
@@ -19,7 +21,19 @@ import (
 const windowBuilt = true
 
 // newApp makes the Fyne app; tests make one that needs no display.
-var newApp = func() fyne.App { return app.NewWithID(appID) }
+var newApp = func() fyne.App {
+	makeFyneCache()
+	return app.NewWithID(appID)
+}
+
+// makeFyneCache makes the folder Fyne keeps its cache in: Fyne makes only
+// its last part, so in a fresh home (no ~/.cache yet) it logs "Failed to
+// create fyne cache space" at every start.
+func makeFyneCache() {
+	if dir, err := os.UserCacheDir(); err == nil {
+		_ = os.MkdirAll(filepath.Join(dir, "fyne"), 0o700)
+	}
+}
 
 // runWindow runs the tray app on the main goroutine until the person quits,
 // and starts it again when they asked to restart. When an engine of this

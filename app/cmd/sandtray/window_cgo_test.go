@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"log"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,5 +54,29 @@ func TestSecondAppStartExitsZero(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "Sandtray is open already: its window was brought to the front") {
 		t.Errorf("it said %q", stderr.String())
+	}
+}
+
+// TestAFreshHomeStartsWithoutFyneErrors: the app made in a home with no
+// ~/.cache yet logs nothing; Fyne used to log "Failed to create fyne cache
+// space" at the first start of a new user.
+func TestAFreshHomeStartsWithoutFyneErrors(t *testing.T) {
+	home, err := os.MkdirTemp("", "fresh-home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home) // the app may still write its preferences there
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CACHE_HOME", "")
+	var logged strings.Builder
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	a := newApp()
+	defer a.Quit()
+	if strings.Contains(logged.String(), "Failed to create") {
+		t.Errorf("the app's first start in a fresh home logged:\n%s", logged.String())
+	}
+	if _, err := os.Stat(filepath.Join(home, ".cache", "fyne", appID)); err != nil {
+		t.Errorf("Fyne's cache: %v", err)
 	}
 }

@@ -32,9 +32,11 @@ import (
 const DefaultTag = "sandtray/sandbox:latest"
 
 // Wanted are the packages the mirror build installs beyond Debian's
-// required ones: the languages Sandtray runs and the tools it uses.
+// required ones: the languages Sandtray runs, the tools it uses, and a
+// model's first tools (curl, git, jq, unzip), as the Dockerfile's image
+// has them.
 var Wanted = []string{"python3", "python-is-python3", "nodejs", "gcc", "g++", "libc6-dev", "make",
-	"procps", "findutils", "ca-certificates", "bash", "tar"}
+	"procps", "findutils", "ca-certificates", "bash", "tar", "curl", "git", "jq", "unzip"}
 
 // Source is where the image comes from.
 type Source string

@@ -13,8 +13,15 @@ import (
 	"github.com/sandtray/sandtray/engine/runtime"
 )
 
+// firstTools runs a model's first tools in the image (curl, git, jq,
+// unzip), printing firstToolsOK when each works.
+const firstTools = `echo '{"a":[6,7]}' | jq -c '.a' && git --version >/dev/null && curl --version >/dev/null && unzip -v >/dev/null && echo tools`
+
+const firstToolsOK = "[6,7]\ntools\n"
+
 // TestBuildFromTheMirror builds the sandbox image from Debian's mirror,
-// under a test tag, and runs Python, Node.js and gcc in it. It reaches the
+// under a test tag, and runs Python, Node.js, gcc and a model's first
+// tools (curl, git, jq, unzip) in it. It reaches the
 // mirror and takes minutes (about 40 on a loaded 2-core machine), so it
 // runs only with SANDTRAY_TEST_IMAGE_BUILD=1.
 func TestBuildFromTheMirror(t *testing.T) {
@@ -41,12 +48,12 @@ func TestBuildFromTheMirror(t *testing.T) {
 	}
 	var out bytes.Buffer
 	id, code, err := c.RunBuildStep(ctx, runtime.BuildStep{Image: repo + ":built", Labels: labels, Output: &out,
-		Cmd: []string{"sh", "-c", `python3 -c 'print(6*7)' && node -e 'console.log(6*7)' && printf 'int main(){return 42;}' > /tmp/a.c && gcc /tmp/a.c -o /tmp/a; /tmp/a; echo $?; test ! -e /var/cache/sandtray && pwd`}})
+		Cmd: []string{"sh", "-c", `python3 -c 'print(6*7)' && node -e 'console.log(6*7)' && printf 'int main(){return 42;}' > /tmp/a.c && gcc /tmp/a.c -o /tmp/a; /tmp/a; echo $?; test ! -e /var/cache/sandtray && pwd && ` + firstTools}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Remove(ctx, id)
-	if code != 0 || out.String() != "42\n42\n42\n/workspace\n" {
+	if code != 0 || out.String() != "42\n42\n42\n/workspace\n"+firstToolsOK {
 		t.Errorf("in the image: exit %d, output %q", code, out.String())
 	}
 	if !strings.HasPrefix(steps[0], "Reading bookworm's package index") {

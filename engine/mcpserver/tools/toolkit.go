@@ -22,6 +22,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -105,12 +106,29 @@ func (k *Kit) handle(tool mcp.Tool, body func(*call) (*mcp.CallToolResult, error
 		case err == nil:
 			return result, nil
 		case sandbox.IsUserError(err):
-			return mcp.NewToolResultError(err.Error()), nil
+			return mcp.NewToolResultError(errorText(err)), nil
 		default:
 			k.Log.Warn("mcp tool failed", "tool", tool.Name, "session", c.owner.Session, "err", err)
 			return nil, fmt.Errorf("%s: %w", tool.Name, err)
 		}
 	}
+}
+
+// errorKinds are the engine's error kinds (engine/sandbox).
+var errorKinds = []error{sandbox.ErrNotFound, sandbox.ErrInvalid, sandbox.ErrConflict, sandbox.ErrForbidden,
+	sandbox.ErrTooLarge, sandbox.ErrUnsupported, sandbox.ErrUnavailable, sandbox.ErrPaused}
+
+// errorText is a tool error's text for the model: the engine's sentence,
+// without the kind its errors end with for errors.Is (": not found",
+// ": conflict"), which is Go's plumbing, not words for a model.
+func errorText(err error) string {
+	msg := err.Error()
+	for _, kind := range errorKinds {
+		if errors.Is(err, kind) {
+			msg = strings.TrimSuffix(msg, ": "+kind.Error())
+		}
+	}
+	return msg
 }
 
 func unknownArgument(tool, name string, known []string) string {

@@ -70,6 +70,25 @@ func withEgress(f *fakeBackend, ask bool) *fakeBackend {
 	return f
 }
 
+// AnswerEgressHost adds the sandbox's "always" rule for target (the
+// Network tab's Allow and Deny), as the engine does when nothing waits.
+func (f *fakeBackend) AnswerEgressHost(_ context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.egress == nil || f.egress.nets[ref] == nil {
+		return 0, fmt.Errorf("sandbox %s has no network through the egress gate: %w", ref, sandbox.ErrNotFound)
+	}
+	n := f.egress.nets[ref]
+	switch a {
+	case sandbox.EgressAllowSandbox:
+		n.Rules.Allow = append(n.Rules.Allow, target)
+	case sandbox.EgressDenySandbox:
+		n.Rules.Deny = append(n.Rules.Deny, target)
+	}
+	f.publishLocked()
+	return 0, nil
+}
+
 func (f *fakeBackend) AnswerEgress(_ context.Context, id string, a sandbox.EgressAnswer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -26,6 +26,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/assets"
+	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/ui"
 )
@@ -213,7 +214,21 @@ func (f *fakeBackend) Next(ctx context.Context) (sandbox.Snapshot, error) {
 	}
 }
 
-func (f *fakeBackend) Logs(_ context.Context, ref string, tail int) ([]sandbox.Activity, error) {
+func (f *fakeBackend) Logs(_ context.Context, ref string, q control.LogsQuery) ([]control.LogEntry, error) {
+	return control.Entries(demoActivity, q), nil
+}
+
+func (f *fakeBackend) ActivityEntry(_ context.Context, ref string, at time.Time) (sandbox.Activity, error) {
+	for _, a := range demoActivity {
+		if a.Time.Equal(at) {
+			return a, nil
+		}
+	}
+	return sandbox.Activity{}, sandbox.ErrNotFound
+}
+
+// demoActivity is every sandbox's activity log in the demo.
+var demoActivity = func() []sandbox.Activity {
 	base := time.Now().Add(-3 * time.Minute)
 	code := func(c int) *int { return &c }
 	return []sandbox.Activity{
@@ -229,8 +244,8 @@ func (f *fakeBackend) Logs(_ context.Context, ref string, tail int) ([]sandbox.A
 		{Time: base.Add(150 * time.Second), Tool: "execute_code", Client: "claude-ai 0.1.0", Language: "python",
 			Input:    "import pandas as pd\ndf = pd.read_csv('data/sales.csv')\nprint(df.groupby('region').total.sum())",
 			ExitCode: code(0), Duration: 930, Stdout: "region\neast     18234.50\nnorth    12011.75\nsouth     9877.10\nwest     20456.00\nName: total, dtype: float64\n"},
-	}, nil
-}
+	}
+}()
 
 var fakeTree = map[string][]sandbox.FileEntry{
 	".":    {{Path: "clean.py", Type: "file", Size: 1843}, {Path: "data", Type: "dir"}, {Path: "out", Type: "dir"}, {Path: "README.md", Type: "file", Size: 412}},

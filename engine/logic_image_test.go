@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/internal/imagebuild"
+	"github.com/sandtray/sandtray/engine/sandbox"
+)
+
+// TestLogicFirstCallPreparesTheImage: with the default config
+// (sandbox.allow_network = false) and Sandtray's own image absent, an
+// assistant's first sandbox starts the image's build instead of telling
+// the model to ask the user for a terminal command, and answers at once
+// that the image is being prepared, about how long it takes, and to call
+// again; a second call joins the same build. pull.policy = "never" still
+// forbids it. Before, the call answered "ask the user to run `sandtray
+// image build`" and built nothing.
+func TestLogicFirstCallPreparesTheImage(t *testing.T) {
+	// Debian's mirror that never answers: the build stays at its first step.
+	held := make(chan struct{})
+	mirror := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-held:
+		case <-r.Context().Done():
+		}
+	}))
+	defer mirror.Close()
+	defer close(held)
+	t.Setenv(imagebuild.MirrorEnv, mirror.URL)
+	old := buildWaitInCall
+	buildWaitInCall = 200 * time.Millisecond
+	t.Cleanup(func() { buildWaitInCall = old })
+
+	le := newLogicEngine(t, func(c *config.Config) { c.DefaultImage = BuiltinImage })
+	if le.cfg.Sandbox.AllowNetwork {
+		t.Fatal("the test wants the default, sandbox.allow_network = false")
+	}
+	for call := range 2 {
+		_, err := le.Create(context.Background(), le.owner, sandbox.CreateRequest{}, nil)
+		if !errors.Is(err, sandbox.ErrConflict) || !sandbox.IsUserError(err) {
+			t.Fatalf("call %d: %v; want a conflict (a tool error the model acts on) while the image is prepared", call+1, err)
+		}
+		msg := err.Error()
+		for _, want := range []string{"preparing the sandbox image " + BuiltinImage, "about 8 min left", "call again"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("call %d says %q; want %q in it", call+1, msg, want)
+			}
+		}
+		if strings.Contains(msg, "sandtray image build") {
+			t.Errorf("call %d asks for a terminal step: %q", call+1, msg)
+		}
+	}
+	if got := le.BuildStarted(); got.IsZero() {
+		t.Error("no build runs")
+	}
+	le.Engine.cfg().Pull.Policy = config.PullNever
+	if err := le.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
+		t.Errorf("pull.policy = never: %v; want the build forbidden", err)
+	}
+}
+
+// TestBuildEstimates: the time a build takes yet follows how far it says
+// it is; a step that counts nothing (unpacking after the downloads) keeps
+// the fraction reached, instead of starting the estimate over.
+func TestBuildEstimates(t *testing.T) {
+	steps := []struct {
+		p       ImageBuildProgress
+		elapsed time.Duration
+		want    string
+	}{
+		{ImageBuildProgress{Step: "Reading bookworm's package index"}, 10 * time.Second, "8 min"},
+		{ImageBuildProgress{Step: "Downloading 171 packages", Done: 50, Total: 100, Bytes: true}, time.Minute, "9 min"},
+		{ImageBuildProgress{Step: "Downloading 171 packages", Done: 100, Total: 100, Bytes: true}, 2 * time.Minute, "8 min"},
+		{ImageBuildProgress{Step: "Unpacking Debian's required packages"}, 2*time.Minute + 30*time.Second, "10 min"},
+		{ImageBuildProgress{Step: "Installing", Done: 100, Total: 200}, 6 * time.Minute, "4 min"},
+		{ImageBuildProgress{Step: "Installing", Done: 199, Total: 200}, 20 * time.Minute, "1 min"},
+	}
+	frac := 0.0
+	for _, s := range steps {
+		frac = max(frac, fraction(s.p))
+		if got := minutesText(estimateLeft(frac, s.elapsed)); got != s.want {
+			t.Errorf("at %+v after %v: %s left, want %s", s.p, s.elapsed, got, s.want)
+		}
+	}
+	if got := ImageStepText(ImageBuildProgress{Step: "Downloading 171 packages", Done: 64 << 20, Total: 128 << 20, Bytes: true}); got != "Downloading 171 packages: 64 of 128 MB" {
+		t.Errorf("ImageStepText = %q", got)
+	}
+}
