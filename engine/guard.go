@@ -218,7 +218,7 @@ func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done fu
 	return b, func() {
 		b.disk.CallEnded()
 		leave()
-		e.release(b)
+		e.releaseSoon(b) // a file tool changes the last use alone: saved off its path
 	}, nil
 }
 
