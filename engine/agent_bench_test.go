@@ -21,6 +21,9 @@ func BenchmarkAgentOps(b *testing.B) {
 		b.Fatal(err)
 	}
 	data := make([]byte, 100)
+	if _, err := te.WriteFile(ctx, te.owner, info.ID, sandbox.WriteRequest{Path: "f", Data: data}); err != nil {
+		b.Fatal(err) // read runs alone too (-bench AgentOps/read)
+	}
 	for _, op := range []struct {
 		name string
 		do   func() error

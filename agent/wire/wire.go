@@ -166,12 +166,12 @@ type Stream = yamux.Stream
 
 // Client runs the engine's end of a session over conn.
 func Client(conn io.ReadWriteCloser) (*Session, error) {
-	return yamux.Client(conn, config(engineWindow))
+	return yamux.Client(coalesce(conn), config(engineWindow))
 }
 
 // Server runs the agent's end of a session over conn.
 func Server(conn io.ReadWriteCloser) (*Session, error) {
-	return yamux.Server(conn, config(agentWindow))
+	return yamux.Server(coalesce(conn), config(agentWindow))
 }
 
 // Dropped reports whether err is a stream that ended before its operation
