@@ -327,7 +327,9 @@ func (p *Proc) agentSpawn(st *wire.Stream, req wire.Request) {
 		agentDone(st, err)
 		return
 	}
+	p.r.d.mu.Lock() // killMarked reads it under the lock
 	q.pid = int(fakePids.Add(1))
+	p.r.d.mu.Unlock()
 	var mu sync.Mutex
 	frame := func(kind byte, b []byte) {
 		mu.Lock()

@@ -41,14 +41,11 @@
 //     Proc.Stderr, returns an exit code, or waits on Proc.Done until it is
 //     killed (its container stops, or the engine kills its process group).
 //     As with Docker, a cancelled Exec returns at once and does not kill its
-//     process: only a kill does. The commands the engine runs on its own are
-//     handled before the test's handler (see Proc): its exec wrapper is
-//     unwrapped (the handler sees the command inside, and the wrapper's
-//     marker ties the process to its call), its kill of a call's process
-//     group kills those processes, its read of the cgroup's OOM-kill count
-//     answers the container's count (Proc.OOMKill raises it), its listing
-//     of a folder (list_files) lists the container's files, and its kernel
-//     launcher exits with the launcher's "no python3" status, so the engine
+//     process: only a kill does. Every container has the agent (see
+//     agent.go): its session spawns, kills (by call marker or process
+//     group), reads and writes files and lists folders over the same
+//     processes and files, and the engine's kernel launcher exits with the
+//     launcher's "no python3" status, so the engine
 //     runs code without kernels. Commands no handler takes run on Builtin, a
 //     tiny shell (true, false, exit, echo, cat, sleep, mkdir -p, rm -rf,
 //     cd, pwd, hostname; redirections to files) over the container's files.

@@ -103,8 +103,8 @@ func TestContainerLifecycleAndKinds(t *testing.T) {
 }
 
 // TestExecHandlersAndKills: a handler's output and exit code come back; a
-// cancelled Exec returns without killing its process, which the engine's
-// kill of its call (by marker) or the container's stop ends.
+// cancelled Exec returns without killing its process, which the container's
+// removal ends.
 func TestExecHandlersAndKills(t *testing.T) {
 	rt, ctx := newRT(), context.Background()
 	id := started(t, rt, "one")
@@ -129,18 +129,13 @@ func TestExecHandlersAndKills(t *testing.T) {
 		t.Errorf("exec: %d, %v, %q, %q", code, err, out.String(), errOut.String())
 	}
 
-	// Wrapped as the engine wraps a call, with its marker.
-	wrapper := `sandtray_sweep() { :; }; "$0" "$@"; rc=$?; sandtray_sweep $$ $$; exit $rc`
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := rt.Exec(cctx, id, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", wrapper, "/bin/sh", "-c", "hang"}, Env: []string{"SANDTRAY_EXEC=k1"}})
+		_, err := rt.Exec(cctx, id, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", "hang"}})
 		done <- err
 	}()
 	p := <-hung
-	if got := strings.Join(p.Cmd, " "); got != "/bin/sh -c hang" {
-		t.Errorf("the handler saw %q, want the command inside the wrapper", got)
-	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled exec: %v", err)
@@ -148,27 +143,17 @@ func TestExecHandlersAndKills(t *testing.T) {
 	if p.Killed() {
 		t.Fatal("a cancelled exec killed its process; Docker's does not")
 	}
-	out.Reset()
-	kill := []string{"/bin/sh", "-c", `sandtray_sweep() { :; }; kill -KILL -"$p"; sandtray_sweep $$ "$p" grep; echo swept`}
-	if _, err := rt.Exec(ctx, id, runtime.ExecOptions{Cmd: kill, Env: []string{"SANDTRAY_EXEC=k1"}, Stdout: &out}); err != nil || out.String() != "swept\n" {
-		t.Errorf("the engine's kill: %v, %q", err, out.String())
-	}
-	select {
-	case <-p.Done():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the kill of the call's group left its process running")
-	}
 
 	go func() {
 		_, err := rt.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"/bin/sh", "-c", "hang"}})
 		done <- err
 	}()
-	p = <-hung
+	q := <-hung
 	if err := rt.Remove(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; !errors.Is(err, sandbox.ErrNotFound) || !p.Killed() {
-		t.Errorf("exec in a container removed under it: %v (killed %v)", err, p.Killed())
+	if err := <-done; !errors.Is(err, sandbox.ErrNotFound) || !q.Killed() || !p.Killed() {
+		t.Errorf("exec in a container removed under it: %v (killed %v; the abandoned one %v)", err, q.Killed(), p.Killed())
 	}
 }
 
@@ -344,14 +329,15 @@ func TestExecStream(t *testing.T) {
 }
 
 // TestImportsOnlyTheSeam: the fake imports the standard library,
-// engine/runtime and engine/sandbox, nothing else, so any package's tests
-// can use it without linking a runtime's SDK.
+// engine/runtime, engine/sandbox and the agent's protocol (agent/wire, which
+// its agent speaks), nothing else, so any package's tests can use it
+// without linking a runtime's SDK.
 func TestImportsOnlyTheSeam(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
-	allowed := []string{"github.com/sandtray/sandtray/engine/runtime", "github.com/sandtray/sandtray/engine/sandbox"}
+	allowed := []string{"github.com/sandtray/sandtray/engine/runtime", "github.com/sandtray/sandtray/engine/sandbox", "github.com/sandtray/sandtray/agent/wire"}
 	for imp := range strings.Lines(string(out)) {
 		imp = strings.TrimSpace(imp)
 		first, _, _ := strings.Cut(imp, "/")
