@@ -258,8 +258,16 @@ func (t boxTarget) Name() string                            { return t.b.name }
 func (t boxTarget) Workdir() string                         { return t.b.spec.Workdir }
 func (t boxTarget) User() string                            { return t.b.spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
-func (t boxTarget) MarkStopped()                            { t.e.setStatus(t.b, sandbox.StatusStopped) }
-func (t boxTarget) Gone(err error) error                    { return t.e.gone(t.b, err) }
+func (t boxTarget) MarkStopped() bool {
+	t.e.mu.Lock()
+	defer t.e.mu.Unlock()
+	if t.b.stopping || t.b.status == sandbox.StatusStopped {
+		return false // the engine stopped it, or knows it stopped
+	}
+	t.b.status = sandbox.StatusStopped
+	return true
+}
+func (t boxTarget) Gone(err error) error { return t.e.gone(t.b, err) }
 
 // WaitExecs waits while an install holds the sandbox's processes: a
 // stopped call's kill waits for it, then has its full time (run.Runner).

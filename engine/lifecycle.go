@@ -198,14 +198,20 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	// attachment is PID 1 and ends on SIGTERM at once, where closing it
 	// first would have PID 1 turn into its shell as the SIGTERM arrives,
 	// which could miss it (and the stop wait its 5 s).
+	e.mu.Lock()
+	b.stopping = true
+	e.mu.Unlock()
 	err = e.docker.Stop(ctx, b.id, 5*time.Second)
 	e.kernels.Close(b.id)
+	e.mu.Lock()
+	b.stopping = false
+	if err == nil {
+		b.status = sandbox.StatusStopped
+	}
+	e.mu.Unlock()
 	if err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
-	e.mu.Lock()
-	b.status = sandbox.StatusStopped
-	e.mu.Unlock()
 	e.stats.Forget(b.id)
 	if e.ports.End(b.id) {
 		e.publish()

@@ -80,6 +80,7 @@ type box struct {
 	state    boxState
 	activity []sandbox.Activity
 	busy     int                                // calls in flight; a busy sandbox is never reaped
+	stopping bool                               // stop_sandbox is stopping it: no call that its stop cuts starts it again
 	oomKills int64                              // the cgroup's OOM-kill count when last read
 	disk     run.Disk                           // what the disk watchdog keeps between calls; its own lock
 	calls    map[uint64]context.CancelCauseFunc // the calls running in it, to stop them (see guarded)

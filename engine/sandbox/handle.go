@@ -18,8 +18,11 @@ type Handle interface {
 	// EnsureRunning starts the sandbox when it is stopped, and waits while
 	// it is paused.
 	EnsureRunning(ctx context.Context) error
-	// MarkStopped records that the runtime found the sandbox stopped.
-	MarkStopped()
+	// MarkStopped records that the runtime found the sandbox stopped behind
+	// the engine's back, and reports whether it was: false when the engine
+	// stops it itself (stop_sandbox in flight) or already knows it stopped,
+	// which a call that the stop cut must not undo by starting it again.
+	MarkStopped() bool
 	// Gone turns a "no such container" into the engine's answer (the
 	// container was removed behind its back); other errors pass.
 	Gone(err error) error

@@ -104,6 +104,6 @@ func (h handle) Name() string                      { return h.name }
 func (handle) Workdir() string                     { return "" }
 func (handle) User() string                        { return "" }
 func (handle) EnsureRunning(context.Context) error { return nil }
-func (handle) MarkStopped()                        {}
+func (handle) MarkStopped() bool                   { return true }
 func (handle) Gone(err error) error                { return err }
 func (handle) WaitExecs(context.Context) error     { return nil }

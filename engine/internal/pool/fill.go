@@ -243,6 +243,6 @@ func (s spare) Name() string                        { return s.name }
 func (s spare) Workdir() string                     { return s.workdir }
 func (s spare) User() string                        { return "" }
 func (s spare) EnsureRunning(context.Context) error { return nil }
-func (s spare) MarkStopped()                        {}
+func (s spare) MarkStopped() bool                   { return true }
 func (s spare) Gone(err error) error                { return err }
 func (s spare) WaitExecs(context.Context) error     { return nil }

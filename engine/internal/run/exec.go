@@ -95,8 +95,7 @@ func (r *Runner) restartStopped(ctx context.Context, t sandbox.Handle) bool {
 	if err != nil || StatusOf(c.State) != sandbox.StatusStopped {
 		return false
 	}
-	t.MarkStopped()
-	return t.EnsureRunning(ctx) == nil
+	return t.MarkStopped() && t.EnsureRunning(ctx) == nil
 }
 
 // Render ends stderr, for the model and the log, with the notes of the

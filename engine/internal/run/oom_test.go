@@ -43,7 +43,7 @@ type fakeTarget struct{}
 func (fakeTarget) ID() string                          { return "c0ffee" }
 func (fakeTarget) Name() string                        { return "sb-test" }
 func (fakeTarget) EnsureRunning(context.Context) error { return nil }
-func (fakeTarget) MarkStopped()                        {}
+func (fakeTarget) MarkStopped() bool                   { return true }
 func (fakeTarget) Gone(err error) error                { return err }
 func (fakeTarget) Workdir() string                     { return "" }
 func (fakeTarget) User() string                        { return "" }
