@@ -33,7 +33,7 @@ func newTestEngine(t testing.TB, configure ...func(*config.Config)) *testEngine 
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
+func newTestEngineOn(t testing.TB, wrap func(runtime.Full) runtime.Full, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := config.Default()
@@ -46,7 +46,7 @@ func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, c
 		c(&cfg)
 	}
 	ctx := context.Background()
-	var api runtime.Runtime = cli
+	var api runtime.Full = cli
 	if wrap != nil {
 		api = wrap(api)
 	}

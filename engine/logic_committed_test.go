@@ -13,10 +13,10 @@ import (
 // vanishingImage lists, beside the daemon's images, one that is gone by
 // the time it is inspected: a fork's image removed with its last fork
 // between the list and the look.
-type vanishingImage struct{ runtime.Runtime }
+type vanishingImage struct{ runtime.Full }
 
 func (v vanishingImage) ImagesLabeled(ctx context.Context, labels map[string]string) ([]runtime.LabeledImage, error) {
-	list, err := v.Runtime.ImagesLabeled(ctx, labels)
+	list, err := v.Full.ImagesLabeled(ctx, labels)
 	return append(list, runtime.LabeledImage{ID: "sha256:" + strings.Repeat("0", 64), Labels: labels}), err
 }
 

@@ -24,9 +24,22 @@ const Product = "Sandtray fake runtime"
 type Runtime struct {
 	d      *daemon
 	closed atomic.Bool
+	name   atomic.Pointer[string]
 }
 
-var _ runtime.Runtime = (*Runtime)(nil)
+var _ runtime.Full = (*Runtime)(nil)
+
+// Name is the fake's runtime name, "fake" (see SetName).
+func (r *Runtime) Name() string {
+	if n := r.name.Load(); n != nil {
+		return *n
+	}
+	return "fake"
+}
+
+// SetName changes the name this client reports (a test registering the
+// fake as a runtime of another name).
+func (r *Runtime) SetName(name string) { r.name.Store(&name) }
 
 // daemon is the state the clients of one fake daemon share.
 type daemon struct {
