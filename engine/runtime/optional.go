@@ -229,6 +229,15 @@ func (c Capabilities) Missing(x Capability) error {
 	return Unsupported(c.Runtime, x)
 }
 
+// Why is "" when the runtime has x, else the sentence of Missing's error,
+// for a person: `the "kube" runtime cannot pause a sandbox; choose …`.
+func (c Capabilities) Why(x Capability) string {
+	if c.Has(x) {
+		return ""
+	}
+	return why(c.Runtime, x)
+}
+
 // Lacking lists the capabilities the runtime does not have.
 func (c Capabilities) Lacking() []Capability {
 	var out []Capability
@@ -243,15 +252,15 @@ func (c Capabilities) Lacking() []Capability {
 // Unsupported is the error of a call needing capability x that the runtime
 // named name lacks.
 func Unsupported(name string, x Capability) error {
+	return fmt.Errorf("%s: %w", why(name, x), sandbox.ErrUnsupported)
+}
+
+func why(name string, x Capability) string {
 	w, ok := what[x]
 	if !ok {
 		w = string(x)
 	}
-	if name == "" {
-		name = "container"
-	}
-	return fmt.Errorf("the %q runtime cannot %s; choose a runtime that can with [runtime] name in config.toml: %w",
-		name, w, sandbox.ErrUnsupported)
+	return fmt.Sprintf("the %q runtime cannot %s; a runtime that can is chosen with [runtime] name in config.toml", name, w)
 }
 
 // Complete returns rt with every optional part: rt itself when it has them
