@@ -211,8 +211,9 @@ func Connect(ctx context.Context, name, host string) (Runtime, error) {
 	mu.Unlock()
 	if !ok {
 		sort.Strings(names)
-		return nil, fmt.Errorf("no %q container runtime in this program (it has %q): import its package, e.g. "+
-			"github.com/sandtray/sandtray/engine/runtime/docker: %w", name, names, sandbox.ErrUnsupported)
+		return nil, fmt.Errorf("no %q container runtime in this program (it has %q): set [runtime] name in config.toml to one of those, "+
+			"or link the runtime's package in (e.g. import _ \"github.com/sandtray/sandtray/engine/runtime/docker\"): %w",
+			name, names, sandbox.ErrUnsupported)
 	}
 	return c(ctx, host)
 }
