@@ -17,20 +17,13 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// withoutCommit is a runtime with every part of the one it wraps but
-// Committer: one that cannot diff or commit a container (a cluster).
-type withoutCommit struct {
-	runtime.Runtime
-	runtime.Imager
-	runtime.Builder
-	runtime.Pauser
-	runtime.Networker
-	runtime.LayerDisker
-	runtime.Renamer
-	runtime.LimitUpdater
-	runtime.GPUProvider
-	runtime.Attacher
-	runtime.Exporter
+// withCommit is the fake, which cannot diff or commit (as a cluster
+// cannot), with a Committer: enough for the tools to be listed.
+type withCommit struct{ *fakeruntime.Runtime }
+
+func (withCommit) Diff(context.Context, string) ([]runtime.Change, error) { return nil, nil }
+func (withCommit) Commit(context.Context, string, string, runtime.ImageConfig) (string, error) {
+	return "", errors.ErrUnsupported
 }
 
 // engineOn starts an engine on rt, a fake daemon's client with a usable
@@ -83,7 +76,7 @@ func newServer0(e *engine.Engine) *Server {
 // can, every tool is listed.
 func TestARuntimeWithoutCommitHasNoCommitTools(t *testing.T) {
 	fake := fakeruntime.New()
-	full := toolNames(t, engineOn(t, fake, fake))
+	full := toolNames(t, engineOn(t, fake, withCommit{fake}))
 	for name := range ToolNeeds {
 		if !slices.Contains(full, name) {
 			t.Errorf("%s is missing from tools/list on a runtime that can commit", name)
@@ -92,7 +85,7 @@ func TestARuntimeWithoutCommitHasNoCommitTools(t *testing.T) {
 
 	fake2 := fakeruntime.New()
 	fake2.SetName("nocommit")
-	e := engineOn(t, fake2, withoutCommit{fake2, fake2, fake2, fake2, fake2, fake2, fake2, fake2, fake2, fake2, fake2})
+	e := engineOn(t, fake2, fake2)
 	names := toolNames(t, e)
 	for name := range ToolNeeds {
 		if slices.Contains(names, name) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -35,6 +36,25 @@ func TestTheSeamIsSmall(t *testing.T) {
 	}
 }
 
+// everything is the fake with the parts it lacks (commit, build, attach)
+// stubbed: a runtime with every optional part.
+type everything struct{ *fakeruntime.Runtime }
+
+func (everything) Diff(context.Context, string) ([]runtime.Change, error) { return nil, nil }
+func (everything) Commit(context.Context, string, string, runtime.ImageConfig) (string, error) {
+	return "sha256:0", nil
+}
+func (everything) BuildImage(context.Context, io.Reader, string, io.Writer) (string, error) {
+	return "", nil
+}
+func (everything) ImportImage(context.Context, io.Reader, string, []string, string) (string, error) {
+	return "", nil
+}
+func (everything) RunBuildStep(context.Context, runtime.BuildStep) (string, int, error) {
+	return "", 0, nil
+}
+func (everything) Attach(context.Context, string) (io.ReadWriteCloser, error) { return nil, nil }
+
 // coreOnly hides every optional part of the runtime it wraps.
 type coreOnly struct{ runtime.Runtime }
 
@@ -54,7 +74,7 @@ type noCommit struct {
 }
 
 func TestCapabilitiesSayWhatARuntimeLacksAndWhy(t *testing.T) {
-	fake := fakeruntime.New()
+	fake := everything{fakeruntime.New()}
 	all := runtime.CapabilitiesOf(fake)
 	if len(all.Lacking()) != 0 || all.Runtime != "fake" {
 		t.Errorf("the fake implements every optional part; its capabilities are %+v (lacking %v)", all, all.Lacking())
@@ -94,7 +114,10 @@ func TestCompleteFailsWhatIsMissingNamingTheRuntime(t *testing.T) {
 	ctx := context.Background()
 	fake := fakeruntime.New()
 	fake.SetName("kube")
-	if f := runtime.Complete(fake); f != runtime.Full(fake) {
+	if caps := runtime.CapabilitiesOf(fake); caps.Commit || caps.Build || caps.Attach || !caps.Images || !caps.Export {
+		t.Errorf("the fake's capabilities: %+v; it neither commits, builds nor attaches, and has the rest", caps)
+	}
+	if every := (everything{fake}); runtime.Complete(every) != runtime.Full(every) {
 		t.Errorf("Complete wrapped a runtime that has every part")
 	}
 	full := runtime.Complete(coreOnly{fake})
@@ -134,7 +157,8 @@ func TestTheSeamLinksNoRuntimeSDK(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	for _, pkg := range []string{"github.com/sandtray/sandtray/engine/runtime", "github.com/sandtray/sandtray/engine/runtime/fakeruntime"} {
+	for _, pkg := range []string{"github.com/sandtray/sandtray/engine/runtime", "github.com/sandtray/sandtray/engine/runtime/fakeruntime",
+		"github.com/sandtray/sandtray/engine/runtime/runtimetest"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

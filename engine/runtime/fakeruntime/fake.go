@@ -27,7 +27,20 @@ type Runtime struct {
 	name   atomic.Pointer[string]
 }
 
-var _ runtime.Full = (*Runtime)(nil)
+// The fake is a runtime with images, pause, networks, layer disk, renames,
+// limit updates, GPUs (none) and export; it cannot commit, diff, build or
+// attach, so it is also what the engine does on such a runtime.
+var (
+	_ runtime.Runtime      = (*Runtime)(nil)
+	_ runtime.Imager       = (*Runtime)(nil)
+	_ runtime.Pauser       = (*Runtime)(nil)
+	_ runtime.Networker    = (*Runtime)(nil)
+	_ runtime.LayerDisker  = (*Runtime)(nil)
+	_ runtime.Renamer      = (*Runtime)(nil)
+	_ runtime.LimitUpdater = (*Runtime)(nil)
+	_ runtime.GPUProvider  = (*Runtime)(nil)
+	_ runtime.Exporter     = (*Runtime)(nil)
+)
 
 // Name is the fake's runtime name, "fake" (see SetName).
 func (r *Runtime) Name() string {
