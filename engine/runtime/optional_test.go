@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -168,6 +169,19 @@ func TestTheSeamLinksNoRuntimeSDK(t *testing.T) {
 				dep == "github.com/sandtray/sandtray/engine/runtime/docker" {
 				t.Errorf("%s reaches %s: only engine/runtime/docker may", pkg, dep)
 			}
+		}
+	}
+}
+
+// TestTheTypesSpeakSandtraysWords: the seam's types name no runtime.
+func TestTheTypesSpeakSandtraysWords(t *testing.T) {
+	b, err := os.ReadFile("types.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(strings.ToLower(line), "docker") {
+			t.Errorf("types.go:%d speaks of Docker: %s", i+1, strings.TrimSpace(line))
 		}
 	}
 }

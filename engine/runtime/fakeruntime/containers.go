@@ -325,7 +325,7 @@ func (r *Runtime) Rename(ctx context.Context, id, name string) error {
 func (c *container) view(full bool) runtime.Container {
 	out := runtime.Container{
 		ID: c.id, Name: c.name, Image: c.opts.Image, ImageID: c.imageID, Labels: copyMap(c.labels),
-		State: c.state, Created: c.created,
+		State: runtime.State(c.state), Created: c.created,
 	}
 	if full {
 		out.ExitCode, out.OOMKilled = c.exitCode, c.oomKilled

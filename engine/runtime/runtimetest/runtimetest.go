@@ -159,7 +159,7 @@ func (s *suite) lifecycle(t *testing.T, f *fixture) {
 	if err != nil {
 		t.Fatalf("inspect a created container: %v", err)
 	}
-	if c.ID != id || c.Name != name || c.State != "created" || c.Labels["sandtray.runtimetest"] != f.labels["sandtray.runtimetest"] {
+	if c.ID != id || c.Name != name || c.State != runtime.StateCreated || c.Labels["sandtray.runtimetest"] != f.labels["sandtray.runtimetest"] {
 		t.Errorf("a created container inspects as %+v, want id %s, name %s, state created and the suite's labels", c, id, name)
 	}
 	if byName, err := f.rt.Inspect(f.ctx, name); err != nil || byName.ID != id {
@@ -171,11 +171,11 @@ func (s *suite) lifecycle(t *testing.T, f *fixture) {
 	if err := f.rt.Start(f.ctx, id); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	if c, err = f.rt.Inspect(f.ctx, id); err != nil || c.State != "running" || c.StartedAt.IsZero() {
+	if c, err = f.rt.Inspect(f.ctx, id); err != nil || c.State != runtime.StateRunning || c.StartedAt.IsZero() {
 		t.Errorf("a started container: %+v, %v; want running, with its start time", c, err)
 	}
 	list, err := f.rt.List(f.ctx, f.labels, false)
-	if err != nil || len(list) != 1 || list[0].ID != id || list[0].State != "running" {
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].State != runtime.StateRunning {
 		t.Errorf("List(labels) of one running container: %+v, %v", list, err)
 	}
 	other := map[string]string{"sandtray.runtimetest": "none-" + sandbox.RandomHex(4)}
@@ -185,7 +185,7 @@ func (s *suite) lifecycle(t *testing.T, f *fixture) {
 	if err := f.rt.Stop(f.ctx, id, 2*time.Second); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
-	if c, err = f.rt.Inspect(f.ctx, id); err != nil || c.State != "exited" {
+	if c, err = f.rt.Inspect(f.ctx, id); err != nil || c.State != runtime.StateExited {
 		t.Errorf("a stopped container: %+v, %v; want exited", c, err)
 	}
 	if list, err := f.rt.List(f.ctx, f.labels, true); err != nil || len(list) != 1 {
@@ -428,7 +428,7 @@ func (s *suite) pause(t *testing.T, f *fixture) {
 	if err := p.Pause(f.ctx, id); err != nil {
 		t.Fatalf("pause: %v", err)
 	}
-	if c, err := f.rt.Inspect(f.ctx, id); err != nil || c.State != "paused" {
+	if c, err := f.rt.Inspect(f.ctx, id); err != nil || c.State != runtime.StatePaused {
 		t.Errorf("a paused container: %+v, %v", c, err)
 	}
 	if err := p.Unpause(f.ctx, id); err != nil {
