@@ -12,6 +12,16 @@ const (
 	AgentPath = AgentDir + "/sandtray-agent"
 )
 
+// Where a sandbox on the engine's own host finds its link: a folder of the
+// engine's (CreateOptions.LinkDir), mounted read-only, that holds the unix
+// socket the engine listens on for that sandbox alone. The agent, PID 1,
+// dials it at its start and when signalled (SIGUSR1): the session then
+// runs over a socket between the two processes, with no daemon in between.
+const (
+	LinkDir    = "/.sandtray-link"
+	LinkSocket = LinkDir + "/s"
+)
+
 // Agent is the agent's program, built for the runtime's platform.
 type Agent struct {
 	Binary []byte
@@ -70,6 +80,9 @@ type CreateOptions struct {
 	// is then ignored, and Attached makes its stdin and stdout the
 	// engine's session with it.
 	Agent *Agent
+	// LinkDir, when set, is a folder on the engine's host mounted
+	// read-only at LinkDir (see LinkSocket): the sandbox's link.
+	LinkDir string
 }
 
 // Container is what Inspect and List report about a container.
@@ -97,6 +110,9 @@ type Container struct {
 	// (Inspect only). A container made before Sandtray had its agent has
 	// none.
 	Agent bool
+	// Pid is its PID 1's process id on the runtime's host while it runs,
+	// else 0 (Inspect only).
+	Pid int
 }
 
 // ExecOptions is a process to run in a running container.
@@ -195,6 +211,7 @@ type DaemonInfo struct {
 	Product       string   // "Docker Engine", "Podman Engine", …: the first component's name
 	StorageDriver string   // e.g. "overlay2", "fuse-overlayfs"
 	Runtimes      []string // OCI runtimes, sorted: "runc", "runsc" (gVisor), …
+	Host          string   // the runtime host's name (a VM's, for Docker Desktop, Colima…)
 }
 
 // DiskInfo is what Docker tells of a container's writable layer.
