@@ -205,6 +205,8 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	if !opts.NoLink && ierr == nil && linkable(d.Endpoint(), info) {
 		if err := x.EnableLinks(filepath.Join(cfg.StateDir, "link")); err != nil {
 			log.Warn("no links to the sandboxes: their sessions are execs", "err", err)
+		} else if err := x.SweepLinks(ctx); err != nil {
+			log.Warn("sweep the links of removed sandboxes", "err", err)
 		}
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,

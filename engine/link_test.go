@@ -120,3 +120,42 @@ except socket.timeout:
 		t.Errorf("after the impostor: %+v", r)
 	}
 }
+
+// TestTheLinksOfRemovedSandboxesAreSwept: a sandbox removed while no engine
+// ran (docker rm) leaves its link folder, which the next engine removes;
+// a live sandbox's stays.
+func TestTheLinksOfRemovedSandboxesAreSwept(t *testing.T) {
+	te := newTestEngine(t)
+	if !te.execs.Linking() {
+		t.Skip("the daemon is not on this host: no links")
+	}
+	ctx := context.Background()
+	gone := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
+	kept := te.create(t, sandbox.CreateRequest{Persistent: true}).ID
+	folder := func(id string) string {
+		c, err := te.docker.Inspect(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Join(te.cfg.StateDir, "link", c.Labels[sandbox.LabelLink])
+	}
+	goneDir, keptDir := folder(gone), folder(kept)
+	te.stopLoops()
+	if err := te.docker.Remove(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := newEngine(ctx, te.cfg, te.docker, Options{Labels: te.labels, Tick: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e2.stopLoops)
+	if _, err := os.Stat(goneDir); !os.IsNotExist(err) {
+		t.Errorf("the removed sandbox's link folder stays: %v", err)
+	}
+	if _, err := os.Stat(keptDir); err != nil {
+		t.Errorf("the live sandbox's link folder: %v", err)
+	}
+	if err := e2.Delete(ctx, te.owner, kept); err != nil {
+		t.Fatal(err)
+	}
+}

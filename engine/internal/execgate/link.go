@@ -71,6 +71,36 @@ func (x *Runtime) EnableLinks(dir string) error {
 	return nil
 }
 
+// SweepLinks removes the link folders that no container names any more
+// (their sandboxes were removed while no engine listened on them, or by
+// an engine that had not made them).
+func (x *Runtime) SweepLinks(ctx context.Context) error {
+	x.links.mu.Lock()
+	dir := x.links.dir
+	x.links.mu.Unlock()
+	if dir == "" {
+		return nil
+	}
+	ctrs, err := x.Runtime.List(ctx, map[string]string{sandbox.LabelLink: ""}, true)
+	if err != nil {
+		return err
+	}
+	named := map[string]bool{}
+	for _, c := range ctrs {
+		named[c.Labels[sandbox.LabelLink]] = true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range entries {
+		if !named[d.Name()] {
+			_ = os.RemoveAll(filepath.Join(dir, d.Name()))
+		}
+	}
+	return nil
+}
+
 // Linking reports whether the gate links to its sandboxes.
 func (x *Runtime) Linking() bool {
 	x.links.mu.Lock()
