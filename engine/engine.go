@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,6 +113,10 @@ type Options struct {
 	// Agent, when set, is the agent every sandbox gets instead of the one
 	// built into Sandtray (tests: one that misbehaves).
 	Agent *runtime.Agent
+	// NoLink keeps the engine from linking to its sandboxes (see
+	// engine/internal/execgate's link): their sessions are attachments and
+	// execs, as on a daemon on another machine (tests of those).
+	NoLink bool
 }
 
 // New connects to the container runtime (opts.Runtime, or the one cfg leads
@@ -196,8 +201,16 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
-	if info, err := d.Daemon(ctx); !e.caps.Attach || err == nil && info.Product != "Docker Engine" {
+	info, ierr := d.Daemon(ctx)
+	if !e.caps.Attach || ierr == nil && info.Product != "Docker Engine" {
 		e.attachFirst = false
+	}
+	if !opts.NoLink && ierr == nil && linkable(d.Endpoint(), info) {
+		if err := x.EnableLinks(filepath.Join(cfg.StateDir, "link")); err != nil {
+			log.Warn("no links to the sandboxes: their sessions are execs", "err", err)
+		} else if err := x.SweepLinks(ctx); err != nil {
+			log.Warn("sweep the links of removed sandboxes", "err", err)
+		}
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
@@ -263,7 +276,8 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()
-	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
+	e.pool().Drain(ctx)     // pooled containers are not sandboxes: none outlives the engine
+	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()
 	return err

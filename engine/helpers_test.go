@@ -69,6 +69,7 @@ func (e *Engine) stopLoops() {
 	e.cancelLoops()
 	e.loops.Wait()
 	e.saves.flush()
+	e.execs.CloseSessions() // its sessions and links end with it
 	e.lock.Release()
 }
 

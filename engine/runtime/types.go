@@ -12,6 +12,16 @@ const (
 	AgentPath = AgentDir + "/sandtray-agent"
 )
 
+// Where a sandbox on the engine's own host finds its link: a folder of the
+// engine's (CreateOptions.LinkDir), mounted read-only, that holds the unix
+// socket the engine listens on for that sandbox alone. The agent, PID 1,
+// dials it at its start and when signalled (SIGUSR1): the session then
+// runs over a socket between the two processes, with no daemon in between.
+const (
+	LinkDir    = "/.sandtray-link"
+	LinkSocket = LinkDir + "/s"
+)
+
 // Agent is the agent's program, built for the runtime's platform.
 type Agent struct {
 	Binary []byte
@@ -70,6 +80,9 @@ type CreateOptions struct {
 	// is then ignored, and Attached makes its stdin and stdout the
 	// engine's session with it.
 	Agent *Agent
+	// LinkDir, when set, is a folder on the engine's host mounted
+	// read-only at LinkDir (see LinkSocket): the sandbox's link.
+	LinkDir string
 }
 
 // State is a container's state, in the words every runtime reports it in.
@@ -111,6 +124,9 @@ type Container struct {
 	// (Inspect only). A container made before Sandtray had its agent has
 	// none.
 	Agent bool
+	// Pid is its PID 1's process id on the runtime's host while it runs,
+	// else 0 (Inspect only).
+	Pid int
 }
 
 // ExecOptions is a process to run in a running container.
@@ -211,6 +227,7 @@ type DaemonInfo struct {
 	Product       string   // e.g. "Podman Engine": the first component's name
 	StorageDriver string   // e.g. "overlay2", "fuse-overlayfs"
 	Runtimes      []string // OCI runtimes, sorted: "runc", "runsc" (gVisor), …
+	Host          string   // the runtime host's name (a VM's, when the runtime runs in one)
 }
 
 // DiskInfo is what the runtime tells of a container's writable layer.

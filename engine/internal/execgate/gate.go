@@ -11,6 +11,7 @@ package execgate
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -46,7 +47,8 @@ type Runtime struct {
 	agent    *runtime.Agent // guarded by mu: see SetAgent
 	log      *slog.Logger   // guarded by mu
 
-	sess sessions // agent.go
+	sess  sessions // agent.go
+	links links    // link.go
 }
 
 // New wraps rt.
@@ -108,10 +110,13 @@ func (x *Runtime) Exec(ctx context.Context, id string, o runtime.ExecOptions) (i
 	return x.Full.Exec(ctx, id, o)
 }
 
-// Remove forgets the container's env and session with the container.
+// Remove forgets the container's env, session and link with the container.
 func (x *Runtime) Remove(ctx context.Context, id string) error {
 	x.Forget(id)
 	err := x.Full.Remove(ctx, id)
+	if err == nil || errors.Is(err, sandbox.ErrNotFound) {
+		x.dropLink(id, true)
+	}
 	if err == nil {
 		x.mu.Lock()
 		delete(x.env, id)
