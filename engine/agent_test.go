@@ -59,7 +59,8 @@ func (te *testEngine) pid1(t *testing.T, id string) (cmdline, start string) {
 // no docker exec at all; the container logs nothing.
 func TestAgentServesANewSandboxWithoutExecs(t *testing.T) {
 	var execs atomic.Int32
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} })
+	// The attachment: where the engine cannot link (TestSessionsTakeTheLink).
+	te := newTestEngineNoLink(t, func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} })
 	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
