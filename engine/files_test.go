@@ -199,7 +199,7 @@ func (c stallingConn) Write(p []byte) (int, error) {
 // half-written destination in the sandbox nor a container of its own.
 func TestCancelledCopyLeavesNothing(t *testing.T) {
 	st := &stall{started: make(chan struct{}, 1), release: make(chan struct{})}
-	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return stallingSessions{d, st} })
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return stallingSessions{d, st} })
 	te.attachFirst = false // the session is an exec, which stalls
 	root := te.cfg.Host.AllowedRoots[0]
 	id := te.create(t, sandbox.CreateRequest{}).ID

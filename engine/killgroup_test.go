@@ -75,7 +75,7 @@ func (pipeConn) ExitCode(ctx context.Context) (int, error) { return 0, nil }
 // started, the sandbox is restarted, which ends it; its files are kept and
 // the result says so.
 func TestTimeoutRestartsASandboxWhoseAgentDoesNotAnswer(t *testing.T) {
-	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return deafAgent{d} })
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return deafAgent{d} })
 	te.attachFirst = false // the session is the runtime's exec: the deaf agent
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	raw := func(cmd string) string {
