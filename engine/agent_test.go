@@ -18,18 +18,18 @@ import (
 
 // execCounter counts the runtime's execs (a session's start is one).
 type execCounter struct {
-	runtime.Runtime
+	runtime.Full
 	n *atomic.Int32
 }
 
 func (c execCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	c.n.Add(1)
-	return c.Runtime.Exec(ctx, id, o)
+	return c.Full.Exec(ctx, id, o)
 }
 
 func (c execCounter) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
 	c.n.Add(1)
-	return c.Runtime.ExecStream(ctx, id, user, cmd)
+	return c.Full.ExecStream(ctx, id, user, cmd)
 }
 
 // processesOf is `ps -eo pid,ppid,stat,args` in sandbox id, through Docker.
@@ -60,7 +60,7 @@ func (te *testEngine) pid1(t *testing.T, id string) (cmdline, start string) {
 func TestAgentServesANewSandboxWithoutExecs(t *testing.T) {
 	var execs atomic.Int32
 	// The attachment: where the engine cannot link (TestSessionsTakeTheLink).
-	te := newTestEngineNoLink(t, func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} })
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return execCounter{d, &execs} })
 	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID

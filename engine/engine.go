@@ -36,11 +36,13 @@ type Engine struct {
 	// conf is the configuration in force: replaced whole by Reconfigure
 	// (reconfigure.go), never changed in place; read it with cfg.
 	conf   atomic.Pointer[settings]
-	docker runtime.Runtime
-	log    *slog.Logger
-	store  *stateStore
-	lock   *statedir.Lock // the state dir is this engine's while it runs
-	start  time.Time
+	docker runtime.Full
+	// caps is what the runtime can do of its optional parts (runtime.Capabilities).
+	caps  runtime.Capabilities
+	log   *slog.Logger
+	store *stateStore
+	lock  *statedir.Lock // the state dir is this engine's while it runs
+	start time.Time
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
@@ -131,14 +133,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	cli := opts.Runtime
 	if cli == nil {
 		var err error
-		if cli, err = runtime.Connect(ctx, "", cfg.Docker.Host); err != nil {
+		if cli, err = runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost()); err != nil {
 			return nil, err
 		}
 	}
 	if ep := cli.Endpoint(); opts.Logger != nil {
 		opts.Logger.Info("docker endpoint chosen", "host", ep.Host, "source", ep.Source, "why", ep.Why, "passed_over", ep.Skipped)
 	}
-	cli.SetPullLimit(cfg.Pull.MaxMB << 20)
+	runtime.Complete(cli).SetPullLimit(cfg.Pull.MaxMB << 20)
 	e, err := newEngine(ctx, cfg, cli, opts)
 	if err != nil {
 		cli.Close()
@@ -147,7 +149,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (_ *Engine, err error) {
+func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts Options) (_ *Engine, err error) {
+	d := runtime.Complete(rt) // what rt lacks fails, naming it; e.caps says what that is
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -179,7 +182,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	}
 	x := execgate.New(d)
 	e := &Engine{
-		docker: x, execs: x, log: log, store: store, lock: lock, start: time.Now(),
+		docker: x, execs: x, caps: runtime.CapabilitiesOf(d), log: log, store: store, lock: lock, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
 	agent, err := agentFor(ctx, d, opts.Agent)
@@ -199,7 +202,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
 	info, ierr := d.Daemon(ctx)
-	if ierr == nil && info.Product != "Docker Engine" {
+	if !e.caps.Attach || ierr == nil && info.Product != "Docker Engine" {
 		e.attachFirst = false
 	}
 	if !opts.NoLink && ierr == nil && linkable(d.Endpoint(), info) {

@@ -33,7 +33,7 @@ func newTestEngine(t testing.TB, configure ...func(*config.Config)) *testEngine 
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
+func newTestEngineOn(t testing.TB, wrap func(runtime.Full) runtime.Full, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	return newTestEngineWith(t, wrap, Options{}, configure...)
 }
@@ -41,14 +41,14 @@ func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, c
 // newTestEngineNoLink is newTestEngineOn for an engine that does not link
 // to its sandboxes: their sessions are attachments and execs (the agent's
 // transports on a daemon of another host), which some tests stall or kill.
-func newTestEngineNoLink(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
+func newTestEngineNoLink(t testing.TB, wrap func(runtime.Full) runtime.Full, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	return newTestEngineWith(t, wrap, Options{NoLink: true}, configure...)
 }
 
 // newTestEngineWith is newTestEngineOn with opts (its labels and tick are
 // the test's).
-func newTestEngineWith(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, opts Options, configure ...func(*config.Config)) *testEngine {
+func newTestEngineWith(t testing.TB, wrap func(runtime.Full) runtime.Full, opts Options, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := config.Default()
@@ -61,7 +61,7 @@ func newTestEngineWith(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime,
 		c(&cfg)
 	}
 	ctx := context.Background()
-	var api runtime.Runtime = cli
+	var api runtime.Full = cli
 	if wrap != nil {
 		api = wrap(api)
 	}

@@ -18,7 +18,7 @@ import (
 // link is the sandbox's own folder, read-only inside, and goes with it.
 func TestSessionsTakeTheLink(t *testing.T) {
 	var execs atomic.Int32
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} })
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return execCounter{d, &execs} })
 	if !te.execs.Linking() {
 		t.Skip("the daemon is not on this host: no links")
 	}
@@ -58,7 +58,7 @@ func TestSessionsTakeTheLink(t *testing.T) {
 // the sandbox's stop and start: neither pays an exec.
 func TestTheLinkComesBack(t *testing.T) {
 	var execs atomic.Int32
-	count := func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} }
+	count := func(d runtime.Full) runtime.Full { return execCounter{d, &execs} }
 	te := newTestEngineOn(t, count)
 	if !te.execs.Linking() {
 		t.Skip("the daemon is not on this host: no links")
@@ -112,7 +112,7 @@ except socket.timeout:
     print("held")`
 	var out strings.Builder
 	// A process of the sandbox's own, started from outside the session.
-	code, err := te.execs.Runtime.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"python3", "-c", impostor}, User: "root", Stdout: &out, Stderr: &out})
+	code, err := te.execs.Full.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{"python3", "-c", impostor}, User: "root", Stdout: &out, Stderr: &out})
 	if err != nil || code != 0 || out.String() != "refused\n" {
 		t.Errorf("an impostor on the link: %q (exit %d, %v), want refused", out.String(), code, err)
 	}

@@ -37,8 +37,9 @@ type Config struct {
 	HTTP         HTTP              `toml:"http"`
 	Ports        Ports             `toml:"ports"`
 	GPU          GPU               `toml:"gpu"`
-	Pull         Pull              `toml:"pull"`   // see security.go
-	Commit       Commit            `toml:"commit"` // see commit.go
+	Pull         Pull              `toml:"pull"`    // see security.go
+	Commit       Commit            `toml:"commit"`  // see commit.go
+	Runtime      Runtime           `toml:"runtime"` // see runtime.go
 	Docker       Docker            `toml:"docker"`
 	Egress       Egress            `toml:"egress"`  // see egress.go
 	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
@@ -239,6 +240,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Docker.check(); err != nil {
+		return err
+	}
+	if err := c.Runtime.check(c.Docker); err != nil {
 		return err
 	}
 	for i, r := range c.Host.AllowedRoots {

@@ -155,7 +155,7 @@ func (x *Runtime) dialExec(ctx context.Context, id string) (*agentclient.Session
 	if err == nil || ctx.Err() != nil {
 		return s, err
 	}
-	c, ierr := x.Runtime.Inspect(ctx, id)
+	c, ierr := x.Full.Inspect(ctx, id)
 	if ierr != nil {
 		return nil, ierr
 	}
@@ -176,7 +176,7 @@ func (x *Runtime) dialExec(ctx context.Context, id string) (*agentclient.Session
 }
 
 func (x *Runtime) serve(ctx context.Context, id string) (*agentclient.Session, error) {
-	conn, err := x.Runtime.ExecStream(ctx, id, "", []string{runtime.AgentPath, "serve"})
+	conn, err := x.Full.ExecStream(ctx, id, "", []string{runtime.AgentPath, "serve"})
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func (x *Runtime) installAgent(ctx context.Context, id string) error {
 	_ = tw.WriteHeader(&tar.Header{Name: dir + "/" + name, Mode: 0o555, Size: int64(len(a.Binary)), Typeflag: tar.TypeReg})
 	_, _ = tw.Write(a.Binary)
 	_ = tw.Close()
-	return x.Runtime.CopyTo(ctx, id, "/", &buf)
+	return x.Full.CopyTo(ctx, id, "/", &buf)
 }
 
 // ownUser reports whether a process run as user ("" is the container's
@@ -349,7 +349,7 @@ func (x *Runtime) ExecAgent(ctx context.Context, id, user string, args []string,
 	defer leave()
 	out := &capped{max: max}
 	errOut := &capped{max: 1 << 10}
-	code, err := x.Runtime.Exec(ctx, id, runtime.ExecOptions{Cmd: append([]string{runtime.AgentPath}, args...), User: user,
+	code, err := x.Full.Exec(ctx, id, runtime.ExecOptions{Cmd: append([]string{runtime.AgentPath}, args...), User: user,
 		Stdin: stdin, Stdout: out, Stderr: errOut})
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ func (x *Runtime) SweepLinks(ctx context.Context) error {
 	if dir == "" {
 		return nil
 	}
-	ctrs, err := x.Runtime.List(ctx, map[string]string{sandbox.LabelLink: ""}, true)
+	ctrs, err := x.Full.List(ctx, map[string]string{sandbox.LabelLink: ""}, true)
 	if err != nil {
 		return err
 	}
@@ -112,13 +112,13 @@ func (x *Runtime) Linking() bool {
 // daemon's own runtime) gets its link when the gate links.
 func (x *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, error) {
 	if o.Agent == nil || o.Runtime != "" || !x.Linking() {
-		return x.Runtime.Create(ctx, o)
+		return x.Full.Create(ctx, o)
 	}
 	name := sandbox.RandomHex(6)
 	l, err := x.listen(name)
 	if err != nil {
 		x.logger().Warn("a new sandbox gets no link: its session is an exec", "err", err)
-		return x.Runtime.Create(ctx, o)
+		return x.Full.Create(ctx, o)
 	}
 	o.LinkDir = filepath.Dir(l.ln.Addr().String())
 	o.Labels = maps.Clone(o.Labels)
@@ -126,7 +126,7 @@ func (x *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, 
 		o.Labels = map[string]string{}
 	}
 	o.Labels[sandbox.LabelLink] = name
-	id, err := x.Runtime.Create(ctx, o)
+	id, err := x.Full.Create(ctx, o)
 	if err != nil {
 		l.close(true)
 		return "", err
@@ -213,7 +213,7 @@ func (x *Runtime) take(id string, l *link, c *net.UnixConn) {
 		c.Close()
 		return
 	}
-	ctr, err := x.Runtime.Inspect(ctx, id)
+	ctr, err := x.Full.Inspect(ctx, id)
 	if err != nil || ctr.Pid != pid {
 		x.logger().Debug("refused a connection on a sandbox's link: not from its agent", "sandbox", sandbox.ShortID(id), "pid", pid)
 		c.Close()
@@ -273,7 +273,7 @@ func (x *Runtime) linkSession(ctx context.Context, id string) *agentclient.Sessi
 		}
 		if !asked {
 			asked = true
-			if err := x.Runtime.Signal(ctx, id, "SIGUSR1"); err != nil {
+			if err := x.Full.Signal(ctx, id, "SIGUSR1"); err != nil {
 				return nil // not running: the exec says so
 			}
 		}
@@ -307,7 +307,7 @@ func (x *Runtime) linkOf(ctx context.Context, id string) *link {
 	if dir == "" {
 		return nil
 	}
-	ctr, err := x.Runtime.Inspect(ctx, id)
+	ctr, err := x.Full.Inspect(ctx, id)
 	if err != nil {
 		return nil
 	}

@@ -226,7 +226,7 @@ func (c *Client) Inspect(ctx context.Context, id string) (runtime.Container, err
 		ctr.Image, ctr.Labels = r.Config.Image, r.Config.Labels
 	}
 	if r.State != nil {
-		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
+		ctr.State, ctr.ExitCode, ctr.OOMKilled = runtime.State(r.State.Status), r.State.ExitCode, r.State.OOMKilled
 		ctr.StartedAt, _ = time.Parse(time.RFC3339Nano, r.State.StartedAt)
 		ctr.Pid = r.State.Pid
 	}
@@ -275,7 +275,7 @@ func (c *Client) List(ctx context.Context, labels map[string]string, all bool) (
 			Image:   s.Image,
 			ImageID: s.ImageID,
 			Labels:  s.Labels,
-			State:   string(s.State),
+			State:   runtime.State(s.State),
 			Created: time.Unix(s.Created, 0),
 		}
 		if len(s.Names) > 0 {
