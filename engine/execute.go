@@ -290,12 +290,20 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 	if err != nil {
 		return e.runner.DiedOfMemory(ctx, t)
 	}
-	if !ok {
-		return false
+	if ok {
+		e.mu.Lock()
+		rose := n > b.oomKills
+		b.oomKills = n
+		e.mu.Unlock()
+		if rose {
+			return true
+		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rose := n > b.oomKills
-	b.oomKills = n
-	return rose
+	// A sandbox that died whole (gVisor's answer to its limit, whose
+	// cgroup files are its own) may still have answered: the runtime's
+	// record decides once it has stopped.
+	if c, err := e.docker.Inspect(ctx, b.id); err == nil && run.StatusOf(c.State) != sandbox.StatusRunning {
+		return e.runner.DiedOfMemory(ctx, t)
+	}
+	return false
 }
