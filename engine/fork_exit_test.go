@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // heldTag holds the first tag of a fork's image until let is closed, and

@@ -17,9 +17,9 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // bigFileMB is the file each of the ten concurrent downloads fetches.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestExportReplacesOnlyItsOwnExport: export_dockerfile writes over a folder

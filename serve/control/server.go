@@ -131,7 +131,7 @@ func (s *Server) HandleStream(method string, h Handler) {
 
 // Serve accepts connections on ln until ctx is done or ln fails, and
 // returns once every connection has ended. ln must be private to the user
-// (engine/socket's Listen).
+// (serve/socket's Listen).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()

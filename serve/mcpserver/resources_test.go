@@ -12,8 +12,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/mcpserver/tools"
 )
 
 // TestResourceListsMatchGoldenFiles keeps resources/list and

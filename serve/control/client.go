@@ -21,7 +21,7 @@ type Client struct {
 	seq  uint64
 }
 
-// NewClient wraps a connection to the endpoint (engine/socket's
+// NewClient wraps a connection to the endpoint (serve/socket's
 // DialPrivate checks that the engine serving it is the user's).
 func NewClient(c net.Conn) *Client {
 	sc := bufio.NewScanner(c)

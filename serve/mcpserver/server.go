@@ -23,8 +23,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/tools"
-	"github.com/sandtray/sandtray/engine/mcpserver/transport"
+	"github.com/sandtray/sandtray/serve/mcpserver/tools"
+	"github.com/sandtray/sandtray/serve/mcpserver/transport"
 )
 
 // Backend is what the whole server needs from the engine: the session

@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // gvisorRuntime is the runtime name Sandtray's config uses for gVisor.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // dockerCLI runs the docker CLI, as the user would, and fails the test on an error.

@@ -10,8 +10,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/tools"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/mcpserver/tools"
 )
 
 // eventually polls cond until it holds or testTimeout passes.

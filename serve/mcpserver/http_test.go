@@ -13,9 +13,9 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/mcpserver/transport"
 )
 
 // httpServer is a Server on a fake backend served over HTTP on a loopback

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // fakeEngine is the engine's side of the endpoint, in memory.

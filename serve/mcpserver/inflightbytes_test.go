@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/mcpserver/transport"
 )
 
 // TestInFlightRequestBytesAreBounded (F16): a client that sends many large

@@ -12,8 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/mcpserver/transport"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/mcpserver/transport"
 )
 
 // heldExecs makes every execute_command of hs block until release is

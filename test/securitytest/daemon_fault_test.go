@@ -17,11 +17,11 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testbuild"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // These tests restart, freeze and kill things every other test depends on:

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // held is what sandbox id holds on the daemon's disk beyond the test

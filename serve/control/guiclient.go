@@ -10,7 +10,7 @@ import (
 )
 
 // Dialer opens a connection to an engine's control endpoint: the socket
-// (engine/socket's DialPrivate), or an in-memory pipe (Server.Pipe).
+// (serve/socket's DialPrivate), or an in-memory pipe (Server.Pipe).
 type Dialer func(ctx context.Context) (net.Conn, error)
 
 // GUIClient is a window's side of the protocol: the methods of GUI, each a

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 func TestLabelsAreUniquePerCall(t *testing.T) {

@@ -19,12 +19,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/dockertest"
-	"github.com/sandtray/sandtray/engine/internal/pool"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
+	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/mcpserver"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // callTimeout bounds one tool call; the longest attack (a timed-out exec
@@ -398,8 +398,10 @@ func containersOf(t *testing.T, labels map[string]string) int {
 	n := 0
 	for _, ctr := range list {
 		// The warm pool's spares are not sandboxes; a spare handed out keeps
-		// its pool label (labels are immutable) but loses the pool's name.
-		if !pool.IsLeftover(ctr, labels) {
+		// its pool label (labels are immutable) but loses the pool's name
+		// (engine/internal/pool's Prefix, out of this package's reach).
+		spare := ctr.Labels[sandbox.LabelPool] != "" && strings.HasPrefix(ctr.Name, "sandtray_pool-")
+		if !spare {
 			n++
 		}
 	}

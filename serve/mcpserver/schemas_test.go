@@ -107,7 +107,7 @@ func checkGolden(t *testing.T, path string, raw json.RawMessage) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Errorf("%v (run go test ./engine/mcpserver -update)", err)
+		t.Errorf("%v (run go test ./serve/mcpserver -update)", err)
 		return
 	}
 	if diff := cmp.Diff(string(want), got.String()); diff != "" {

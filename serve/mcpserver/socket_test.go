@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // socketServer is a Server on fake, serving the real engine socket.

@@ -1,5 +1,5 @@
 // Package control is the engine's control endpoint: a private socket beside
-// the MCP socket (engine/socket's folder and owner-only checks; on Windows
+// the MCP socket (serve/socket's folder and owner-only checks; on Windows
 // a second pipe) on which the user's own tools talk to the running engine:
 // `sandtray egress …` answers the egress gate's pending requests, and an
 // app started while a headless engine runs becomes that engine's window
