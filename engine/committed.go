@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -27,7 +28,7 @@ func (c *settings) ownImage(img runtime.Image) bool {
 
 // forkImage reports whether img is one of this engine's fork images.
 func (c *settings) forkImage(img runtime.Image) bool {
-	return img.Labels[labelSnapEngine] == c.engine && img.Labels[labelSnapID] == ""
+	return img.Labels[snapshot.LabelEngine] == c.engine && img.Labels[snapshot.LabelID] == ""
 }
 
 // imageSizes inspects images once each for one count.
@@ -54,7 +55,7 @@ func (s *imageSizes) get(ctx context.Context, ref string) (runtime.Image, int64,
 // a tagged one stands on.
 func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
 	var tops []runtime.LabeledImage
-	for _, sel := range []map[string]string{{sandbox.LabelCommittedBy: e.cfg().engine}, {labelSnapEngine: e.cfg().engine}} {
+	for _, sel := range []map[string]string{{sandbox.LabelCommittedBy: e.cfg().engine}, {snapshot.LabelEngine: e.cfg().engine}} {
 		imgs, err := e.docker.ImagesLabeled(ctx, sel)
 		if err != nil {
 			return 0, err

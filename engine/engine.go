@@ -21,6 +21,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -89,7 +90,7 @@ type Engine struct {
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
-	snaps snapLedger        // the snapshots under way, against their limits (snapshot_budget.go); its own lock
+	snap  *snapshot.Store   // snapshots and the images of forks, and those under way against their limits (engine/internal/snapshot); its own lock
 }
 
 // Options are what New needs besides the config.
@@ -187,6 +188,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 		return nil, err
 	}
 	x.SetAgent(agent, log)
+	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()

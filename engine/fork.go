@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,13 +10,14 @@ import (
 	"strconv"
 
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // Fork makes new sandboxes with a sandbox's files (as a snapshot takes
 // them), settings, network rules and package manifest; port forwards stay
 // with the original (a host port is one sandbox's). Each fork runs from
-// its own tag of one image committed under forkRepo, removed with the last
+// its own tag of one image committed under snapshot.ForkRepo, removed with the last
 // fork. A fork that cannot be made removes those made before it.
 //
 // A fork is a new sandbox, held to what holds a new one:
@@ -64,16 +64,16 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		defer done()
 	}
 	hex := sandbox.RandomHex(6)
-	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
-	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
+	base := e.snap.ForkImage(hex)
+	dir := e.snap.Dir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
 	inherited, err := e.forkImage(ctx, b, base, dir)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := readRecord(dir)
+	rec, err := snapshot.ReadRecord(dir)
 	if err != nil {
-		e.removeImage(base)
+		e.snap.RemoveImage(base)
 		return nil, err
 	}
 	e.mu.Lock()
@@ -91,25 +91,25 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	}()
 	for i, spec := range specs {
 		tag := fmt.Sprintf("%s-%d", base, i+1)
-		if err := e.docker.TagImage(ctx, base, tag); err != nil {
-			e.removeImage(base)
+		if err := e.snap.Tag(ctx, base, tag); err != nil {
+			e.snap.RemoveImage(base)
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		if i == len(specs)-1 {
-			e.removeImage(base) // the forks' own tags keep the image
+			e.snap.RemoveImage(base) // the forks' own tags keep the image
 		}
 		spec.Image = tag
 		st.Packages = slices.Clone(st.Packages) // each fork's manifest is its own
 		info, err := e.createContainer(ctx, owner, spec, st)
 		if err != nil {
-			e.removeImage(tag)
+			e.snap.RemoveImage(tag)
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		forks = append(forks, sandbox.Fork{SandboxID: info.ID, Name: spec.Name})
-		if err := e.loadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
+		if err := e.snap.LoadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
-		if err := e.seedTmpfs(ctx, info.ID, tag, rec); err != nil {
+		if err := e.snap.SeedTmpfs(ctx, info.ID, tag, rec); err != nil {
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		e.record(b.id, sandbox.Activity{Tool: "fork_sandbox", Client: owner.Client, Input: spec.Name, Stdout: info.ID})
@@ -164,11 +164,11 @@ func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64,
 	if err != nil {
 		return 0, e.gone(b, fmt.Errorf("fork of sandbox %s: %w", b.name, err))
 	}
-	hold, err := e.reserveSnapshot(ctx, b, false)
+	hold, err := e.snap.Reserve(ctx, b.snapBox(), false)
 	if err != nil {
 		return 0, err
 	}
-	defer hold.release(false) // the tars go once the forks have them
+	defer hold.Release(false) // the tars go once the forks have them
 	if _, err := e.takeSnapshot(ctx, b, ref, dir, map[string]string{sandbox.LabelCommittedOn: ctr.ImageID}, hold); err != nil {
 		return 0, err
 	}
@@ -182,45 +182,10 @@ func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64,
 			inherited>>20, limit>>20, sandbox.ErrTooLarge)
 	}
 	if err != nil {
-		e.removeImage(ref)
+		e.snap.RemoveImage(ref)
 		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
 	}
 	return inherited, nil
-}
-
-// seedTmpfs fills the tmpfs folders of fork id that its original did not
-// have on tmpfs (a fork made under the strict profile of a sandbox that
-// was not strict: its workdir) from the fork's image, where the files the
-// original had there are, under the mounts.
-func (e *Engine) seedTmpfs(ctx context.Context, id, image string, rec snapshotRecord) error {
-	mounts, err := e.snapshotMounts(ctx, id)
-	if err != nil {
-		return err
-	}
-	mounts = slices.DeleteFunc(mounts, func(m string) bool { return slices.Contains(rec.Tmpfs, m) })
-	if len(mounts) == 0 {
-		return nil
-	}
-	helper, done, err := e.openImage(ctx, image)
-	if err != nil {
-		return fmt.Errorf("open the fork's image: %w", err)
-	}
-	defer done()
-	for _, m := range mounts {
-		rc, _, err := e.docker.CopyFrom(ctx, helper, m)
-		if errors.Is(err, sandbox.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		err = e.docker.CopyTo(ctx, id, m, stripTop(rc))
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("fill %s: %w", m, err)
-		}
-	}
-	return nil
 }
 
 func cutName(s string, n int) string {

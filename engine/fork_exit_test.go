@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"slices"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ type heldTag struct {
 }
 
 func (h heldTag) TagImage(ctx context.Context, src, ref string) error {
-	if strings.HasPrefix(src, forkRepo) {
+	if strings.HasPrefix(src, snapshot.ForkRepo) {
 		h.once.Do(func() { close(h.reached); <-h.let })
 	}
 	return h.Runtime.TagImage(ctx, src, ref)
@@ -44,14 +45,14 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 	engineTag := te.Engine.cfg().engine
 	forkTags := func() []string {
 		t.Helper()
-		imgs, err := cli.ImagesLabeled(ctx, map[string]string{labelSnapEngine: engineTag})
+		imgs, err := cli.ImagesLabeled(ctx, map[string]string{snapshot.LabelEngine: engineTag})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var tags []string
 		for _, img := range imgs {
 			for _, tag := range img.RepoTags {
-				if strings.HasPrefix(tag, forkRepo) {
+				if strings.HasPrefix(tag, snapshot.ForkRepo) {
 					tags = append(tags, tag)
 				}
 			}
@@ -59,7 +60,7 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		return tags
 	}
 	t.Cleanup(func() {
-		imgs, _ := cli.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: engineTag})
+		imgs, _ := cli.ImagesLabeled(context.Background(), map[string]string{snapshot.LabelEngine: engineTag})
 		for _, img := range imgs {
 			cli.RemoveImage(context.Background(), img.ID)
 		}

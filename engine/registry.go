@@ -317,7 +317,7 @@ func (e *Engine) forget(id string) {
 		image = b.spec.Image
 	}
 	e.mu.Unlock()
-	defer e.dropSnapshots(id, image) // snapshot.go
+	defer e.snap.Drop(id, image) // engine/internal/snapshot
 	e.kernels.Close(id)
 	e.egressDown(id)
 	e.drop(id)

@@ -1,4 +1,4 @@
-package engine
+package snapshot
 
 import (
 	"archive/tar"
@@ -17,11 +17,10 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// snapshotMounts are container id's tmpfs folders a snapshot keeps: all
-// but /tmp, which is scratch (and holds the engine's own files,
-// run.PidDir).
-func (e *Engine) snapshotMounts(ctx context.Context, id string) ([]string, error) {
-	m, err := e.docker.TmpfsMounts(ctx, id)
+// mounts are container id's tmpfs folders a snapshot keeps: all but /tmp,
+// which is scratch (and holds the engine's own files, run.PidDir).
+func (s *Store) mounts(ctx context.Context, id string) ([]string, error) {
+	m, err := s.rt.TmpfsMounts(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -30,29 +29,29 @@ func (e *Engine) snapshotMounts(ctx context.Context, id string) ([]string, error
 
 // saveTmpfs writes a tar of each of b's tmpfs folders into dir, charging
 // h for what each takes of the host's disk (see saveFolder).
-func (e *Engine) saveTmpfs(ctx context.Context, b *box, dir string, h *snapHold) (snapshotRecord, int64, error) {
-	var rec snapshotRecord
-	mounts, err := e.snapshotMounts(ctx, b.id)
+func (s *Store) saveTmpfs(ctx context.Context, b Box, dir string, h *Hold) (Record, int64, error) {
+	var rec Record
+	mounts, err := s.mounts(ctx, b.ID)
 	if err != nil {
 		return rec, 0, err
 	}
 	var total int64
-	files := tmpfsFiles{max: b.spec.MemoryMB << 20}
+	files := tmpfsFiles{max: b.Spec.MemoryMB << 20}
 	for i, m := range mounts {
-		n, err := e.saveFolder(ctx, b, m, filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"), h, &files)
-		var over errSnapshotBudget
+		n, err := s.saveFolder(ctx, b.ID, m, filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"), h, &files)
+		var over errBudget
 		var full errTmpfsFiles
 		switch {
 		case errors.As(err, &over):
 			return rec, 0, fmt.Errorf("snapshot of sandbox %s refused: its folder %s holds more than %s, counting sparse files for the data they hold; "+
 				"delete files there, or snapshots you no longer need with delete_snapshot (list_snapshots shows each sandbox's), and try again, or ask the user to raise limits.max_snapshot_mb: %w",
-				b.name, m, over, sandbox.ErrTooLarge)
+				b.Name, m, over, sandbox.ErrTooLarge)
 		case errors.As(err, &full):
 			return rec, 0, fmt.Errorf("snapshot of sandbox %s refused: the files in its tmpfs folders (%s among them) add up to more than %d MB at their full size, sparse files included, "+
 				"and a restore writes them back whole into the sandbox's memory, which is %d MB (memory_mb); delete or truncate large files there and try again: %w",
-				b.name, m, full.size>>20, b.spec.MemoryMB, sandbox.ErrTooLarge)
+				b.Name, m, full.size>>20, b.Spec.MemoryMB, sandbox.ErrTooLarge)
 		case err != nil:
-			return rec, 0, fmt.Errorf("snapshot of %s: save %s: %w", b.name, m, err)
+			return rec, 0, fmt.Errorf("snapshot of %s: save %s: %w", b.Name, m, err)
 		}
 		total += n
 		rec.Tmpfs = append(rec.Tmpfs, m)
@@ -82,13 +81,13 @@ func (t *tmpfsFiles) add(n int64) error {
 	return nil
 }
 
-// saveFolder writes a tar of b's folder into the new file, as the sandbox
-// sends it (its bytes are the model's): blocks of zeros stay holes, each
-// run of data is charged to h before it is written, and the files' sizes
-// are added to files before their bytes are read. It returns what the
-// tar takes of the disk.
-func (e *Engine) saveFolder(ctx context.Context, b *box, folder, file string, h *snapHold, files *tmpfsFiles) (int64, error) {
-	rc, _, err := e.docker.CopyFrom(ctx, b.id, folder)
+// saveFolder writes a tar of container id's folder into the new file, as
+// the sandbox sends it (its bytes are the model's): blocks of zeros stay
+// holes, each run of data is charged to h before it is written, and the
+// files' sizes are added to files before their bytes are read. It returns
+// what the tar takes of the disk.
+func (s *Store) saveFolder(ctx context.Context, id, folder, file string, h *Hold, files *tmpfsFiles) (int64, error) {
+	rc, _, err := s.rt.CopyFrom(ctx, id, folder)
 	if err != nil {
 		return 0, err
 	}
@@ -122,22 +121,57 @@ func (e *Engine) saveFolder(ctx context.Context, b *box, folder, file string, h 
 	return w.Data(), f.Close()
 }
 
-// loadTmpfs puts the tmpfs folders of a snapshot (or a fork's) back into
+// LoadTmpfs puts the tmpfs folders of a snapshot (or a fork's) back into
 // container id: each folder is emptied, then filled from its tar.
-func (e *Engine) loadTmpfs(ctx context.Context, id, user string, dir string, rec snapshotRecord) error {
+func (s *Store) LoadTmpfs(ctx context.Context, id, user string, dir string, rec Record) error {
 	for i, m := range rec.Tmpfs {
 		// The agent's own emptydir: never the sandbox's shell or find.
-		if _, err := e.execs.ExecAgent(ctx, id, user, []string{"emptydir", m}, nil, 256); err != nil {
+		if _, err := s.rt.ExecAgent(ctx, id, user, []string{"emptydir", m}, nil, 256); err != nil {
 			return fmt.Errorf("empty %s: %w", m, err)
 		}
 		f, err := os.Open(filepath.Join(dir, "tmpfs-"+strconv.Itoa(i)+".tar"))
 		if err != nil {
 			return err
 		}
-		err = e.docker.CopyTo(ctx, id, m, stripTop(f))
+		err = s.rt.CopyTo(ctx, id, m, stripTop(f))
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("restore %s: %w", m, err)
+		}
+	}
+	return nil
+}
+
+// SeedTmpfs fills the tmpfs folders of fork id that its original did not
+// have on tmpfs (a fork made under the strict profile of a sandbox that
+// was not strict: its workdir) from the fork's image, where the files the
+// original had there are, under the mounts.
+func (s *Store) SeedTmpfs(ctx context.Context, id, image string, rec Record) error {
+	mounts, err := s.mounts(ctx, id)
+	if err != nil {
+		return err
+	}
+	mounts = slices.DeleteFunc(mounts, func(m string) bool { return slices.Contains(rec.Tmpfs, m) })
+	if len(mounts) == 0 {
+		return nil
+	}
+	helper, done, err := s.openImage(ctx, image)
+	if err != nil {
+		return fmt.Errorf("open the fork's image: %w", err)
+	}
+	defer done()
+	for _, m := range mounts {
+		rc, _, err := s.rt.CopyFrom(ctx, helper, m)
+		if errors.Is(err, sandbox.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = s.rt.CopyTo(ctx, id, m, stripTop(rc))
+		rc.Close()
+		if err != nil {
+			return fmt.Errorf("fill %s: %w", m, err)
 		}
 	}
 	return nil

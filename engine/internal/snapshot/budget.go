@@ -1,4 +1,4 @@
-package engine
+package snapshot
 
 import (
 	"context"
@@ -19,76 +19,76 @@ import (
 // snapshot's, or not at all when it failed. A fork's tars are charged the
 // same way while it runs (they are deleted once its sandboxes have them).
 
-// snapLedger is what the snapshots under way hold.
-type snapLedger struct {
+// ledger is what the snapshots under way hold.
+type ledger struct {
 	mu      sync.Mutex
 	taking  map[string]int // by sandbox id: snapshots under way
 	pending int64          // bytes the snapshots and forks under way have written
 	used    int64          // bytes of the finished snapshots, counted at each reservation
 }
 
-// snapHold is one snapshot's (or fork's) place in the ledger.
-type snapHold struct {
-	e       *Engine
+// Hold is one snapshot's (or fork's) place in the ledger.
+type Hold struct {
+	s       *Store
 	id      string // the sandbox, when the place counts against limits.max_snapshots
 	charged int64
 }
 
-// errSnapshotBudget is a charge past limits.max_snapshot_mb.
-type errSnapshotBudget struct{ budget, others, left int64 }
+// errBudget is a charge past limits.max_snapshot_mb.
+type errBudget struct{ budget, others, left int64 }
 
-func (e errSnapshotBudget) Error() string {
+func (e errBudget) Error() string {
 	return fmt.Sprintf("the %d MB left of limits.max_snapshot_mb (%d MB; Sandtray's other snapshots take %d MB)", max(e.left, 0)>>20, e.budget>>20, e.others>>20)
 }
 
-// reserveSnapshot takes a place for a snapshot of b (count: one that
-// counts against limits.max_snapshots; a fork's does not) and refuses,
-// saying what to delete, when b has as many snapshots as the limit allows
-// (those taken and those under way) or the snapshots fill the budget.
-func (e *Engine) reserveSnapshot(ctx context.Context, b *box, count bool) (*snapHold, error) {
-	l := &e.snaps
+// Reserve takes a place for a snapshot of b (count: one that counts
+// against limits.max_snapshots; a fork's does not) and refuses, saying
+// what to delete, when b has as many snapshots as the limit allows (those
+// taken and those under way) or the snapshots fill the budget.
+func (s *Store) Reserve(ctx context.Context, b Box, count bool) (*Hold, error) {
+	l := &s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	h := &snapHold{e: e}
+	h := &Hold{s: s}
 	if !count {
 		return h, nil
 	}
-	lim := e.cfg().Limits
-	used, err := e.snapshotBytes(ctx)
+	c := s.config()
+	used, err := s.bytes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	have, err := e.snapshotsOf(ctx, b.id)
+	have, err := s.List(ctx, b.ID)
 	if err != nil {
 		return nil, err
 	}
 	l.used = used
-	switch n := len(have) + l.taking[b.id]; {
-	case n >= lim.MaxSnapshots:
+	switch n := len(have) + l.taking[b.ID]; {
+	case n >= c.MaxSnapshots:
 		return nil, fmt.Errorf("sandbox %s already has %d snapshots (taken or being taken), the most limits.max_snapshots allows; delete one with delete_snapshot (list_snapshots shows them) and try again: %w",
-			b.name, n, sandbox.ErrConflict)
-	case used+l.pending >= lim.SnapshotMB<<20:
+			b.Name, n, sandbox.ErrConflict)
+	case used+l.pending >= c.BudgetMB<<20:
 		return nil, fmt.Errorf("the snapshots of Sandtray's sandboxes take %d MB, the most limits.max_snapshot_mb allows; delete one with delete_snapshot (list_snapshots shows each sandbox's) and try again: %w",
 			(used+l.pending)>>20, sandbox.ErrConflict)
 	}
 	if l.taking == nil {
 		l.taking = map[string]int{}
 	}
-	l.taking[b.id]++
-	h.id = b.id
+	l.taking[b.ID]++
+	h.id = b.ID
 	return h, nil
 }
 
-// charge takes n more bytes for h, or refuses with errSnapshotBudget when
-// they would take the snapshots (and the forks under way) past the budget.
-func (h *snapHold) charge(n int64) error {
-	l := &h.e.snaps
+// charge takes n more bytes for h, or refuses with errBudget when they
+// would take the snapshots (and the forks under way) past the budget.
+func (h *Hold) charge(n int64) error {
+	l := &h.s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	budget := h.e.cfg().Limits.SnapshotMB << 20
+	budget := h.s.config().BudgetMB << 20
 	others := l.used + l.pending - h.charged
 	if l.used+l.pending+n > budget {
-		return errSnapshotBudget{budget: budget, others: others, left: budget - others}
+		return errBudget{budget: budget, others: others, left: budget - others}
 	}
 	l.pending += n
 	h.charged += n
@@ -97,7 +97,7 @@ func (h *snapHold) charge(n int64) error {
 
 // diskTake is what a tmpfs tar of h writes through (hostfs.SparseWriter):
 // each run of data is charged, and must leave the host's disk its reserve.
-func (h *snapHold) diskTake(dir string) func(int64) error {
+func (h *Hold) diskTake(dir string) func(int64) error {
 	return func(n int64) error {
 		if err := hostfs.CheckFree(dir, n); err != nil {
 			return err
@@ -106,10 +106,10 @@ func (h *snapHold) diskTake(dir string) func(int64) error {
 	}
 }
 
-// release gives h's place back; kept: its bytes stay on the disk, as a
+// Release gives h's place back; kept: its bytes stay on the disk, as a
 // snapshot's.
-func (h *snapHold) release(kept bool) {
-	l := &h.e.snaps
+func (h *Hold) Release(kept bool) {
+	l := &h.s.ledger
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending -= h.charged
