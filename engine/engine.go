@@ -327,9 +327,9 @@ func (e *Engine) SessionEnded(id string) {
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.
 func (e *Engine) SetPaused(paused bool) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	e.paused = paused
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	e.publish()
 }
 
@@ -340,15 +340,15 @@ var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs 
 // (at most a second old: stats.Sampler.Freshen).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
 	e.stats.Freshen(ctx, e.running())
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	return e.listLocked(e.ports, e.stats), nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
 func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	b, err := e.lookup(ref)
 	if err != nil {
 		return sandbox.Info{}, err

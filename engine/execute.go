@@ -264,8 +264,8 @@ func (t boxTarget) Workdir() string                         { return t.b.spec.Wo
 func (t boxTarget) User() string                            { return t.b.spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
 func (t boxTarget) MarkStopped() bool {
-	t.e.mu.Lock()
-	defer t.e.mu.Unlock()
+	t.e.regMu.Lock()
+	defer t.e.regMu.Unlock()
 	if t.b.stopping || t.b.status == sandbox.StatusStopped {
 		return false // the engine stopped it, or knows it stopped
 	}
@@ -293,8 +293,8 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 	if !ok {
 		return false
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	rose := n > b.oomKills
 	b.oomKills = n
 	return rose

@@ -78,8 +78,8 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		closed <- errors.Join(err, te.Close(ctx))
 	}()
 	eventually(t, 30*time.Second, "the engine to begin its exit", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
+		te.regMu.Lock()
+		defer te.regMu.Unlock()
 		return te.closing
 	})
 	close(let)

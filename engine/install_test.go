@@ -122,9 +122,9 @@ func TestInstallPackages(t *testing.T) {
 		if err := te.docker.ConnectNetwork(ctx, info.ID, "bridge"); err != nil {
 			t.Fatal(err)
 		}
-		te.mu.Lock()
+		te.regMu.Lock()
 		b := te.boxes[info.ID]
-		te.mu.Unlock()
+		te.regMu.Unlock()
 		te.capture.RestoreOffline(ctx, boxTarget{te.Engine, b}.captureTarget()) // what adoption does
 		te.wantOffline(t, info.ID)
 	})
@@ -165,9 +165,9 @@ func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 			early = append(early, r)
 		default:
 		}
-		te.mu.Lock()
+		te.regMu.Lock()
 		b := te.boxes[id]
-		te.mu.Unlock()
+		te.regMu.Unlock()
 		return te.callsWaiting(b)+te.execs.WaitingIn(id)+len(early) >= 2
 	})
 	raw("touch /tmp/release")

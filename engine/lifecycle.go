@@ -31,9 +31,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		return sandbox.Info{}, err
 	}
 	defer e.wg.Done()
-	e.mu.Lock()
+	e.regMu.Lock()
 	paused := e.paused
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	ctx, cancel := e.bound(ctx)
 	defer cancel()
 	if paused {
@@ -84,8 +84,8 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 // (their names carry its tag, see containerName), not one it adopted from
 // an older Sandtray, named without it; another engine's never conflict.
 func (e *Engine) nameFree(name string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	for _, b := range e.boxes {
 		if b.name == name {
 			return fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", name, sandbox.ErrConflict)
@@ -198,17 +198,17 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	// attachment is PID 1 and ends on SIGTERM at once, where closing it
 	// first would have PID 1 turn into its shell as the SIGTERM arrives,
 	// which could miss it (and the stop wait its 5 s).
-	e.mu.Lock()
+	e.regMu.Lock()
 	b.stopping = true
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	err = e.docker.Stop(ctx, b.id, 5*time.Second)
 	e.kernels.Close(b.id)
-	e.mu.Lock()
+	e.regMu.Lock()
 	b.stopping = false
 	if err == nil {
 		b.status = sandbox.StatusStopped
 	}
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
@@ -216,9 +216,9 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	if e.ports.End(b.id) {
 		e.publish()
 	}
-	e.mu.Lock()
+	e.regMu.Lock()
 	info := b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
 	e.publish()
 	return info, nil
@@ -244,12 +244,12 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 
 // Delete removes a sandbox, its container and everything stored about it.
 func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
-	e.mu.Lock()
+	e.regMu.Lock()
 	b, err := e.lookup(ref)
 	if err == nil && b.stage == live {
 		b.stage = reaping // no new call starts in it; running ones are stopped below
 	}
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -265,16 +265,16 @@ func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) er
 // SetPersistent marks a sandbox persistent (kept across sessions and restarts)
 // or ephemeral (removed after its session ends or it idles).
 func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	b, err := e.lookup(ref)
 	if err != nil {
-		e.mu.Unlock()
+		e.regMu.Unlock()
 		return sandbox.Info{}, err
 	}
 	b.state.Persistent = persistent
 	b.state.LastUsed = time.Now().UTC()
 	st, info := b.state, b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if err := e.store.save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
 	}

@@ -26,8 +26,8 @@ func TestCloseEndsACallInItsWaitWindow(t *testing.T) {
 		got <- reply{out, err}
 	}()
 	eventually(t, 20*time.Second, "the call never started running", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
+		te.regMu.Lock()
+		defer te.regMu.Unlock()
 		return len(te.boxes[id].calls) == 1
 	})
 	if err := te.Close(ctx); err != nil {

@@ -64,9 +64,9 @@ func (e *Engine) UnexposePort(ctx context.Context, owner sandbox.Owner, ref stri
 // savePorts keeps a sandbox's forwards in its state, as the port table
 // changes them.
 func (e *Engine) savePorts(id string, fws []sandbox.PortForward) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	b, ok := e.boxes[id]
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if ok {
 		e.changeState(b, "port forwards", func(st *boxState) { st.Ports = fws })
 	}
@@ -75,8 +75,8 @@ func (e *Engine) savePorts(id string, fws []sandbox.PortForward) {
 // savedPorts lists the sandboxes with forwards in their state, those to
 // come back at start-up (persistent and running) marked so.
 func (e *Engine) savedPorts() []portfwd.Saved {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	var out []portfwd.Saved
 	for _, b := range e.boxes {
 		if len(b.state.Ports) > 0 {
@@ -90,11 +90,11 @@ func (e *Engine) savedPorts() []portfwd.Saved {
 // changeState applies change to a sandbox's state under e.mu and saves it at
 // once, unless the sandbox is gone; what names the change in a failure's log.
 func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	change(&b.state)
 	st := b.state
 	_, live := e.boxes[b.id]
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if !live {
 		return
 	}

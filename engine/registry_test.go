@@ -73,9 +73,9 @@ func TestReaperNeverRemovesAnAcquiredSandbox(t *testing.T) {
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.SessionEnded(te.owner.Session) // session_grace is 2 minutes: not yet
-	te.mu.Lock()
+	te.regMu.Lock()
 	te.sessions[te.owner.Session].ended = time.Now().Add(-time.Hour)
-	te.mu.Unlock()
+	te.regMu.Unlock()
 	reaped := make(chan struct{})
 	go func() {
 		defer close(reaped)
@@ -173,8 +173,8 @@ func TestEndedSessionsArePruned(t *testing.T) {
 		_ = i
 	}
 	eventually(t, 10*time.Second, "ended sessions are never pruned", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
+		te.regMu.Lock()
+		defer te.regMu.Unlock()
 		return len(te.sessions) <= 1 // the test's own, live
 	})
 }

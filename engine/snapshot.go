@@ -196,21 +196,21 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 // snapshotsChanged tells the watchers (the app's Snapshots tab) that b's
 // snapshots changed, as soon as they did: its SnapshotsChanged moves on.
 func (e *Engine) snapshotsChanged(b *box) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	b.snaps++
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	e.publish()
 }
 
 // sweepSnapshots removes, at start-up, the snapshots and fork images of
 // this engine whose sandbox is gone (snapshot.Store.Sweep).
 func (e *Engine) sweepSnapshots(ctx context.Context) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	live := map[string]bool{}
 	for id, b := range e.boxes {
 		live[id] = true
 		live[b.spec.Image] = true
 	}
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	e.snap.Sweep(ctx, live)
 }

@@ -17,14 +17,14 @@ type Watcher struct {
 // new one after every change, until ctx is done.
 func (e *Engine) Watch(ctx context.Context) *Watcher {
 	w := &Watcher{ch: make(chan sandbox.Snapshot, 1)}
-	e.mu.Lock()
+	e.regMu.Lock()
 	e.watchers[w] = struct{}{}
 	w.offer(e.snapshotLocked())
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	context.AfterFunc(ctx, func() {
-		e.mu.Lock()
+		e.regMu.Lock()
 		delete(e.watchers, w)
-		e.mu.Unlock()
+		e.regMu.Unlock()
 	})
 	return w
 }
@@ -61,8 +61,8 @@ func (e *Engine) snapshotLocked() sandbox.Snapshot {
 
 // publish sends a fresh snapshot to every watcher.
 func (e *Engine) publish() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.regMu.Lock()
+	defer e.regMu.Unlock()
 	if len(e.watchers) == 0 {
 		return
 	}
