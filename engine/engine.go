@@ -327,9 +327,7 @@ func (e *Engine) SessionEnded(id string) {
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.
 func (e *Engine) SetPaused(paused bool) {
-	e.regMu.Lock()
-	e.paused = paused
-	e.regMu.Unlock()
+	e.locked(func() { e.paused = paused })
 	e.publish()
 }
 
@@ -340,20 +338,19 @@ var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs 
 // (at most a second old: stats.Sampler.Freshen).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
 	e.stats.Freshen(ctx, e.running())
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	return e.listLocked(e.ports, e.stats), nil
+	var list []sandbox.Info
+	e.locked(func() { list = e.listLocked(e.ports, e.stats) })
+	return list, nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
 func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
-	e.regMu.Lock()
-	defer e.regMu.Unlock()
-	b, err := e.lookup(ref)
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	return b.info(e.ports.Forwards(b.id), e.stats.Of(b.id)), nil
+	var info sandbox.Info
+	err := e.withRef(ref, func(b *box) error {
+		info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+		return nil
+	})
+	return info, err
 }
 
 // short, randomHex and envList are the engine's names for the helpers in

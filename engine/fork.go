@@ -39,9 +39,8 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	if max := e.cfg().Limits.MaxForks; count < 1 || count > max {
 		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)
 	}
-	e.regMu.Lock()
-	paused := e.paused
-	e.regMu.Unlock()
+	var paused bool
+	e.locked(func() { paused = e.paused })
 	if paused {
 		return nil, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu, forks too; ask them to resume: %w", sandbox.ErrPaused)
 	}
@@ -76,9 +75,10 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		e.snap.RemoveImage(base)
 		return nil, err
 	}
-	e.regMu.Lock()
-	st := boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
-	e.regMu.Unlock()
+	var st boxState
+	e.locked(func() {
+		st = boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
+	})
 	defer func() {
 		if err != nil {
 			for _, f := range forks {

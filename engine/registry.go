@@ -521,6 +521,13 @@ func (r *registry) withRef(ref string, fn func(*box) error) error {
 	return fn(b)
 }
 
+// resolve resolves ref as lookup does, taking the lock.
+func (r *registry) resolve(ref string) (*box, error) {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	return r.lookup(ref)
+}
+
 // boxOf returns the box of container id, when the registry has it.
 func (r *registry) boxOf(id string) (*box, bool) {
 	r.regMu.Lock()

@@ -196,21 +196,19 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, s
 // snapshotsChanged tells the watchers (the app's Snapshots tab) that b's
 // snapshots changed, as soon as they did: its SnapshotsChanged moves on.
 func (e *Engine) snapshotsChanged(b *box) {
-	e.regMu.Lock()
-	b.snaps++
-	e.regMu.Unlock()
+	e.locked(func() { b.snaps++ })
 	e.publish()
 }
 
 // sweepSnapshots removes, at start-up, the snapshots and fork images of
 // this engine whose sandbox is gone (snapshot.Store.Sweep).
 func (e *Engine) sweepSnapshots(ctx context.Context) {
-	e.regMu.Lock()
 	live := map[string]bool{}
-	for id, b := range e.boxes {
-		live[id] = true
-		live[b.spec.Image] = true
-	}
-	e.regMu.Unlock()
+	e.locked(func() {
+		for id, b := range e.boxes {
+			live[id] = true
+			live[b.spec.Image] = true
+		}
+	})
 	e.snap.Sweep(ctx, live)
 }
