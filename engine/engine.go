@@ -56,7 +56,7 @@ type Engine struct {
 	attachFirst bool
 
 	// registry is the sandboxes, the sessions and the calls' gate
-	// (registry.go); its mu also guards watchers, paused, notices and
+	// (registry.go); its regMu also guards watchers, paused, notices and
 	// noticeSeq.
 	registry
 	watchers     map[*Watcher]struct{}

@@ -78,9 +78,9 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		closed <- errors.Join(err, te.Close(ctx))
 	}()
 	eventually(t, 30*time.Second, "the engine to begin its exit", func() bool {
-		te.regMu.Lock()
-		defer te.regMu.Unlock()
-		return te.closing
+		closing := false
+		te.locked(func() { closing = te.closing })
+		return closing
 	})
 	close(let)
 	if err := <-closed; err != nil {

@@ -132,9 +132,8 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		}()
 		var watched chan struct{}
 		limit := e.cfg().Limits.DiskMB << 20
-		e.regMu.Lock()
-		inherited := b.state.Inherited // a fork's image holds that much of its limit (F59)
-		e.regMu.Unlock()
+		var inherited int64
+		e.locked(func() { inherited = b.state.Inherited }) // a fork's image holds that much of its limit (F59)
 		if limit > 0 {
 			watched = make(chan struct{})
 			go func() {
@@ -170,12 +169,13 @@ func (e *Engine) sandboxDied(b *box, oomKilled bool) {
 	if oomKilled {
 		why = &run.Stopped{Code: 137, Outcome: sandbox.Outcome{End: sandbox.KilledForMemory, MemoryMB: b.spec.MemoryMB, WholeSandbox: true}}
 	}
-	e.regMu.Lock()
-	calls := make([]context.CancelCauseFunc, 0, len(b.calls))
-	for _, cancel := range b.calls {
-		calls = append(calls, cancel)
-	}
-	e.regMu.Unlock()
+	var calls []context.CancelCauseFunc
+	e.locked(func() {
+		calls = make([]context.CancelCauseFunc, 0, len(b.calls))
+		for _, cancel := range b.calls {
+			calls = append(calls, cancel)
+		}
+	})
 	time.AfterFunc(kernel.Grace, func() {
 		for _, cancel := range calls {
 			cancel(why)

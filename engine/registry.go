@@ -25,14 +25,15 @@ import (
 // until then), concurrent calls of the same session wait for it or for
 // their ctx, and other sessions never wait.
 type registry struct {
-	// mu guards the fields below and every field of each box but its disk
+	// regMu guards the fields below and every field of each box but its disk
 	// (which has its own lock), and also the Engine's watchers, paused,
-	// notices and noticeSeq. Lock order: only leaf locks are taken under mu
+	// notices and noticeSeq. Lock order: only leaf locks are taken under regMu
 	// (the pool's, probe.Watch's and the port table's, which the snapshot
 	// reads); every other lock of the engine or of its packages (kernel.Set,
 	// lastUse, the stats sampler, run.Disk, a box's install slot, the port
-	// saves') is taken before mu, never under it. mu is never held across a
-	// Docker call or a disk write.
+	// saves') is taken before regMu, never under it. regMu is never held across a
+	// Docker call or a disk write. Only registry.go takes it, in the
+	// registry's methods (locked, withRef, …): TestOnlyTheRegistryTakesItsLock.
 	regMu    sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
@@ -48,7 +49,7 @@ type registry struct {
 	cancel context.CancelFunc
 	// wg counts the background loops, every call from acquire (or enter) to
 	// release, jobs included (a job holds its sandbox until it ends), and
-	// every exec of the kernels. Add only under mu while !closing, so that
+	// every exec of the kernels. Add only under regMu while !closing, so that
 	// once close has set closing, Wait sees every Add.
 	wg sync.WaitGroup
 }
@@ -143,7 +144,7 @@ func (r *registry) acquire(ref string) (*box, error) {
 	if b.stage != live {
 		return nil, fmt.Errorf("sandbox %s is being removed (its session ended, it idled, or it was deleted); create a new one: %w", b.name, sandbox.ErrNotFound)
 	}
-	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
+	r.wg.Add(1) // under regMu, before close can see closing: see registry.wg
 	b.busy++
 	b.state.LastUsed = time.Now().UTC()
 	return b, nil
@@ -168,7 +169,7 @@ func (r *registry) enter() error {
 	if r.closing {
 		return errClosing
 	}
-	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
+	r.wg.Add(1) // under regMu, before close can see closing: see registry.wg
 	return nil
 }
 
@@ -619,7 +620,7 @@ func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (rel
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		isJob := jobs.OutputsIn(b.id) // before mu: see registry.regMu's lock order
+		isJob := jobs.OutputsIn(b.id) // before regMu: see its lock order
 		r.regMu.Lock()
 		foreground := 0
 		for seq := range b.calls {
