@@ -21,7 +21,8 @@
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
 //   - pool: the warm pool;
 //   - snapshot: snapshots and forks' images (taking, the limits' ledger,
-//     restoring in place, the sweep of what a gone sandbox left);
+//     restoring in place, the committed images' budget, the sweep of
+//     what a gone sandbox left);
 //   - stats: CPU and memory sampling for what someone looks at;
 //   - probe: what the runtime is and can do (the daemon's watch, GPU
 //     checks, sandtray doctor's probes);

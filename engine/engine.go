@@ -214,7 +214,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	cc := e.cfg().captureConfig()
-	cc.Images = imageBudget{e}
+	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)

@@ -28,7 +28,7 @@ import (
 //     original's denies hold from its first connection (F61);
 //   - its image counts against limits.max_committed_mb, and what the image
 //     carries over its base image against the fork's own limits.disk_mb
-//     (F59, see committed.go);
+//     (F59, see engine/internal/snapshot/committed.go);
 //   - it runs within the engine's lifetime: an exit cuts it short, and what
 //     it made, sandboxes and tags, is removed (F70).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
@@ -155,9 +155,9 @@ func (e *Engine) forkSpecs(ctx context.Context, b *box, req sandbox.ForkRequest,
 // forkImage commits b as the image ref, its tmpfs tars in dir (charged to
 // the snapshots' budget while the fork runs), and takes it back unless
 // the committed images' budget and limits.disk_mb admit it. It returns
-// what the image carries over its base image (see inherited).
+// what the image carries over its base image (snapshot.Store.Inherited).
 func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64, error) {
-	if err := (imageBudget{e}).Check(ctx); err != nil {
+	if err := e.snap.Committed().Check(ctx); err != nil {
 		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
 	}
 	ctr, err := e.docker.Inspect(ctx, b.id)
@@ -172,9 +172,9 @@ func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64,
 	if _, err := e.takeSnapshot(ctx, b, ref, dir, map[string]string{sandbox.LabelCommittedOn: ctr.ImageID}, hold); err != nil {
 		return 0, err
 	}
-	inherited, err := e.inherited(ctx, ref)
+	inherited, err := e.snap.Inherited(ctx, ref)
 	if err == nil {
-		err = (imageBudget{e}).Admit(ctx, ref)
+		err = e.snap.Committed().Admit(ctx, ref)
 	}
 	if limit := e.cfg().Limits.DiskMB << 20; err == nil && limit > 0 && inherited > limit {
 		err = fmt.Errorf("its fork would start holding %d MB of files over its base image (what the sandbox wrote, and what it was forked with), "+

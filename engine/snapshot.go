@@ -19,7 +19,7 @@ import (
 // snapshots is what engine/internal/snapshot needs of the configuration.
 func (c *settings) snapshots() snapshot.Config {
 	return snapshot.Config{Engine: c.engine, Tag: c.engine[:nameTagLen], StateDir: c.StateDir, Labels: c.labels,
-		MaxSnapshots: c.Limits.MaxSnapshots, BudgetMB: c.Limits.SnapshotMB}
+		MaxSnapshots: c.Limits.MaxSnapshots, BudgetMB: c.Limits.SnapshotMB, CommittedMB: c.Limits.CommittedMB}
 }
 
 // snapBox is b as engine/internal/snapshot sees it.

@@ -107,6 +107,7 @@ type Config struct {
 	Labels       map[string]string // added to every container made (the helpers that images are read through)
 	MaxSnapshots int               // limits.max_snapshots: per sandbox
 	BudgetMB     int64             // limits.max_snapshot_mb: all of the engine's snapshots together
+	CommittedMB  int64             // limits.max_committed_mb: the engine's commits and fork images together (committed.go)
 }
 
 // Box is the sandbox a snapshot is of, as the engine knows it.

@@ -1,10 +1,9 @@
-package engine
+package snapshot
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -18,22 +17,22 @@ import (
 // image stays counted while a later one stands on it, even untagged. A
 // fork's image also counts against the fork's own limits.disk_mb: what it
 // adds over the first image below it that is not a fork's is what the
-// fork holds from the start (see inherited).
+// fork holds from the start (see Inherited).
 
-// ownImage reports whether img is one of this engine's commits or fork
-// images (a snapshot is not: max_snapshot_mb counts those).
-func (c *settings) ownImage(img runtime.Image) bool {
-	return img.Labels[sandbox.LabelCommittedBy] == c.engine || c.forkImage(img)
+// ownImage reports whether img is one of engine's commits or fork images
+// (a snapshot is not: max_snapshot_mb counts those).
+func ownImage(img runtime.Image, engine string) bool {
+	return img.Labels[sandbox.LabelCommittedBy] == engine || forkImage(img, engine)
 }
 
-// forkImage reports whether img is one of this engine's fork images.
-func (c *settings) forkImage(img runtime.Image) bool {
-	return img.Labels[snapshot.LabelEngine] == c.engine && img.Labels[snapshot.LabelID] == ""
+// forkImage reports whether img is one of engine's fork images.
+func forkImage(img runtime.Image, engine string) bool {
+	return img.Labels[LabelEngine] == engine && img.Labels[LabelID] == ""
 }
 
 // imageSizes inspects images once each for one count.
 type imageSizes struct {
-	e    *Engine
+	rt   Runtime
 	seen map[string]runtime.Image
 }
 
@@ -41,28 +40,29 @@ func (s *imageSizes) get(ctx context.Context, ref string) (runtime.Image, int64,
 	img, ok := s.seen[ref]
 	if !ok {
 		var err error
-		if img, err = s.e.docker.InspectImage(ctx, ref); err != nil {
+		if img, err = s.rt.InspectImage(ctx, ref); err != nil {
 			return img, 0, err
 		}
 		s.seen[ref], s.seen[img.ID] = img, img
 	}
-	size, err := s.e.docker.ImageSize(ctx, img.ID)
+	size, err := s.rt.ImageSize(ctx, img.ID)
 	return img, size, err
 }
 
-// committedBytes is the disk this engine's commits and fork images take:
+// CommittedBytes is the disk the engine's commits and fork images take:
 // each one's size less its parent's, for every image of the engine's that
 // a tagged one stands on.
-func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
+func (s *Store) CommittedBytes(ctx context.Context) (int64, error) {
+	engine := s.config().Engine
 	var tops []runtime.LabeledImage
-	for _, sel := range []map[string]string{{sandbox.LabelCommittedBy: e.cfg().engine}, {snapshot.LabelEngine: e.cfg().engine}} {
-		imgs, err := e.docker.ImagesLabeled(ctx, sel)
+	for _, sel := range []map[string]string{{sandbox.LabelCommittedBy: engine}, {LabelEngine: engine}} {
+		imgs, err := s.rt.ImagesLabeled(ctx, sel)
 		if err != nil {
 			return 0, err
 		}
 		tops = append(tops, imgs...)
 	}
-	sizes := &imageSizes{e: e, seen: map[string]runtime.Image{}}
+	sizes := &imageSizes{rt: s.rt, seen: map[string]runtime.Image{}}
 	counted := map[string]bool{}
 	var total int64
 	for _, top := range tops {
@@ -75,7 +75,7 @@ func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
 				return 0, fmt.Errorf("size the image %s: %w", sandbox.ShortID(strings.TrimPrefix(id, "sha256:")), err)
 			}
 			counted[id], counted[img.ID] = true, true
-			if !e.cfg().ownImage(img) {
+			if !ownImage(img, engine) {
 				break
 			}
 			parent := img.Labels[sandbox.LabelCommittedOn]
@@ -91,16 +91,17 @@ func (e *Engine) committedBytes(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// inherited is what fork image ref adds over the first image below it
+// Inherited is what fork image ref adds over the first image below it
 // that is not one of the engine's fork images (the image its first
 // original was created from): the files its sandbox starts with.
-func (e *Engine) inherited(ctx context.Context, ref string) (int64, error) {
-	sizes := &imageSizes{e: e, seen: map[string]runtime.Image{}}
+func (s *Store) Inherited(ctx context.Context, ref string) (int64, error) {
+	engine := s.config().Engine
+	sizes := &imageSizes{rt: s.rt, seen: map[string]runtime.Image{}}
 	img, top, err := sizes.get(ctx, ref)
 	if err != nil {
 		return 0, err
 	}
-	for depth := 0; e.cfg().forkImage(img) && img.Labels[sandbox.LabelCommittedOn] != ""; depth++ {
+	for depth := 0; forkImage(img, engine) && img.Labels[sandbox.LabelCommittedOn] != ""; depth++ {
 		if depth > 1000 {
 			return 0, fmt.Errorf("image %s: its forks go on beyond 1000 images", ref)
 		}
@@ -108,25 +109,29 @@ func (e *Engine) inherited(ctx context.Context, ref string) (int64, error) {
 		if img, size, err = sizes.get(ctx, img.Labels[sandbox.LabelCommittedOn]); err != nil {
 			return 0, err
 		}
-		if !e.cfg().forkImage(img) {
+		if !forkImage(img, engine) {
 			return max(top-size, 0), nil
 		}
 	}
 	return 0, nil
 }
 
-// imageBudget is limits.max_committed_mb as capture checks it (see
-// capture.ImageBudget): a commit is refused when the images already fill
-// the budget, and the image it made is taken back when it takes them past.
-type imageBudget struct{ e *Engine }
+// Committed is limits.max_committed_mb as capture checks it (see
+// capture.ImageBudget), and a fork too: a commit is refused when the
+// images already fill the budget, and the image it made is taken back when
+// it takes them past.
+func (s *Store) Committed() ImageBudget { return ImageBudget{s} }
+
+// ImageBudget is the budget of the engine's committed and fork images.
+type ImageBudget struct{ s *Store }
 
 // Check refuses when the engine's committed and fork images fill the budget.
-func (b imageBudget) Check(ctx context.Context) error {
-	used, err := b.e.committedBytes(ctx)
+func (b ImageBudget) Check(ctx context.Context) error {
+	used, err := b.s.CommittedBytes(ctx)
 	if err != nil {
 		return err
 	}
-	if limit := b.e.cfg().Limits.CommittedMB << 20; used >= limit {
+	if limit := b.s.config().CommittedMB << 20; used >= limit {
 		return fmt.Errorf("the images of Sandtray's commits and forks take %d MB, the most limits.max_committed_mb (%d MB) allows; "+
 			"ask the user to remove committed images they no longer need (docker rmi), delete forks you no longer need with delete_sandbox, "+
 			"or ask the user to raise limits.max_committed_mb: %w", used>>20, limit>>20, sandbox.ErrTooLarge)
@@ -136,16 +141,16 @@ func (b imageBudget) Check(ctx context.Context) error {
 
 // Admit refuses image id, just made, when the engine's committed and fork
 // images now take more than the budget; the caller removes it.
-func (b imageBudget) Admit(ctx context.Context, id string) error {
-	used, err := b.e.committedBytes(ctx)
+func (b ImageBudget) Admit(ctx context.Context, id string) error {
+	used, err := b.s.CommittedBytes(ctx)
 	if err != nil {
 		return err
 	}
-	limit := b.e.cfg().Limits.CommittedMB << 20
+	limit := b.s.config().CommittedMB << 20
 	if used <= limit {
 		return nil
 	}
-	sizes := &imageSizes{e: b.e, seen: map[string]runtime.Image{}}
+	sizes := &imageSizes{rt: b.s.rt, seen: map[string]runtime.Image{}}
 	var own int64
 	if img, size, err := sizes.get(ctx, id); err == nil {
 		if _, under, err := sizes.get(ctx, img.Labels[sandbox.LabelCommittedOn]); err == nil {
