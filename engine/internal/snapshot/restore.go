@@ -173,9 +173,10 @@ func cut(s string, n int) string {
 }
 
 // skipRestore reports whether p is a path restore leaves alone: the
-// engine's own files in the sandbox, and what the runtime manages.
+// engine's own files in the sandbox (its link, a read-only mount, among
+// them), and what the runtime manages.
 func skipRestore(p string) bool {
-	for _, s := range []string{run.PidDir, runtime.AgentDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
+	for _, s := range []string{run.PidDir, runtime.AgentDir, runtime.LinkDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
 		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") {
 			return true
 		}

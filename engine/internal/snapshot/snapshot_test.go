@@ -19,14 +19,14 @@ import (
 // TestPlanPutsBackWhatChanged: a restore's plan is every path either
 // change list names, once, a folder only when it was added or deleted
 // whole (not as the parent of changes inside it), nothing under a path
-// taken whole, and never the engine's own files or what the runtime
-// manages.
+// taken whole, and never the engine's own files (its link's socket among
+// them, on a read-only mount) or what the runtime manages.
 func TestPlanPutsBackWhatChanged(t *testing.T) {
 	c := func(kind, p string) runtime.Change { return runtime.Change{Kind: kind, Path: p} }
 	snap := []runtime.Change{
 		c(runtime.ChangeChanged, "/home"), c(runtime.ChangeChanged, "/home/u"), c(runtime.ChangeAdded, "/home/u/a.txt"),
 		c(runtime.ChangeAdded, "/opt/tool"), c(runtime.ChangeAdded, "/opt/tool/bin/x"),
-		c(runtime.ChangeChanged, "/etc/hosts"), c(runtime.ChangeAdded, run.PidDir+"/1"),
+		c(runtime.ChangeChanged, "/etc/hosts"), c(runtime.ChangeAdded, run.PidDir+"/1"), c(runtime.ChangeAdded, runtime.LinkDir+"/s"),
 	}
 	now := []runtime.Change{
 		c(runtime.ChangeChanged, "/home/u"), c(runtime.ChangeDeleted, "/home/u/a.txt"), c(runtime.ChangeAdded, "/home/u/b.txt"),
