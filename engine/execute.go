@@ -264,13 +264,15 @@ func (t boxTarget) Workdir() string                         { return t.b.spec.Wo
 func (t boxTarget) User() string                            { return t.b.spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
 func (t boxTarget) MarkStopped() bool {
-	t.e.mu.Lock()
-	defer t.e.mu.Unlock()
-	if t.b.stopping || t.b.status == sandbox.StatusStopped {
-		return false // the engine stopped it, or knows it stopped
-	}
-	t.b.status = sandbox.StatusStopped
-	return true
+	marked := false
+	t.e.locked(func() {
+		if t.b.stopping || t.b.status == sandbox.StatusStopped {
+			return // the engine stopped it, or knows it stopped
+		}
+		t.b.status = sandbox.StatusStopped
+		marked = true
+	})
+	return marked
 }
 func (t boxTarget) Gone(err error) error { return t.e.gone(t.b, err) }
 
@@ -291,10 +293,11 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 		return e.runner.DiedOfMemory(ctx, t)
 	}
 	if ok {
-		e.mu.Lock()
-		rose := n > b.oomKills
-		b.oomKills = n
-		e.mu.Unlock()
+		rose := false
+		e.locked(func() {
+			rose = n > b.oomKills
+			b.oomKills = n
+		})
 		if rose {
 			return true
 		}

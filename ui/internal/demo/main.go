@@ -26,8 +26,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/assets"
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
 	"github.com/sandtray/sandtray/ui"
 )
 
