@@ -401,7 +401,11 @@ func containersOf(t *testing.T, labels map[string]string) int {
 		// its pool label (labels are immutable) but loses the pool's name
 		// (engine/internal/pool's Prefix, out of this package's reach).
 		spare := ctr.Labels[sandbox.LabelPool] != "" && strings.HasPrefix(ctr.Name, "sandtray_pool-")
-		if !spare {
+		// Nor is the container, never started, that fills the agent's
+		// volume once per build of the agent (engine/runtime/docker's
+		// agent.go): it carries the test's label for the cleanup.
+		filler := strings.HasPrefix(ctr.Name, "sandtray-agent-fill-")
+		if !spare && !filler {
 			n++
 		}
 	}
