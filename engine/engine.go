@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	cli := opts.Runtime
 	if cli == nil {
 		var err error
-		if cli, err = runtime.Connect(ctx, "", cfg.Docker.Host); err != nil {
+		if cli, err = runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost()); err != nil {
 			return nil, err
 		}
 	}

@@ -40,8 +40,10 @@ type Config struct {
 	Pull         Pull              `toml:"pull"`   // see security.go
 	Commit       Commit            `toml:"commit"` // see commit.go
 	Docker       Docker            `toml:"docker"`
-	Egress       Egress            `toml:"egress"`  // see egress.go
-	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
+	Runtime      Runtime           `toml:"runtime"`    // see runtime.go
+	Kubernetes   Kubernetes        `toml:"kubernetes"` // see runtime.go
+	Egress       Egress            `toml:"egress"`     // see egress.go
+	Secrets      map[string]Secret `toml:"secrets"`    // see secrets.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
@@ -239,6 +241,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Docker.check(); err != nil {
+		return err
+	}
+	if err := c.checkRuntime(); err != nil {
 		return err
 	}
 	for i, r := range c.Host.AllowedRoots {

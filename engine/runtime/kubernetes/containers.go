@@ -316,7 +316,7 @@ func (c *Client) Signal(ctx context.Context, id, sig string) error {
 }
 
 // Remove deletes Pod id and its NetworkPolicy and waits until the Pod is
-// gone. One that does not exist counts as removed.
+// gone (its processes ended). One that does not exist counts as removed.
 func (c *Client) Remove(ctx context.Context, id string) error {
 	c.mu.Lock()
 	delete(c.agents, id)
@@ -325,15 +325,8 @@ func (c *Client) Remove(ctx context.Context, id string) error {
 	if err := c.cs.NetworkingV1().NetworkPolicies(c.ns).Delete(ctx, id, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return wrap("remove sandbox "+id+"'s NetworkPolicy", err)
 	}
-	pod, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, id, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return wrap("remove sandbox "+id, err)
-	}
-	one := int64(1)
-	err = c.cs.CoreV1().Pods(c.ns).Delete(ctx, id, metav1.DeleteOptions{GracePeriodSeconds: &one})
+	pods := c.cs.CoreV1().Pods(c.ns)
+	pod, err := pods.Get(ctx, id, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -342,11 +335,42 @@ func (c *Client) Remove(ctx context.Context, id string) error {
 	}
 	wctx, cancel := context.WithTimeout(ctx, removeTimeout)
 	defer cancel()
-	_, err = c.waitPod(wctx, pod, func(*corev1.Pod) (bool, error) { return false, nil })
-	if errors.Is(err, sandbox.ErrNotFound) {
+	// The watch first, from the version read: the deletion cannot be missed.
+	w, err := pods.Watch(wctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", id).String(), ResourceVersion: pod.ResourceVersion})
+	if err != nil {
+		return wrap("watch sandbox "+id, err)
+	}
+	defer w.Stop()
+	one := int64(1)
+	err = pods.Delete(ctx, id, metav1.DeleteOptions{GracePeriodSeconds: &one})
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	return fmt.Errorf("kubernetes: remove sandbox %s: %w", id, err)
+	if err != nil {
+		return wrap("remove sandbox "+id, err)
+	}
+	for {
+		select {
+		case <-wctx.Done():
+			return fmt.Errorf("kubernetes: remove sandbox %s: its Pod is still there (%s): %w", id, describe(pod), wctx.Err())
+		case ev, ok := <-w.ResultChan():
+			if ev.Type == watch.Deleted {
+				return nil
+			}
+			if p, isPod := ev.Object.(*corev1.Pod); isPod {
+				pod = p
+			}
+			if !ok || ev.Type == watch.Error {
+				// The watch ended: see whether the Pod is gone, and
+				// wait on the slow way.
+				_, err := c.waitPod(wctx, pod, func(*corev1.Pod) (bool, error) { return false, nil })
+				if errors.Is(err, sandbox.ErrNotFound) {
+					return nil
+				}
+				return fmt.Errorf("kubernetes: remove sandbox %s: %w", id, err)
+			}
+		}
+	}
 }
 
 // Rename changes the container name a Pod carries (an annotation: a Pod's
@@ -527,7 +551,7 @@ func actions(t watch.EventType, before string, p *corev1.Pod) []string {
 	}
 	now := state(p)
 	var out []string
-	if t == watch.Added && before == "" && p.Status.Phase == corev1.PodPending {
+	if t == watch.Added && before == "" && (p.Status.Phase == corev1.PodPending || p.Status.Phase == "") {
 		out = append(out, "create")
 	}
 	if now == before {
