@@ -369,7 +369,9 @@ func TestEventsInDockersWords(t *testing.T) {
 	if strings.Join(got, " ") != "create start oom die destroy" {
 		t.Errorf("events %q, want create start oom die destroy", got)
 	}
-	if a := actions(watch.Modified, "running", pod); len(a) != 0 {
+	running := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: containerName,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	if a := actions(watch.Modified, "running", running); len(a) != 0 {
 		t.Errorf("a Pod that still runs gave %q", a)
 	}
 }
@@ -400,7 +402,7 @@ func TestImagesAreTheNodes(t *testing.T) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "localhost"}, Status: corev1.NodeStatus{
 		Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
 		NodeInfo:   corev1.NodeSystemInfo{OperatingSystem: "linux", Architecture: "arm64"},
-		Images: []corev1.ContainerImage{{Names: []string{"docker.io/sandtray/sandbox@sha256:0123", "docker.io/sandtray/sandbox:latest"}, SizeBytes: 459 << 20}},
+		Images:     []corev1.ContainerImage{{Names: []string{"docker.io/sandtray/sandbox@sha256:0123", "docker.io/sandtray/sandbox:latest"}, SizeBytes: 459 << 20}},
 	}}
 	cs := fake.NewClientset(node)
 	c := newClient(cs, nil, Options{Namespace: testNS}, runtime.Endpoint{})
