@@ -2,9 +2,11 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -119,7 +122,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		Why: "set explicitly"})
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	if _, err := cs.Discovery().ServerVersion(); err != nil {
+	if _, err := c.version(pctx); err != nil {
 		return nil, &runtime.NoEngineError{Tried: []runtime.Tried{{Host: cfg.Host, Source: source, Cause: err.Error()}},
 			Pinned: source, Err: fmt.Errorf("kubernetes: the cluster at %s (context %q) does not answer: %v; is it up, and is the kubeconfig's "+
 				"context the one you mean? %w", cfg.Host, ctxName, err, sandbox.ErrUnavailable)}
@@ -182,9 +185,26 @@ func (c *Client) Close() error { return nil }
 // the namespace.
 func (c *Client) Endpoint() runtime.Endpoint { return c.ep }
 
+// version asks the API server its version, within ctx.
+func (c *Client) version(ctx context.Context) (*version.Info, error) {
+	rc := c.cs.Discovery().RESTClient()
+	if rc == nil || reflect.ValueOf(rc).IsNil() { // a fake clientset's
+		return c.cs.Discovery().ServerVersion()
+	}
+	raw, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	if err != nil {
+		return nil, err
+	}
+	var v version.Info
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("the API server's /version: %w", err)
+	}
+	return &v, nil
+}
+
 // ServerVersion is the API server's version, e.g. "v1.37.2 (Kubernetes)".
 func (c *Client) ServerVersion(ctx context.Context) (string, error) {
-	v, err := c.cs.Discovery().ServerVersion()
+	v, err := c.version(ctx)
 	if err != nil {
 		return "", wrap("server version", err)
 	}
@@ -194,7 +214,7 @@ func (c *Client) ServerVersion(ctx context.Context) (string, error) {
 // Daemon describes the cluster: Product "Kubernetes", the API server's
 // version, the RuntimeClasses it has.
 func (c *Client) Daemon(ctx context.Context) (runtime.DaemonInfo, error) {
-	v, err := c.cs.Discovery().ServerVersion()
+	v, err := c.version(ctx)
 	if err != nil {
 		return runtime.DaemonInfo{}, wrap("server version", err)
 	}
