@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,7 +107,12 @@ type world struct {
 
 // start runs `sandtray serve` on a private socket with runtime.name =
 // "kubernetes", the sandboxes in a new namespace, and extra config lines.
-func start(t *testing.T, extra string) *world {
+func start(t *testing.T, extra string) *world { return startOn(t, "kubernetes", extra) }
+
+// startOn is start with runtime.name = rt: "kubernetes", or "docker" for
+// the same figures on the machine's Docker (its sandboxes carry a test
+// label of their own, and go with the engine).
+func startOn(t *testing.T, rt, extra string) *world {
 	t.Helper()
 	kc := kubeconfig(t)
 	engine, shim := binaries(t)
@@ -130,17 +136,18 @@ user = "1000:1000"
 [limits]
 memory_mb = 256
 [runtime]
-name = "kubernetes"
+name = %q
 [kubernetes]
 kubeconfig = %q
 namespace = %q
-%s`, testImage(), w.root, kc, w.ns, extra)
+%s`, testImage(), w.root, rt, kc, w.ns, extra)
 	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w.env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
 		"XDG_STATE_HOME="+filepath.Join(home, ".state"), "XDG_RUNTIME_DIR="+runDir,
-		"SANDTRAY_SOCKET="+filepath.Join(runDir, "mcp.sock"), "DISPLAY=", "WAYLAND_DISPLAY=")
+		"SANDTRAY_SOCKET="+filepath.Join(runDir, "mcp.sock"), "DISPLAY=", "WAYLAND_DISPLAY=",
+		"SANDTRAY_TEST_LABEL=k8s-e2e-"+w.ns)
 	w.engine = exec.Command(engine, "serve")
 	w.engine.Env = w.env
 	log, err := os.Create(filepath.Join(home, "engine.log"))
@@ -470,4 +477,56 @@ for p in ps:
 			t.Errorf("after the engine exited the namespace holds Pods %q and policies %q", pods, policies)
 		}
 	})
+}
+
+// TestTimings measures, through the MCP socket, a warm execute_code
+// (print(1) in a running sandbox) and a new sandbox's first result
+// (create_sandbox then execute_code, no warm pool), on the cluster and,
+// beside it, on this machine's Docker: the figures of docs/kubernetes.md.
+// Run by hand (it only logs):
+//
+//	SANDTRAY_K8S_TIMINGS=1 make test-k8s
+//
+// or, with the node up (make k8s-up):
+//
+//	SANDTRAY_K8S_TIMINGS=1 SANDTRAY_K8S_KUBECONFIG=/var/tmp/sandtray-k8s/kubeconfig \
+//	  go test -tags k8s -count=1 -run TestTimings -v ./engine/runtime/kubernetes/
+func TestTimings(t *testing.T) {
+	if os.Getenv("SANDTRAY_K8S_TIMINGS") == "" {
+		t.Skip("set SANDTRAY_K8S_TIMINGS=1 to measure")
+	}
+	for _, rt := range []string{"docker", "kubernetes"} {
+		t.Run(rt, func(t *testing.T) {
+			w := startOn(t, rt, "")
+			c := w.client("k8s-timings")
+			id := c.call("create_sandbox", map[string]any{"name": "timing"})["sandbox_id"].(string)
+			c.call("execute_code", map[string]any{"sandbox_id": id, "code": "print(1)"})
+			var warm []time.Duration
+			for range 50 {
+				t0 := time.Now()
+				if out := c.call("execute_code", map[string]any{"sandbox_id": id, "code": "print(1)"}); out["stdout"] != "1\n" {
+					t.Fatalf("print(1): %v", out)
+				}
+				warm = append(warm, time.Since(t0))
+			}
+			var first []time.Duration
+			for i := range 5 {
+				t0 := time.Now()
+				nid := c.call("create_sandbox", map[string]any{"name": fmt.Sprintf("first-%d", i)})["sandbox_id"].(string)
+				if out := c.call("execute_code", map[string]any{"sandbox_id": nid, "code": "print(1)"}); out["stdout"] != "1\n" {
+					t.Fatalf("print(1): %v", out)
+				}
+				first = append(first, time.Since(t0))
+				c.call("delete_sandbox", map[string]any{"sandbox_id": nid})
+			}
+			t.Logf("%s: warm execute_code median %v (min %v, max %v over %d); new sandbox to first result median %v (%v)",
+				rt, median(warm), slices.Min(warm), slices.Max(warm), len(warm), median(first), first)
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
