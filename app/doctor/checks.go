@@ -19,6 +19,7 @@ import (
 // checks is the report, in order. Add a line for a new check.
 var checks = []check{
 	checkConfig,
+	checkKubernetes,
 	checkDocker,
 	checkImage,
 	checkGVisor,
@@ -42,7 +43,29 @@ func checkConfig(_ context.Context, e *Env) []Line {
 	return []Line{{OK, "config", e.ConfigPath + ": valid", ""}}
 }
 
+// onKubernetes is the line of a Docker check when sandboxes run on a
+// cluster instead.
+func onKubernetes(e *Env, topic string) ([]Line, bool) {
+	if e.Config.RuntimeName() != config.RuntimeKubernetes {
+		return nil, false
+	}
+	return []Line{{Info, topic, `not used: runtime.name = "kubernetes"`, ""}}, true
+}
+
+// checkKubernetes reports the cluster's checks (kubernetes.Diagnose) when
+// sandboxes run on one.
+func checkKubernetes(_ context.Context, e *Env) []Line {
+	var lines []Line
+	for _, f := range e.Kubernetes {
+		lines = append(lines, Line{Level(f.Level), f.Topic, f.Detail, f.Fix})
+	}
+	return lines
+}
+
 func checkDocker(_ context.Context, e *Env) []Line {
+	if l, ok := onKubernetes(e, "docker"); ok {
+		return l
+	}
 	d := e.Docker
 	if d.Host == "" {
 		return []Line{dockerDown(d)}
@@ -64,6 +87,9 @@ func checkDocker(_ context.Context, e *Env) []Line {
 }
 
 func checkImage(_ context.Context, e *Env) []Line {
+	if e.Config.RuntimeName() == config.RuntimeKubernetes {
+		return nil // the cluster's checks have its line
+	}
 	d := e.Docker
 	switch {
 	case d.Host == "" || d.Version == "":
@@ -95,6 +121,9 @@ func dockerDown(d engine.DockerProbe) Line {
 }
 
 func checkGVisor(_ context.Context, e *Env) []Line {
+	if e.Config.RuntimeName() == config.RuntimeKubernetes {
+		return nil // kubernetes.runtime_class: the cluster's checks have its line
+	}
 	want := e.Config.Sandbox.Runtime
 	has := slices.Contains(e.Docker.Runtimes, "runsc")
 	switch {

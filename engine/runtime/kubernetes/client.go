@@ -91,7 +91,10 @@ const pingTimeout = 15 * time.Second
 
 // Connect reaches the cluster o names, checks that it answers, and makes
 // sure its namespace exists (creating it when it may).
-func Connect(ctx context.Context, o Options) (*Client, error) {
+func Connect(ctx context.Context, o Options) (*Client, error) { return connect(ctx, o, true) }
+
+// connect is Connect; the namespace is made only when ensure is set.
+func connect(ctx context.Context, o Options, ensure bool) (*Client, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	source := "KUBECONFIG, else ~/.kube/config"
 	if o.Kubeconfig != "" {
@@ -126,6 +129,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		return nil, &runtime.NoEngineError{Tried: []runtime.Tried{{Host: cfg.Host, Source: source, Cause: err.Error()}},
 			Pinned: source, Err: fmt.Errorf("kubernetes: the cluster at %s (context %q) does not answer: %v; is it up, and is the kubeconfig's "+
 				"context the one you mean? %w", cfg.Host, ctxName, err, sandbox.ErrUnavailable)}
+	}
+	if !ensure {
+		return c, nil
 	}
 	if err := c.ensureNamespace(pctx); err != nil {
 		return nil, err
