@@ -65,11 +65,11 @@ func exitOf(ctx context.Context, id string, err error) (int, error) {
 		return exit.ExitStatus(), nil
 	case ctx.Err() != nil:
 		return -1, fmt.Errorf("kubernetes: exec in sandbox %s: %w", id, ctx.Err())
+	case strings.Contains(err.Error(), "container not found"), strings.Contains(err.Error(), "not running"),
+		strings.Contains(err.Error(), "cannot exec"), strings.Contains(err.Error(), "is not valid for pod"):
+		return -1, fmt.Errorf("kubernetes: exec in sandbox %s: it is not running: %w (%w)", id, sandbox.ErrConflict, err)
 	case strings.Contains(err.Error(), "not found"):
 		return -1, fmt.Errorf("kubernetes: exec in sandbox %s: %w (%w)", id, sandbox.ErrNotFound, err)
-	case strings.Contains(err.Error(), "container not found"), strings.Contains(err.Error(), "not running"),
-		strings.Contains(err.Error(), "cannot exec"):
-		return -1, fmt.Errorf("kubernetes: exec in sandbox %s: it is not running: %w (%w)", id, sandbox.ErrConflict, err)
 	}
 	return -1, fmt.Errorf("kubernetes: exec in sandbox %s: %w (%w)", id, sandbox.ErrUnavailable, err)
 }
