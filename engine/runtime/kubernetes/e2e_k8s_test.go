@@ -455,6 +455,30 @@ for p in ps:
 		}
 	})
 
+	t.Run("egress: a fetch through the gate, install_packages", func(t *testing.T) {
+		gated := c.call("create_sandbox", map[string]any{"name": "gated", "network": "egress"})["sandbox_id"].(string)
+		defer c.call("delete_sandbox", map[string]any{"sandbox_id": gated})
+		const fetch = `import urllib.request; r = urllib.request.urlopen("http://deb.debian.org/debian/dists/bookworm/Release", timeout=60); print(r.status, r.read(100).decode().splitlines()[0])`
+		out := c.call("execute_code", map[string]any{"sandbox_id": gated, "code": fetch, "timeout_s": 90})
+		if !strings.HasPrefix(fmt.Sprint(out["stdout"]), "200 Origin: Debian") {
+			t.Errorf("a fetch of an allowed host through the gate: %v", out)
+		}
+		out, res := c.try("install_packages", map[string]any{"sandbox_id": gated, "packages": []string{"six"}, "manager": "pip", "timeout_s": 120})
+		if res.IsError {
+			t.Errorf("install_packages six with pip: %s", text(res))
+		} else if out := c.call("execute_code", map[string]any{"sandbox_id": gated, "code": "import six; print(six.__name__)"}); out["stdout"] != "six\n" {
+			t.Errorf("six after its install: %v (install said %v)", out, out)
+		}
+		if out := c.call("execute_code", map[string]any{"sandbox_id": gated, "timeout_s": 30,
+			"code": `import socket; s = socket.socket(); s.settimeout(5)
+try:
+    s.connect(("93.184.215.14", 80)); print("direct connection made")
+except OSError as e:
+    print("no direct route:", e)`}); strings.Contains(fmt.Sprint(out["stdout"]), "direct connection made") {
+			t.Errorf("an egress sandbox connected out past the gate: %v", out)
+		}
+	})
+
 	t.Run("delete leaves nothing", func(t *testing.T) {
 		c.call("delete_sandbox", map[string]any{"sandbox_id": id})
 		pods, policies := w.left(ctx)
