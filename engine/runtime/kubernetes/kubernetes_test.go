@@ -454,3 +454,27 @@ func TestHostFromConfig(t *testing.T) {
 		t.Errorf("runtime.name nomad: %v, want an error naming runtime.name", err)
 	}
 }
+
+// TestExecCommand: the API's exec has no user, env or folder of its own,
+// so they are the command's; another user than the Pod's is refused.
+func TestExecCommand(t *testing.T) {
+	c, _ := newFake(t)
+	id, err := c.Create(ctx(t), options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, err := c.command(ctx(t), id, runtime.ExecOptions{Cmd: []string{"python3", "x.py"}, Env: []string{"A=1"}, Workdir: "/workspace/p", Marker: "m1", User: "1000:1000"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/bin/sh", "-c", enterWorkdir, "/workspace/p", "env", "A=1", "SANDTRAY_EXEC=m1", "python3", "x.py"}
+	if strings.Join(cmd, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("command = %q, want %q", cmd, want)
+	}
+	if cmd, _ := c.command(ctx(t), id, runtime.ExecOptions{Cmd: []string{runtime.AgentPath, "serve"}}); len(cmd) != 2 {
+		t.Errorf("a bare command is wrapped: %q", cmd)
+	}
+	if _, err := c.command(ctx(t), id, runtime.ExecOptions{Cmd: []string{"id"}, User: "root"}); !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "1000:1000") {
+		t.Errorf("exec as root in a Pod of uid 1000: %v, want ErrUnsupported naming the Pod's user", err)
+	}
+}
