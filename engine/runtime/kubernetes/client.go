@@ -111,6 +111,9 @@ func connect(ctx context.Context, o Options, ensure bool) (*Client, error) {
 		o.Namespace = DefaultNamespace
 	}
 	cfg.UserAgent = "sandtray"
+	// client-go's default (5 a second, bursts of 10) throttles an engine
+	// that follows a few sandboxes: its calls queued behind the stats.
+	cfg.QPS, cfg.Burst = 100, 200
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: client for %s: %v: %w", cfg.Host, err, sandbox.ErrInvalid)

@@ -107,12 +107,12 @@ type world struct {
 
 // start runs `sandtray serve` on a private socket with runtime.name =
 // "kubernetes", the sandboxes in a new namespace, and extra config lines.
-func start(t *testing.T, extra string) *world { return startOn(t, "kubernetes", extra) }
+func start(t *testing.T, extra string) *world { return startOn(t, "kubernetes", "1000:1000", extra) }
 
 // startOn is start with runtime.name = rt: "kubernetes", or "docker" for
 // the same figures on the machine's Docker (its sandboxes carry a test
-// label of their own, and go with the engine).
-func startOn(t *testing.T, rt, extra string) *world {
+// label of their own, and go with the engine), and sandbox.user = user.
+func startOn(t *testing.T, rt, user, extra string) *world {
 	t.Helper()
 	kc := kubeconfig(t)
 	engine, shim := binaries(t)
@@ -132,7 +132,7 @@ allowed_roots = [%q]
 [pool]
 size = 0
 [sandbox]
-user = "1000:1000"
+user = %q
 [limits]
 memory_mb = 256
 [runtime]
@@ -140,7 +140,7 @@ name = %q
 [kubernetes]
 kubeconfig = %q
 namespace = %q
-%s`, testImage(), w.root, rt, kc, w.ns, extra)
+%s`, testImage(), w.root, user, rt, kc, w.ns, extra)
 	if err := os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -455,30 +455,6 @@ for p in ps:
 		}
 	})
 
-	t.Run("egress: a fetch through the gate, install_packages", func(t *testing.T) {
-		gated := c.call("create_sandbox", map[string]any{"name": "gated", "network": "egress"})["sandbox_id"].(string)
-		defer c.call("delete_sandbox", map[string]any{"sandbox_id": gated})
-		const fetch = `import urllib.request; r = urllib.request.urlopen("http://deb.debian.org/debian/dists/bookworm/Release", timeout=60); print(r.status, r.read(100).decode().splitlines()[0])`
-		out := c.call("execute_code", map[string]any{"sandbox_id": gated, "code": fetch, "timeout_s": 90})
-		if !strings.HasPrefix(fmt.Sprint(out["stdout"]), "200 Origin: Debian") {
-			t.Errorf("a fetch of an allowed host through the gate: %v", out)
-		}
-		out, res := c.try("install_packages", map[string]any{"sandbox_id": gated, "packages": []string{"sl"}, "timeout_s": 240})
-		if res.IsError {
-			t.Errorf("install_packages sl: %s", text(res))
-		} else if got := c.call("execute_command", map[string]any{"sandbox_id": gated, "command": "test -x /usr/games/sl && echo installed"}); got["stdout"] != "installed\n" {
-			t.Errorf("sl after its install: %v (install said %v)", got, out)
-		}
-		if out := c.call("execute_code", map[string]any{"sandbox_id": gated, "timeout_s": 30,
-			"code": `import socket; s = socket.socket(); s.settimeout(5)
-try:
-    s.connect(("93.184.215.14", 80)); print("direct connection made")
-except OSError as e:
-    print("no direct route:", e)`}); strings.Contains(fmt.Sprint(out["stdout"]), "direct connection made") {
-			t.Errorf("an egress sandbox connected out past the gate: %v", out)
-		}
-	})
-
 	t.Run("delete leaves nothing", func(t *testing.T) {
 		c.call("delete_sandbox", map[string]any{"sandbox_id": id})
 		pods, policies := w.left(ctx)
@@ -503,6 +479,38 @@ except OSError as e:
 	})
 }
 
+// TestEgressAndInstallOnKubernetes: a sandbox of network "egress" fetches
+// an allowed host through the engine's egress gate (its channel is inside
+// the agent's session: the Pod's NetworkPolicy denies all), cannot connect
+// out past it, and installs a package with apt. The install runs as root,
+// which a Pod whose user is not cannot do: this engine's sandboxes run as
+// the image's user (root, with no capabilities).
+func TestEgressAndInstallOnKubernetes(t *testing.T) {
+	w := startOn(t, "kubernetes", "", "")
+	c := w.client("k8s-egress")
+	gated := c.call("create_sandbox", map[string]any{"name": "gated", "network": "egress"})["sandbox_id"].(string)
+	defer c.call("delete_sandbox", map[string]any{"sandbox_id": gated})
+	const fetch = `import urllib.request; r = urllib.request.urlopen("http://deb.debian.org/debian/dists/bookworm/Release", timeout=60); print(r.status, r.read(100).decode().splitlines()[0])`
+	out := c.call("execute_code", map[string]any{"sandbox_id": gated, "code": fetch, "timeout_s": 90})
+	if !strings.HasPrefix(fmt.Sprint(out["stdout"]), "200 Origin: Debian") {
+		t.Errorf("a fetch of an allowed host through the gate: %v", out)
+	}
+	out, res := c.try("install_packages", map[string]any{"sandbox_id": gated, "packages": []string{"sl"}, "timeout_s": 240})
+	if res.IsError {
+		t.Errorf("install_packages sl: %s", text(res))
+	} else if got := c.call("execute_command", map[string]any{"sandbox_id": gated, "command": "test -x /usr/games/sl && echo installed"}); got["stdout"] != "installed\n" {
+		t.Errorf("sl after its install: %v (install said %v)", got, out)
+	}
+	if out := c.call("execute_code", map[string]any{"sandbox_id": gated, "timeout_s": 30,
+		"code": `import socket; s = socket.socket(); s.settimeout(5)
+try:
+    s.connect(("93.184.215.14", 80)); print("direct connection made")
+except OSError as e:
+    print("no direct route:", e)`}); strings.Contains(fmt.Sprint(out["stdout"]), "direct connection made") {
+		t.Errorf("an egress sandbox connected out past the gate: %v", out)
+	}
+}
+
 // TestTimings measures, through the MCP socket, a warm execute_code
 // (print(1) in a running sandbox) and a new sandbox's first result
 // (create_sandbox then execute_code, no warm pool), on the cluster and,
@@ -521,7 +529,7 @@ func TestTimings(t *testing.T) {
 	}
 	for _, rt := range []string{"docker", "kubernetes"} {
 		t.Run(rt, func(t *testing.T) {
-			w := startOn(t, rt, "")
+			w := startOn(t, rt, "", "")
 			c := w.client("k8s-timings")
 			id := c.call("create_sandbox", map[string]any{"name": "timing"})["sandbox_id"].(string)
 			c.call("execute_code", map[string]any{"sandbox_id": id, "code": "print(1)"})
