@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"reflect"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -95,6 +97,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) { return connect(c
 
 // connect is Connect; the namespace is made only when ensure is set.
 func connect(ctx context.Context, o Options, ensure bool) (*Client, error) {
+	quietKlog()
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	source := "KUBECONFIG, else ~/.kube/config"
 	if o.Kubeconfig != "" {
@@ -141,6 +144,19 @@ func connect(ctx context.Context, o Options, ensure bool) (*Client, error) {
 	}
 	return c, nil
 }
+
+// quietKlog keeps client-go's own log (klog, to stderr) out of the
+// engine's: it reports a stream the engine closed on purpose (a session
+// that ends, a copy read to its end) as an error. What fails reaches the
+// engine as an error anyway.
+func quietKlog() {
+	klogOnce.Do(func() {
+		klog.LogToStderr(false)
+		klog.SetOutput(io.Discard)
+	})
+}
+
+var klogOnce sync.Once
 
 // newClient is a Client over cs (a fake one in unit tests, with no cfg).
 func newClient(cs kubernetes.Interface, cfg *rest.Config, o Options, ep runtime.Endpoint) *Client {
