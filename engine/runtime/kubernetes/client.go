@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/url"
 	"reflect"
 	"strings"
@@ -151,8 +151,7 @@ func connect(ctx context.Context, o Options, ensure bool) (*Client, error) {
 // engine as an error anyway.
 func quietKlog() {
 	klogOnce.Do(func() {
-		klog.LogToStderr(false)
-		klog.SetOutput(io.Discard)
+		klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 	})
 }
 

@@ -91,8 +91,9 @@ func (c *Client) byName(ctx context.Context, name string) (string, error) {
 	return "", nil
 }
 
-// Start waits for Pod id's init container, copies the agent into it, and
-// waits for the sandbox's container to run. A running sandbox is left as it
+// Start waits for Pod id's containers to run and copies the agent in
+// through its copier; the sandbox's container, waiting for it, then execs
+// it as PID 1. A running sandbox is left as it
 // is; one whose Pod has ended cannot start again (sandbox.ErrUnsupported).
 func (c *Client) Start(ctx context.Context, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
@@ -104,30 +105,23 @@ func (c *Client) Start(ctx context.Context, id string) error {
 	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 		return unsupported("start sandbox "+id+" again", "its Pod has ended, and a Pod never restarts; delete it and make a new one")
 	}
-	if len(pod.Spec.InitContainers) > 0 && !initDone(pod) {
-		pod, err = c.waitPod(ctx, pod, func(p *corev1.Pod) (bool, error) {
-			if err := podFailed(p); err != nil {
-				return false, err
-			}
-			return initDone(p) || initRunning(p), nil
-		})
-		if err != nil {
-			return fmt.Errorf("kubernetes: start sandbox %s: %w", id, err)
-		}
-		if !initDone(pod) {
-			if err := c.copyAgent(ctx, pod); err != nil {
-				return err
-			}
-		}
-	}
-	_, err = c.waitPod(ctx, pod, func(p *corev1.Pod) (bool, error) {
+	copier := hasCopier(pod)
+	pod, err = c.waitPod(ctx, pod, func(p *corev1.Pod) (bool, error) {
 		if err := podFailed(p); err != nil {
 			return false, err
 		}
-		return state(p) == "running", nil
+		if !copier || copierDone(p) {
+			return state(p) == "running", nil
+		}
+		return copierRunning(p) && state(p) == "running", nil
 	})
 	if err != nil {
 		return fmt.Errorf("kubernetes: start sandbox %s: %w", id, err)
+	}
+	if copier && !copierDone(pod) {
+		if err := c.copyAgent(ctx, pod); err != nil {
+			return err
+		}
 	}
 	c.mu.Lock()
 	delete(c.agents, id)
@@ -135,8 +129,8 @@ func (c *Client) Start(ctx context.Context, id string) error {
 	return nil
 }
 
-// copyAgent copies the agent into the waiting init container of pod and
-// marks it ready; the init container then ends.
+// copyAgent copies the agent through the waiting copier of pod and marks it
+// ready; the copier then ends, and the sandbox's container starts it.
 func (c *Client) copyAgent(ctx context.Context, pod *corev1.Pod) error {
 	c.mu.Lock()
 	a := c.agents[pod.Name]
@@ -147,7 +141,7 @@ func (c *Client) copyAgent(ctx context.Context, pod *corev1.Pod) error {
 	tmp := runtime.AgentPath + ".part"
 	script := `cat >"$0" && chmod 555 "$0" && mv "$0" "$1" && : >"$2"`
 	var stderr strings.Builder
-	code, err := c.exec(ctx, pod.Name, initName, []string{"/bin/sh", "-c", script, tmp, runtime.AgentPath, agentReady},
+	code, err := c.exec(ctx, pod.Name, copierName, []string{"/bin/sh", "-c", script, tmp, runtime.AgentPath, agentReady},
 		strings.NewReader(string(a.Binary)), io.Discard, &stderr)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exit %d: %s (the image needs /bin/sh and cat)", code, strings.TrimSpace(stderr.String()))
@@ -158,18 +152,22 @@ func (c *Client) copyAgent(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-func initDone(p *corev1.Pod) bool {
-	for _, s := range p.Status.InitContainerStatuses {
-		if s.Name == initName {
+func hasCopier(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == copierName })
+}
+
+func copierDone(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == copierName {
 			return s.State.Terminated != nil && s.State.Terminated.ExitCode == 0
 		}
 	}
 	return false
 }
 
-func initRunning(p *corev1.Pod) bool {
-	for _, s := range p.Status.InitContainerStatuses {
-		if s.Name == initName {
+func copierRunning(p *corev1.Pod) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == copierName {
 			return s.State.Running != nil
 		}
 	}
@@ -195,7 +193,7 @@ func podFailed(p *corev1.Pod) error {
 				return fmt.Errorf("container %s cannot start (%s: %s): %w", s.Name, w.Reason, w.Message, sandbox.ErrInvalid)
 			}
 		}
-		if t := s.State.Terminated; t != nil && (s.Name != initName || t.ExitCode != 0) {
+		if t := s.State.Terminated; t != nil && (s.Name != copierName || t.ExitCode != 0) {
 			return fmt.Errorf("container %s ended (%s, exit %d: %s): %w", s.Name, t.Reason, t.ExitCode, t.Message, sandbox.ErrConflict)
 		}
 	}

@@ -74,10 +74,10 @@ func TestPodCarriesTheHardening(t *testing.T) {
 	check("a pod securityContext", ps != nil)
 	check("runAsNonRoot with uid and gid 1000", ps.RunAsNonRoot != nil && *ps.RunAsNonRoot && *ps.RunAsUser == 1000 && *ps.RunAsGroup == 1000)
 	check("pod seccomp RuntimeDefault", ps.SeccompProfile != nil && ps.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault)
-	if len(spec.Containers) != 1 || len(spec.InitContainers) != 1 {
-		t.Fatalf("the Pod has %d containers and %d init containers, want 1 and 1 (the agent's)", len(spec.Containers), len(spec.InitContainers))
+	if len(spec.Containers) != 2 || spec.Containers[0].Name != containerName || spec.Containers[1].Name != copierName {
+		t.Fatalf("the Pod's containers are %v, want the sandbox's and the agent's copier", spec.Containers)
 	}
-	for _, ct := range []corev1.Container{spec.Containers[0], spec.InitContainers[0]} {
+	for _, ct := range spec.Containers {
 		sc := ct.SecurityContext
 		check(ct.Name+": a securityContext", sc != nil)
 		check(ct.Name+": allowPrivilegeEscalation false", sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation)
@@ -86,13 +86,20 @@ func TestPodCarriesTheHardening(t *testing.T) {
 		check(ct.Name+": seccomp RuntimeDefault", sc.SeccompProfile != nil && sc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault)
 		check(ct.Name+": readOnlyRootFilesystem (strict)", sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem)
 		lim := ct.Resources.Limits
+		if ct.Name == copierName {
+			check(ct.Name+": a memory and a CPU limit", !lim.Memory().IsZero() && !lim.Cpu().IsZero())
+			continue
+		}
 		check(ct.Name+": a 512Mi memory limit", lim.Memory().Equal(resource.MustParse("512Mi")))
 		check(ct.Name+": a 1500m CPU limit", lim.Cpu().Equal(resource.MustParse("1500m")))
 		check(ct.Name+": an ephemeral-storage limit of disk_mb and slack", lim.StorageEphemeral().Equal(resource.MustParse("1280Mi")))
 		check(ct.Name+": requests below the limits", ct.Resources.Requests.Memory().Cmp(*lim.Memory()) < 0 && ct.Resources.Requests.Cpu().Cmp(*lim.Cpu()) < 0)
 	}
 	main := spec.Containers[0]
-	check("the agent as PID 1", len(main.Command) == 2 && main.Command[0] == runtime.AgentPath && main.Command[1] == "init")
+	check("the agent as PID 1 once it is in", strings.Join(main.Command, " ") == strings.Join(startAgent, " ") && strings.Contains(main.Command[2], `exec "$1" init`))
+	for _, m := range spec.Containers[1].VolumeMounts {
+		check("the copier's only mount the agent's folder, writable", m.MountPath == runtime.AgentDir && !m.ReadOnly)
+	}
 	mounts := map[string]corev1.VolumeMount{}
 	for _, m := range main.VolumeMounts {
 		mounts[m.MountPath] = m

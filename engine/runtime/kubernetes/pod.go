@@ -21,7 +21,7 @@ import (
 // What a sandbox's Pod is made of.
 const (
 	containerName = "sandbox"    // the sandbox's container
-	initName      = "agent-init" // the init container the agent is copied into
+	copierName    = "agent-copy" // the container the agent is copied in through
 	agentVolume   = "sandtray-agent"
 	// labelID is the Pod's id as a label: its NetworkPolicy selects it.
 	labelID = "io.sandtray.id"
@@ -45,8 +45,18 @@ const (
 	storageSlackMB = 256
 )
 
-// waitAgent is the init container's command: it waits for Start's copy.
-var waitAgent = []string{"/bin/sh", "-c", "until [ -e " + agentReady + " ]; do sleep 0.1; done"}
+// waitAgent is the copier's command: it waits for Start's copy, and ends.
+var waitAgent = []string{"/bin/sh", "-c", `until [ -e "$0" ]; do sleep 0.05; done`, agentReady}
+
+// startAgent is the sandbox container's command: it waits for the agent's
+// copy, then is the agent (PID 1, exec'd).
+var startAgent = []string{"/bin/sh", "-c", `until [ -e "$0" ]; do sleep 0.05; done; exec "$1" init`, agentReady, runtime.AgentPath}
+
+// copierResources are the copier's: it runs a shell and cat for a moment.
+var copierResources = corev1.ResourceRequirements{
+	Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("32Mi"), corev1.ResourceCPU: resource.MustParse("100m")},
+	Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Mi"), corev1.ResourceCPU: resource.MustParse("10m")},
+}
 
 // newID is a new sandbox's id: its Pod's name.
 func newID() string { return sandbox.RandomHex(16) }
@@ -151,16 +161,19 @@ func (c *Client) podSpec(id string, o runtime.CreateOptions) (*corev1.Pod, *netw
 		Command: o.Cmd, Env: env, WorkingDir: o.Workdir, Resources: res, SecurityContext: sec, VolumeMounts: mounts,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 	}
-	var inits []corev1.Container
+	containers := []corev1.Container{main}
 	if o.Agent != nil {
-		main.Command = []string{runtime.AgentPath, "init"}
-		inits = []corev1.Container{{
-			Name: initName, Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent, Command: waitAgent,
-			Resources: res, SecurityContext: sec,
+		// The copier starts beside the sandbox's container (not before it,
+		// as an init container would: the kubelet sees a container end only
+		// at its next relist, a second later) and ends once the agent is in.
+		containers[0].Command = startAgent
+		containers = append(containers, corev1.Container{
+			Name: copierName, Image: o.Image, ImagePullPolicy: corev1.PullIfNotPresent, Command: waitAgent,
+			Resources: copierResources, SecurityContext: sec,
 			VolumeMounts: []corev1.VolumeMount{{Name: agentVolume, MountPath: runtime.AgentDir}},
-		}}
+		})
 	}
-	if len(main.Command) == 0 {
+	if len(containers[0].Command) == 0 {
 		return nil, nil, fmt.Errorf("kubernetes: a sandbox needs a main command or the agent: %w", sandbox.ErrInvalid)
 	}
 	network := o.Network
@@ -179,7 +192,7 @@ func (c *Client) podSpec(id string, o runtime.CreateOptions) (*corev1.Pod, *netw
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: c.ns, Labels: labels, Annotations: annotations},
 		Spec: corev1.PodSpec{
-			InitContainers: inits, Containers: []corev1.Container{main}, Volumes: volumes,
+			Containers: containers, Volumes: volumes,
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: &gracePeriod,
 			AutomountServiceAccountToken:  &no,
