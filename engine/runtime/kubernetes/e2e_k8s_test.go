@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -102,6 +103,7 @@ type world struct {
 	root    string // an allowed root for copies
 	shim    string
 	engine  *exec.Cmd
+	exited  chan struct{} // closed when the engine has exited
 	stopped bool
 }
 
@@ -158,6 +160,8 @@ namespace = %q
 	if err := w.engine.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.exited = make(chan struct{})
+	go func() { _ = w.engine.Wait(); close(w.exited) }()
 	t.Cleanup(func() {
 		w.stop()
 		if t.Failed() {
@@ -169,6 +173,24 @@ namespace = %q
 		one := int64(0)
 		_ = w.cs.CoreV1().Namespaces().Delete(ctx, w.ns, metav1.DeleteOptions{GracePeriodSeconds: &one})
 	})
+	// The shim starts an engine of its own when none answers: wait for
+	// this one's socket first.
+	sock := filepath.Join(runDir, "mcp.sock")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if conn, err := net.Dial("unix", sock); err == nil {
+			conn.Close()
+			break
+		}
+		select {
+		case <-w.exited:
+			b, _ := os.ReadFile(log.Name())
+			t.Fatalf("sandtray serve exited at its start:\n%s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sandtray serve did not listen on %s within a minute", sock)
+		}
+	}
 	return w
 }
 
@@ -185,14 +207,12 @@ func (w *world) stop() {
 	}
 	w.stopped = true
 	_ = w.engine.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = w.engine.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-w.exited:
 	case <-time.After(90 * time.Second):
 		w.t.Error("the engine did not exit within 90 s of SIGTERM")
 		_ = w.engine.Process.Kill()
-		<-done
+		<-w.exited
 	}
 }
 
