@@ -37,13 +37,16 @@
 // # The agent
 //
 // The agent (package agent) is PID 1 of the sandbox's container, at
-// runtime.AgentPath on an emptyDir mounted read-only there. An init
-// container of the sandbox's own image, as hardened as the sandbox, has the
-// same emptyDir writable and waits; Start copies the agent into it over one
-// exec (`sh -c 'cat >…'`: the image needs a POSIX shell and cat) and marks
-// it ready, the init container exits, and the sandbox's container starts the
-// agent. The engine's session with it is one exec stream of `agent serve`
-// per sandbox (ExecStream), so no call pays an API-server exec; file copies
+// runtime.AgentPath on an emptyDir mounted read-only there. A second
+// container of the sandbox's own image, the copier, as hardened as the
+// sandbox, has the same emptyDir writable and waits; Start copies the agent
+// into it over one exec (`sh -c 'cat >…'`: the image needs a POSIX shell and
+// cat) and marks it ready, the copier ends, and the sandbox's container,
+// whose shell waited for the mark, execs the agent. The copier starts beside
+// the sandbox's container, not before it as an init container would: the
+// kubelet sees a container end only at its next relist, a second later. The
+// engine's session with the agent is one exec stream of `agent serve` per
+// sandbox (ExecStream), so no call pays an API-server exec; file copies
 // (CopyTo, CopyFrom, StatPath) are the agent's tar and stat subcommands
 // over an exec.
 //

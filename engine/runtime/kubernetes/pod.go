@@ -31,7 +31,7 @@ const (
 	annoNetwork = "sandtray.io/network" // none or bridge
 	annoAgent   = "sandtray.io/agent"   // the digest of the agent copied in
 	// agentReady is the file Start writes once the agent is in place: the
-	// init container waits for it.
+	// copier and the sandbox's shell wait for it.
 	agentReady = runtime.AgentDir + "/.ready"
 	// grace is how long a deleted Pod's processes get after SIGTERM.
 	grace = 2
