@@ -68,13 +68,15 @@ func serve(conn io.ReadWriteCloser) error {
 
 // runInit is PID 1: it reaps every orphan, serves a session on its stdin
 // and stdout when the engine attached them (until the engine goes, after
-// which it only reaps), and ends on SIGTERM, SIGINT, SIGHUP or SIGQUIT,
-// as docker-init does.
+// which it only reaps) and on the sandbox's link when it has one (see
+// link), and ends on SIGTERM, SIGINT, SIGHUP or SIGQUIT, as docker-init
+// does.
 func runInit(stdin io.ReadCloser, stdout io.Writer) int {
 	reap()
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
 	go func() { _ = serve(stdio{stdin, stdout}) }()
+	go link(wire.LinkSocket)
 	s := (<-sig).(syscall.Signal)
 	return 128 + int(s)
 }

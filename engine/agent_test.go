@@ -18,18 +18,18 @@ import (
 
 // execCounter counts the runtime's execs (a session's start is one).
 type execCounter struct {
-	runtime.Runtime
+	runtime.Full
 	n *atomic.Int32
 }
 
 func (c execCounter) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	c.n.Add(1)
-	return c.Runtime.Exec(ctx, id, o)
+	return c.Full.Exec(ctx, id, o)
 }
 
 func (c execCounter) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
 	c.n.Add(1)
-	return c.Runtime.ExecStream(ctx, id, user, cmd)
+	return c.Full.ExecStream(ctx, id, user, cmd)
 }
 
 // processesOf is `ps -eo pid,ppid,stat,args` in sandbox id, through Docker.
@@ -59,7 +59,8 @@ func (te *testEngine) pid1(t *testing.T, id string) (cmdline, start string) {
 // no docker exec at all; the container logs nothing.
 func TestAgentServesANewSandboxWithoutExecs(t *testing.T) {
 	var execs atomic.Int32
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return execCounter{d, &execs} })
+	// The attachment: where the engine cannot link (TestSessionsTakeTheLink).
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return execCounter{d, &execs} })
 	te.attachFirst = true // also where the daemon is not Docker Engine (engine.go)
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
@@ -112,24 +113,31 @@ echo done`
 
 // TestNoProcessReachesTheAgent: neither a command nor a kernel's code, as
 // root, can write into an agent's stdin or stdout, read its memory, its
-// descriptors' links or its environment, or change the agent's program;
-// the session goes on. Both kinds of session: PID 1's, attached at the
-// sandbox's creation, and an exec's.
+// descriptors' links or its environment, change the agent's program, or
+// write to the sandbox's link; the session goes on. Every kind of session:
+// PID 1's link, PID 1's attachment made at the sandbox's creation, and an
+// exec's.
 func TestNoProcessReachesTheAgent(t *testing.T) {
-	te := newTestEngine(t)
-	for _, attached := range []bool{true, false} {
-		te.attachFirst = attached
+	linked, unlinked := newTestEngine(t), newTestEngineNoLink(t, nil)
+	for _, c := range []struct {
+		session  string
+		te       *testEngine
+		attached bool
+	}{{"link", linked, false}, {"attachment", unlinked, true}, {"exec", unlinked, false}} {
+		te := c.te
+		te.attachFirst = c.attached
 		id := te.create(t, sandbox.CreateRequest{}).ID
 		te.command(t, id, "true")
-		if r := te.command(t, id, forgeFromInside); r.Stdout != "done\n" {
-			t.Errorf("attached %v, from a command: %q", attached, r.Stdout)
+		forge := forgeFromInside + "\n(touch " + runtime.LinkDir + "/x) 2>/dev/null && echo 'link writable'"
+		if r := te.command(t, id, forge); !strings.HasPrefix(r.Stdout, "done\n") || strings.Count(r.Stdout, "\n") != 1 {
+			t.Errorf("%s, from a command: %q", c.session, r.Stdout)
 		}
-		code := "import subprocess\nprint(subprocess.run(['sh', '-c', " + strconv.Quote(forgeFromInside) + "], capture_output=True, text=True).stdout)"
+		code := "import subprocess\nprint(subprocess.run(['sh', '-c', " + strconv.Quote(forge) + "], capture_output=True, text=True).stdout)"
 		if r := te.code(t, id, sandbox.CodeRequest{Code: code}); strings.TrimSpace(r.Stdout) != "done" {
-			t.Errorf("attached %v, from a kernel: %+v", attached, r)
+			t.Errorf("%s, from a kernel: %+v", c.session, r)
 		}
 		if r := te.command(t, id, "echo still served"); r.Stdout != "still served\n" {
-			t.Errorf("attached %v, after the attempts: %+v", attached, r)
+			t.Errorf("%s, after the attempts: %+v", c.session, r)
 		}
 	}
 }
@@ -186,7 +194,7 @@ cp /tmp/x /usr/local/bin/python3; cp /usr/bin/dash /tmp/dash; cp /tmp/x /usr/loc
 // Podman): the call that did it fails with a clear error, what it started
 // is killed, and the next call works; another sandbox never notices.
 func TestAKilledAgentComesBack(t *testing.T) {
-	te := newTestEngine(t)
+	te := newTestEngineNoLink(t, nil) // PID 1's link cannot be killed from inside
 	te.attachFirst = false
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID

@@ -14,7 +14,7 @@ import (
 // none of the engine's work, on the engine's own client and settings. Get
 // it from Engine.Bench; it is not part of the product's API.
 type Bench struct {
-	docker runtime.Runtime
+	docker runtime.Full
 	cfg    *settings
 	reg    *registry
 }

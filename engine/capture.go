@@ -7,6 +7,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -116,6 +117,9 @@ func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, e
 // make its containers look managed by Sandtray. Docker pauses the sandbox
 // while it copies the filesystem; progress hears before and after.
 func (e *Engine) Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error) {
+	if err := e.caps.Missing(runtime.CapCommit); err != nil {
+		return sandbox.CommitResult{}, err
+	}
 	tag, err := capture.Tag(req.Image, e.cfg().Commit.Namespace)
 	if err != nil {
 		return sandbox.CommitResult{}, err
@@ -138,6 +142,9 @@ func (e *Engine) Commit(ctx context.Context, owner sandbox.Owner, ref string, re
 // folder under the allowed roots, it also writes Dockerfile, .dockerignore
 // and rootfs.tar there (see SaveDockerfile for which folders are accepted).
 func (e *Engine) ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error) {
+	if err := e.caps.Missing(runtime.CapCommit); err != nil { // the export is the diff's
+		return sandbox.Export{}, err
+	}
 	dir := ""
 	if hostPath != "" {
 		var err error
@@ -168,6 +175,9 @@ func (e *Engine) SaveDockerfile(ctx context.Context, ref, hostDir string) (sandb
 // Diff lists the paths added, changed and deleted in a sandbox against its
 // image, limited to those under p when p is given.
 func (e *Engine) Diff(ctx context.Context, owner sandbox.Owner, ref, p string) (sandbox.Diff, error) {
+	if err := e.caps.Missing(runtime.CapCommit); err != nil {
+		return sandbox.Diff{}, err
+	}
 	b, err := e.acquire(ref)
 	if err != nil {
 		return sandbox.Diff{}, err

@@ -32,7 +32,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 		return sandbox.Info{}, err
 	}
 	opts := e.cfg().createOptions(e.cfg().containerName(spec.Name), spec.Name, spec, labels)
-	opts.Attached = e.attachFirst && spec.Runtime == ""
+	opts.Attached = e.attachFirst && spec.Runtime == "" && !e.execs.Linking() // a link replaces the attachment
 	id, err := e.docker.Create(ctx, opts)
 	if errors.Is(err, sandbox.ErrConflict) {
 		return sandbox.Info{}, fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", spec.Name, sandbox.ErrConflict)

@@ -13,7 +13,7 @@ import (
 
 // noUpperDir hides the writable layer's folder, as a daemon on another
 // machine, or one whose files the engine may not read, would.
-type noUpperDir struct{ runtime.Runtime }
+type noUpperDir struct{ runtime.Full }
 
 func (noUpperDir) Disk(context.Context, string) (runtime.DiskInfo, error) {
 	return runtime.DiskInfo{}, nil
@@ -26,10 +26,10 @@ func (noUpperDir) Disk(context.Context, string) (runtime.DiskInfo, error) {
 func TestDiskLimitStopsTheWriter(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		wrap func(runtime.Runtime) runtime.Runtime
+		wrap func(runtime.Full) runtime.Full
 	}{
 		{"walking the layer", nil},
-		{"docker's size", func(d runtime.Runtime) runtime.Runtime { return noUpperDir{d} }},
+		{"docker's size", func(d runtime.Full) runtime.Full { return noUpperDir{d} }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			te := newTestEngineOn(t, c.wrap, func(cfg *config.Config) { cfg.Limits.DiskMB = 64 })

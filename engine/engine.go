@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,11 +36,13 @@ type Engine struct {
 	// conf is the configuration in force: replaced whole by Reconfigure
 	// (reconfigure.go), never changed in place; read it with cfg.
 	conf   atomic.Pointer[settings]
-	docker runtime.Runtime
-	log    *slog.Logger
-	store  *stateStore
-	lock   *statedir.Lock // the state dir is this engine's while it runs
-	start  time.Time
+	docker runtime.Full
+	// caps is what the runtime can do of its optional parts (runtime.Capabilities).
+	caps  runtime.Capabilities
+	log   *slog.Logger
+	store *stateStore
+	lock  *statedir.Lock // the state dir is this engine's while it runs
+	start time.Time
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
@@ -110,6 +113,10 @@ type Options struct {
 	// Agent, when set, is the agent every sandbox gets instead of the one
 	// built into Sandtray (tests: one that misbehaves).
 	Agent *runtime.Agent
+	// NoLink keeps the engine from linking to its sandboxes (see
+	// engine/internal/execgate's link): their sessions are attachments and
+	// execs, as on a daemon on another machine (tests of those).
+	NoLink bool
 }
 
 // New connects to the container runtime (opts.Runtime, or the one cfg leads
@@ -133,7 +140,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	if ep := cli.Endpoint(); opts.Logger != nil {
 		opts.Logger.Info("docker endpoint chosen", "host", ep.Host, "source", ep.Source, "why", ep.Why, "passed_over", ep.Skipped)
 	}
-	cli.SetPullLimit(cfg.Pull.MaxMB << 20)
+	runtime.Complete(cli).SetPullLimit(cfg.Pull.MaxMB << 20)
 	e, err := newEngine(ctx, cfg, cli, opts)
 	if err != nil {
 		cli.Close()
@@ -142,7 +149,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) 
 	return e, nil
 }
 
-func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts Options) (_ *Engine, err error) {
+func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts Options) (_ *Engine, err error) {
+	d := runtime.Complete(rt) // what rt lacks fails, naming it; e.caps says what that is
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -174,7 +182,7 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	}
 	x := execgate.New(d)
 	e := &Engine{
-		docker: x, execs: x, log: log, store: store, lock: lock, start: time.Now(),
+		docker: x, execs: x, caps: runtime.CapabilitiesOf(d), log: log, store: store, lock: lock, start: time.Now(),
 		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
 	}
 	agent, err := agentFor(ctx, d, opts.Agent)
@@ -193,8 +201,16 @@ func newEngine(ctx context.Context, cfg config.Config, d runtime.Runtime, opts O
 	e.saves = newLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
-	if info, err := d.Daemon(ctx); err == nil && info.Product != "Docker Engine" {
+	info, ierr := d.Daemon(ctx)
+	if !e.caps.Attach || ierr == nil && info.Product != "Docker Engine" {
 		e.attachFirst = false
+	}
+	if !opts.NoLink && ierr == nil && linkable(d.Endpoint(), info) {
+		if err := x.EnableLinks(filepath.Join(cfg.StateDir, "link")); err != nil {
+			log.Warn("no links to the sandboxes: their sessions are execs", "err", err)
+		} else if err := x.SweepLinks(ctx); err != nil {
+			log.Warn("sweep the links of removed sandboxes", "err", err)
+		}
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
@@ -260,7 +276,8 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()
-	e.pool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
+	e.pool().Drain(ctx)     // pooled containers are not sandboxes: none outlives the engine
+	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()
 	return err

@@ -204,6 +204,11 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 		res.Result.Outcome.End != sandbox.KilledForMemory && e.killedForMemory(context.WithoutCancel(ctx), b) {
 		// The one outcome: named for memory. The desktop notice comes from Docker's oom event.
 		res.Result.Outcome.End, res.Result.Outcome.MemoryMB = sandbox.KilledForMemory, b.spec.MemoryMB
+		if res.Result.ExitCode == -1 {
+			// The whole sandbox was killed (gVisor's answer to its limit),
+			// the call's process with it: by SIGKILL, as the OOM killer's.
+			res.Result.ExitCode = 137
+		}
 	}
 	res.Render()
 	e.record(b.id, ranActivity(act, res, err))

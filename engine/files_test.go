@@ -166,12 +166,12 @@ type stall struct {
 
 // stallingSessions is a runtime whose agents' sessions stall.
 type stallingSessions struct {
-	runtime.Runtime
+	runtime.Full
 	s *stall
 }
 
 func (d stallingSessions) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
-	c, err := d.Runtime.ExecStream(ctx, id, user, cmd)
+	c, err := d.Full.ExecStream(ctx, id, user, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (c stallingConn) Write(p []byte) (int, error) {
 // half-written destination in the sandbox nor a container of its own.
 func TestCancelledCopyLeavesNothing(t *testing.T) {
 	st := &stall{started: make(chan struct{}, 1), release: make(chan struct{})}
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return stallingSessions{d, st} })
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return stallingSessions{d, st} })
 	te.attachFirst = false // the session is an exec, which stalls
 	root := te.cfg.Host.AllowedRoots[0]
 	id := te.create(t, sandbox.CreateRequest{}).ID

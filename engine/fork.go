@@ -11,6 +11,7 @@ import (
 	"strconv"
 
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -32,6 +33,9 @@ import (
 //   - it runs within the engine's lifetime: an exit cuts it short, and what
 //     it made, sandboxes and tags, is removed (F70).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
+	if err := e.caps.Missing(runtime.CapCommit); err != nil {
+		return nil, err
+	}
 	if e.cfg().Limits.MaxForks == 0 {
 		return nil, fmt.Errorf("forks are turned off by the user's config (limits.max_forks = 0): %w", sandbox.ErrForbidden)
 	}

@@ -17,7 +17,7 @@ import (
 // heldTag holds the first tag of a fork's image until let is closed, and
 // says when it got there.
 type heldTag struct {
-	runtime.Runtime
+	runtime.Full
 	reached, let chan struct{}
 	once         *sync.Once
 }
@@ -26,7 +26,7 @@ func (h heldTag) TagImage(ctx context.Context, src, ref string) error {
 	if strings.HasPrefix(src, forkRepo) {
 		h.once.Do(func() { close(h.reached); <-h.let })
 	}
-	return h.Runtime.TagImage(ctx, src, ref)
+	return h.Full.TagImage(ctx, src, ref)
 }
 
 // TestForkCutShortByTheExitLeavesNoTag (F70): the engine exits (as
@@ -38,7 +38,7 @@ func (h heldTag) TagImage(ctx context.Context, src, ref string) error {
 func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 	t.Parallel()
 	reached, let := make(chan struct{}), make(chan struct{})
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return heldTag{d, reached, let, &sync.Once{}} })
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return heldTag{d, reached, let, &sync.Once{}} })
 	cli := dockertest.Client(t) // the engine's goes with its Close
 	ctx := context.Background()
 	engineTag := te.Engine.cfg().engine

@@ -33,7 +33,22 @@ func newTestEngine(t testing.TB, configure ...func(*config.Config)) *testEngine 
 
 // newTestEngineOn is newTestEngine with the engine's Docker client wrapped
 // by wrap (when not nil), to change one thing Docker tells the engine.
-func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, configure ...func(*config.Config)) *testEngine {
+func newTestEngineOn(t testing.TB, wrap func(runtime.Full) runtime.Full, configure ...func(*config.Config)) *testEngine {
+	t.Helper()
+	return newTestEngineWith(t, wrap, Options{}, configure...)
+}
+
+// newTestEngineNoLink is newTestEngineOn for an engine that does not link
+// to its sandboxes: their sessions are attachments and execs (the agent's
+// transports on a daemon of another host), which some tests stall or kill.
+func newTestEngineNoLink(t testing.TB, wrap func(runtime.Full) runtime.Full, configure ...func(*config.Config)) *testEngine {
+	t.Helper()
+	return newTestEngineWith(t, wrap, Options{NoLink: true}, configure...)
+}
+
+// newTestEngineWith is newTestEngineOn with opts (its labels and tick are
+// the test's).
+func newTestEngineWith(t testing.TB, wrap func(runtime.Full) runtime.Full, opts Options, configure ...func(*config.Config)) *testEngine {
 	t.Helper()
 	cli := dockertest.Client(t)
 	cfg := config.Default()
@@ -46,12 +61,13 @@ func newTestEngineOn(t testing.TB, wrap func(runtime.Runtime) runtime.Runtime, c
 		c(&cfg)
 	}
 	ctx := context.Background()
-	var api runtime.Runtime = cli
+	var api runtime.Full = cli
 	if wrap != nil {
 		api = wrap(api)
 	}
 	labels := dockertest.Labels(t)
-	e, err := newEngine(ctx, cfg, api, Options{Labels: labels, Tick: 200 * time.Millisecond})
+	opts.Labels, opts.Tick = labels, 200*time.Millisecond
+	e, err := newEngine(ctx, cfg, api, opts)
 	if err != nil {
 		t.Fatalf("new engine: %v", err)
 	}
@@ -69,6 +85,7 @@ func (e *Engine) stopLoops() {
 	e.cancelLoops()
 	e.loops.Wait()
 	e.saves.flush()
+	e.execs.CloseSessions() // its sessions and links end with it
 	e.lock.Release()
 }
 

@@ -42,13 +42,17 @@ type ImageState struct {
 // BuildImage builds the sandbox image on the Docker that cfg leads to (see
 // imagebuild.Build); the caller's options say which tag and source.
 func BuildImage(ctx context.Context, cfg config.Config, o ImageBuildOptions) (ImageBuildResult, error) {
-	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost())
 	if err != nil {
 		return ImageBuildResult{}, err
 	}
 	defer cli.Close()
-	cli.SetPullLimit(cfg.Pull.MaxMB << 20)
-	return imagebuild.Build(ctx, cli, o)
+	if err := runtime.CapabilitiesOf(cli).Missing(runtime.CapBuild); err != nil {
+		return ImageBuildResult{}, err
+	}
+	full := runtime.Complete(cli)
+	full.SetPullLimit(cfg.Pull.MaxMB << 20)
+	return imagebuild.Build(ctx, full, o)
 }
 
 // InspectImageState reports what the Docker that cfg leads to has of ref
@@ -57,12 +61,15 @@ func InspectImageState(ctx context.Context, cfg config.Config, ref string) (Imag
 	if ref == "" {
 		ref = cfg.DefaultImage
 	}
-	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost())
 	if err != nil {
 		return ImageState{Ref: ref, Builtin: ref == BuiltinImage}, err
 	}
 	defer cli.Close()
-	return imageState(ctx, cli, ref)
+	if err := runtime.CapabilitiesOf(cli).Missing(runtime.CapImages); err != nil {
+		return ImageState{Ref: ref, Builtin: ref == BuiltinImage}, err
+	}
+	return imageState(ctx, runtime.Complete(cli), ref)
 }
 
 func imageState(ctx context.Context, d interface {
@@ -136,7 +143,10 @@ func (e *Engine) BuildDefaultImage(ctx context.Context, progress func(ImageBuild
 	if has, err := e.docker.ImageExists(ctx, ref); err != nil || has {
 		return err
 	}
-	b, err := e.startBuild(e.execs.Runtime)
+	if err := e.caps.Missing(runtime.CapBuild); err != nil {
+		return err
+	}
+	b, err := e.startBuild(e.execs.Full)
 	if err != nil {
 		return err
 	}

@@ -14,16 +14,21 @@ import (
 
 // BenchmarkExecuteCodeKernel times a warm execute_code of python's print(1)
 // through the Engine API: the sandbox's kernel is already running.
-func BenchmarkExecuteCodeKernel(b *testing.B) { benchExecuteCode(b, true) }
+func BenchmarkExecuteCodeKernel(b *testing.B) { benchExecuteCode(b, true, false) }
+
+// BenchmarkExecuteCodeKernelNoLink is the same where the engine does not
+// link to its sandboxes (a daemon on another host, a VM's): the session is
+// the agent's attachment.
+func BenchmarkExecuteCodeKernelNoLink(b *testing.B) { benchExecuteCode(b, true, true) }
 
 // BenchmarkExecuteCodeExec is the same on the per-call exec path: a fresh
 // docker exec and interpreter for every call, as before kernels.
-func BenchmarkExecuteCodeExec(b *testing.B) { benchExecuteCode(b, false) }
+func BenchmarkExecuteCodeExec(b *testing.B) { benchExecuteCode(b, false, false) }
 
 // benchExecuteCode reports the median (p50-ms) and p90 besides the mean:
 // a run of Docker calls has a long tail that the mean hides.
-func benchExecuteCode(b *testing.B, kernels bool) {
-	e := newKernelBenchEngine(b)
+func benchExecuteCode(b *testing.B, kernels, noLink bool) {
+	e := newKernelBenchEngine(b, noLink)
 	ctx := context.Background()
 	owner := sandbox.Owner{Session: "bench", Client: "engine-bench 1.0"}
 	e.SessionStarted(owner)
@@ -52,13 +57,13 @@ func benchExecuteCode(b *testing.B, kernels bool) {
 	b.ReportMetric(float64(times[len(times)*9/10].Microseconds())/1000, "p90-ms")
 }
 
-func newKernelBenchEngine(b *testing.B) *Engine {
+func newKernelBenchEngine(b *testing.B, noLink bool) *Engine {
 	b.Helper()
 	cfg := config.Default()
 	cfg.DefaultImage = dockertest.Image(b)
 	cfg.StateDir = b.TempDir()
 	cfg.Pool.Size = 0
-	e, err := newEngine(context.Background(), cfg, dockertest.Client(b), Options{Labels: dockertest.Labels(b), Tick: 200 * time.Millisecond})
+	e, err := newEngine(context.Background(), cfg, dockertest.Client(b), Options{Labels: dockertest.Labels(b), Tick: 200 * time.Millisecond, NoLink: noLink})
 	if err != nil {
 		b.Fatal(err)
 	}

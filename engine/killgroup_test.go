@@ -19,18 +19,18 @@ import (
 // nothing more, and never answers a kill; and the runtime refuses the exec
 // of the agent's own kill, as Docker does when a fork bomb has taken every
 // pid of the sandbox.
-type deafAgent struct{ runtime.Runtime }
+type deafAgent struct{ runtime.Full }
 
 func (d deafAgent) Exec(ctx context.Context, id string, o runtime.ExecOptions) (int, error) {
 	if len(o.Cmd) >= 2 && o.Cmd[0] == runtime.AgentPath && o.Cmd[1] == "kill" {
 		return 126, errors.New("OCI runtime exec failed: resource temporarily unavailable")
 	}
-	return d.Runtime.Exec(ctx, id, o)
+	return d.Full.Exec(ctx, id, o)
 }
 
 func (d deafAgent) ExecStream(ctx context.Context, id, user string, cmd []string) (runtime.ExecConn, error) {
 	if len(cmd) != 2 || cmd[0] != runtime.AgentPath || cmd[1] != "serve" {
-		return d.Runtime.ExecStream(ctx, id, user, cmd)
+		return d.Full.ExecStream(ctx, id, user, cmd)
 	}
 	a, b := net.Pipe()
 	go func() {
@@ -75,7 +75,7 @@ func (pipeConn) ExitCode(ctx context.Context) (int, error) { return 0, nil }
 // started, the sandbox is restarted, which ends it; its files are kept and
 // the result says so.
 func TestTimeoutRestartsASandboxWhoseAgentDoesNotAnswer(t *testing.T) {
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return deafAgent{d} })
+	te := newTestEngineNoLink(t, func(d runtime.Full) runtime.Full { return deafAgent{d} })
 	te.attachFirst = false // the session is the runtime's exec: the deaf agent
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	raw := func(cmd string) string {

@@ -158,6 +158,9 @@ func cmpOr[T comparable](v, fallback T) T {
 }
 
 func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.Progress) error {
+	if !e.caps.Images { // no local image store: the runtime fetches the image at create
+		return nil
+	}
 	ok, err := e.docker.ImageExists(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("image %s: %w", ref, err)

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +17,28 @@ import (
 
 // TestSecurityDefaults inspects a fresh sandbox's container and checks every
 // default docs/security.md promises.
+// onlyAgentMounts: the agent's volume at runtime.AgentDir, and at most the
+// sandbox's link (a folder under the engine's state dir) at
+// runtime.LinkDir, both read-only; nothing else.
+func onlyAgentMounts(mounts []struct {
+	Type, Source, Destination string
+	RW                        bool
+}, stateDir string) bool {
+	agent := 0
+	for _, m := range mounts {
+		switch {
+		case m.RW:
+			return false
+		case m.Type == "volume" && m.Destination == runtime.AgentDir:
+			agent++
+		case m.Type == "bind" && m.Destination == runtime.LinkDir && strings.HasPrefix(m.Source, filepath.Join(stateDir, "link")+"/"):
+		default:
+			return false
+		}
+	}
+	return agent == 1
+}
+
 func TestSecurityDefaults(t *testing.T) {
 	te := newTestEngine(t)
 	info := te.create(t, sandbox.CreateRequest{})
@@ -34,8 +58,8 @@ func TestSecurityDefaults(t *testing.T) {
 			RestartPolicy                       struct{ Name string }
 		}
 		Mounts []struct {
-			Type, Destination string
-			RW                bool
+			Type, Source, Destination string
+			RW                        bool
 		}
 		Config struct {
 			StdinOnce bool
@@ -63,8 +87,7 @@ func TestSecurityDefaults(t *testing.T) {
 		{"cpu limited", h.NanoCpus == int64(cfg.CPUs*1e9)},
 		{"pids limited", h.PidsLimit != nil && *h.PidsLimit == cfg.Pids},
 		{"restart policy no", h.RestartPolicy.Name == "no" || h.RestartPolicy.Name == ""},
-		{"no host mounts: the agent's volume alone, read-only", len(h.Binds) == 0 && len(c.Mounts) == 1 &&
-			c.Mounts[0].Type == "volume" && c.Mounts[0].Destination == runtime.AgentDir && !c.Mounts[0].RW},
+		{"no host mounts: the agent's volume, and the sandbox's own link folder, read-only", len(h.Binds) == 0 && onlyAgentMounts(c.Mounts, te.cfg.StateDir)},
 	}
 	for _, ch := range checks {
 		if !ch.ok {

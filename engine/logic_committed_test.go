@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/fakeruntime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // vanishingImage lists, beside the daemon's images, one that is gone by
 // the time it is inspected: a fork's image removed with its last fork
 // between the list and the look.
-type vanishingImage struct{ runtime.Runtime }
+type vanishingImage struct{ *fakeruntime.Runtime }
 
 func (v vanishingImage) ImagesLabeled(ctx context.Context, labels map[string]string) ([]runtime.LabeledImage, error) {
 	list, err := v.Runtime.ImagesLabeled(ctx, labels)

@@ -178,6 +178,10 @@ func TestLogicExecKilledForMemory(t *testing.T) {
 			return p.OOMKill()
 		case "die9":
 			return 137
+		case "sink": // gVisor's answer to the limit: the whole sandbox dies
+			go le.rt.Die(p.ContainerID, 137, true)
+			<-p.Done()
+			return 137
 		}
 		return p.Builtin()
 	})
@@ -188,6 +192,9 @@ func TestLogicExecKilledForMemory(t *testing.T) {
 	}
 	if got := le.run(t, info.ID, sandbox.CommandRequest{Command: "die9"}); got.ExitCode != 137 || got.Outcome.End != sandbox.Finished {
 		t.Errorf("a SIGKILL that was not the OOM killer's: %+v, want a plain exit 137", got)
+	}
+	if got := le.run(t, info.ID, sandbox.CommandRequest{Command: "sink"}); got.ExitCode != 137 || got.Outcome.End != sandbox.KilledForMemory {
+		t.Errorf("a sandbox killed whole for memory: %+v, want exit 137, killed for memory", got)
 	}
 }
 

@@ -136,7 +136,7 @@ func containerState(rt *fakeruntime.Runtime, id string) string {
 	if err != nil {
 		return ""
 	}
-	return c.State
+	return string(c.State)
 }
 
 // seconds bounds a wait for something the engine does within a few ticks.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,8 +12,25 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/imagebuild"
+	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/runtime/fakeruntime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
+
+// buildable is the fake with a Builder, which the build held at its first
+// step never reaches: the fake cannot build, and an engine on a runtime
+// that cannot refuses to start a build.
+type buildable struct{ *fakeruntime.Runtime }
+
+func (buildable) BuildImage(context.Context, io.Reader, string, io.Writer) (string, error) {
+	return "", errors.ErrUnsupported
+}
+func (buildable) ImportImage(context.Context, io.Reader, string, []string, string) (string, error) {
+	return "", errors.ErrUnsupported
+}
+func (buildable) RunBuildStep(context.Context, runtime.BuildStep) (string, int, error) {
+	return "", -1, errors.ErrUnsupported
+}
 
 // TestLogicFirstCallPreparesTheImage: with the default config
 // (sandbox.allow_network = false) and Sandtray's own image absent, an
@@ -38,7 +56,16 @@ func TestLogicFirstCallPreparesTheImage(t *testing.T) {
 	buildWaitInCall = 200 * time.Millisecond
 	t.Cleanup(func() { buildWaitInCall = old })
 
-	le := newLogicEngine(t, func(c *config.Config) { c.DefaultImage = BuiltinImage })
+	cfg := logicConfig(t)
+	cfg.DefaultImage = BuiltinImage
+	e, err := New(context.Background(), cfg, Options{Runtime: buildable{newFakeDaemon()}, Tick: logicTick, CgroupRoot: t.TempDir(),
+		Labels: map[string]string{sandbox.LabelTest: t.Name()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	le := &logicEngine{Engine: e, owner: sandbox.Owner{Session: "s-build", Client: "logic-test 1.0"}, cfg: cfg}
+	le.SessionStarted(le.owner)
 	if le.cfg.Sandbox.AllowNetwork {
 		t.Fatal("the test wants the default, sandbox.allow_network = false")
 	}

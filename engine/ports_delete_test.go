@@ -15,7 +15,7 @@ import (
 
 // deafEvents is the runtime with an event stream that never says anything,
 // as when Docker's events lag behind under load.
-type deafEvents struct{ runtime.Runtime }
+type deafEvents struct{ runtime.Full }
 
 func (deafEvents) Events(ctx context.Context, _ map[string]string) (<-chan runtime.Event, <-chan error) {
 	out, errs := make(chan runtime.Event), make(chan error)
@@ -27,7 +27,7 @@ func (deafEvents) Events(ctx context.Context, _ map[string]string) (<-chan runti
 // sandbox's host ports refuse connections, whether or not Docker's event of
 // the container's end has reached the engine yet.
 func TestDeleteClosesTheForwardsAtOnce(t *testing.T) {
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return deafEvents{d} })
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return deafEvents{d} })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	fw, err := te.ExposePort(ctx, te.owner, id, 8000, 0)

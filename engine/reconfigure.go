@@ -87,6 +87,9 @@ func (e *Engine) startPool(ctx context.Context) {
 	c := e.cfg()
 	pc := pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope())
 	pc.Spec, pc.Container = c.poolSpec, c.poolContainer
+	if !e.caps.Rename || !e.caps.UpdateLimits || !e.caps.Images { // a spare cannot become a sandbox
+		pc.Size = 0
+	}
 	p := pool.New(pc, e.docker, e.kernels, e.publish, e.log)
 	e.warm.Store(p)
 	if p == nil { // disabled

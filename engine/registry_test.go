@@ -35,24 +35,24 @@ func (g *gate) hold() {
 
 // slowRemove holds the first Remove at its gate.
 type slowRemove struct {
-	runtime.Runtime
+	runtime.Full
 	g *gate
 }
 
 func (d slowRemove) Remove(ctx context.Context, id string) error {
 	d.g.hold()
-	return d.Runtime.Remove(ctx, id)
+	return d.Full.Remove(ctx, id)
 }
 
 // slowCreate holds the first Create at its gate.
 type slowCreate struct {
-	runtime.Runtime
+	runtime.Full
 	g *gate
 }
 
 func (d slowCreate) Create(ctx context.Context, o runtime.CreateOptions) (string, error) {
 	d.g.hold()
-	return d.Runtime.Create(ctx, o)
+	return d.Full.Create(ctx, o)
 }
 
 func waitFor(t *testing.T, ch <-chan struct{}, within time.Duration, what string) {
@@ -69,7 +69,7 @@ func waitFor(t *testing.T, ch <-chan struct{}, within time.Duration, what string
 // sentence to act on instead of running in a container being deleted.
 func TestReaperNeverRemovesAnAcquiredSandbox(t *testing.T) {
 	g := newGate()
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return slowRemove{d, g} })
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return slowRemove{d, g} })
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.SessionEnded(te.owner.Session) // session_grace is 2 minutes: not yet
@@ -96,7 +96,7 @@ func TestReaperNeverRemovesAnAcquiredSandbox(t *testing.T) {
 // call, and a call of the same session that gives up returns at once.
 func TestFirstCallsOfTwoSessionsDoNotWait(t *testing.T) {
 	g := newGate()
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return slowCreate{d, g} })
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return slowCreate{d, g} })
 	ctx := context.Background()
 	slow := sandbox.Owner{Session: "slow-" + randomHex(3), Client: "slow"}
 	te.SessionStarted(slow)
@@ -140,7 +140,7 @@ func TestFirstCallsOfTwoSessionsDoNotWait(t *testing.T) {
 // when removing its sandboxes is slow; the reaper removes them after.
 func TestSessionEndedDoesNotReapInline(t *testing.T) {
 	g := newGate()
-	te := newTestEngineOn(t, func(d runtime.Runtime) runtime.Runtime { return slowRemove{d, g} }, func(c *config.Config) {
+	te := newTestEngineOn(t, func(d runtime.Full) runtime.Full { return slowRemove{d, g} }, func(c *config.Config) {
 		c.Sandbox.SessionGrace = config.Duration{Duration: 0}
 	})
 	id := te.create(t, sandbox.CreateRequest{}).ID

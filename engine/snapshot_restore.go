@@ -248,7 +248,7 @@ func cut(s string, n int) string {
 // skipRestore reports whether p is a path restore leaves alone: the
 // engine's own files in the sandbox, and what Docker manages.
 func skipRestore(p string) bool {
-	for _, s := range []string{run.PidDir, runtime.AgentDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
+	for _, s := range []string{run.PidDir, runtime.AgentDir, runtime.LinkDir, "/etc/hostname", "/etc/hosts", "/etc/resolv.conf", "/proc", "/sys", "/dev"} {
 		if p == s || strings.HasPrefix(p, s+"/") || strings.HasPrefix(s, p+"/") {
 			return true
 		}

@@ -24,6 +24,8 @@ type actionBar struct {
 	commit  *widget.Button
 	export  *widget.Button
 	term    *widget.Button
+	// why says why buttons the runtime cannot serve are off (capabilities.go).
+	why *widget.Label
 }
 
 func newActionBar(u *UI) *actionBar {
@@ -36,6 +38,10 @@ func newActionBar(u *UI) *actionBar {
 	a.export = widget.NewButtonWithIcon("Dockerfile…", theme.DocumentIcon(), a.withSelected(u.startExport))
 	a.term = widget.NewButtonWithIcon("Terminal", theme.ComputerIcon(), a.withSelected(u.openTerminal))
 	a.del.Importance = widget.DangerImportance
+	a.why = widget.NewLabel("")
+	a.why.Wrapping = fyne.TextWrapWord
+	a.why.Importance = widget.LowImportance
+	a.why.Hide()
 	return a
 }
 
@@ -58,8 +64,10 @@ func (a *actionBar) refresh(info sandbox.Info) {
 	setEnabled(a.term, info.Status == sandbox.StatusRunning)
 	setEnabled(a.stop, running)
 	setEnabled(a.kill, running)
-	setEnabled(a.commit, info.Status != sandbox.StatusMissing)
-	setEnabled(a.export, info.Status != sandbox.StatusMissing)
+	cannot := a.u.lacking(capCommit)
+	setEnabled(a.commit, cannot == "" && info.Status != sandbox.StatusMissing)
+	setEnabled(a.export, cannot == "" && info.Status != sandbox.StatusMissing)
+	showWhy(a.why, "Commit… and Dockerfile… are off", cannot)
 	text, icon := "Persist", theme.ConfirmIcon()
 	if info.Persistent {
 		text, icon = "Make ephemeral", theme.HistoryIcon()

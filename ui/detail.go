@@ -72,7 +72,8 @@ func newDetailPane(u *UI) *detailPane {
 		d.refresh()
 	}
 	d.names = container.NewBorder(nil, nil, d.title, nil, d.subtitle)
-	header := container.NewVBox(container.NewBorder(nil, nil, nil, d.actions.object(), d.names), d.message.label)
+	header := container.NewVBox(container.NewBorder(nil, nil, nil, d.actions.object(), d.names), d.message.label,
+		d.actions.why) // shown when the runtime cannot serve an action
 	d.body = container.NewBorder(header, nil, nil, nil, d.tabs)
 	d.body.Hide()
 	return d

@@ -149,13 +149,17 @@ func FirstLine(s string, max int) string {
 
 // DockerText is the status line's account of the Docker connection.
 func DockerText(d sandbox.DockerStatus) string {
+	name := "Docker"
+	if d.Runtime != "" && d.Runtime != "docker" { // [runtime] name chose another
+		name = "Runtime " + d.Runtime
+	}
 	if !d.Connected {
 		if d.Error == "" {
-			return "Docker disconnected"
+			return name + " disconnected"
 		}
-		return "Docker disconnected: " + d.Error
+		return name + " disconnected: " + d.Error
 	}
-	text := "Docker connected"
+	text := name + " connected"
 	if d.Version != "" {
 		text += " · " + d.Version
 	}

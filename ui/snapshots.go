@@ -43,7 +43,7 @@ type snapshotsTab struct {
 func newSnapshotsTab(u *UI, b SnapshotBackend) *snapshotsTab {
 	s := &snapshotsTab{u: u, b: b, selected: -1,
 		label: widget.NewEntry(),
-		empty: widget.NewLabel("No snapshots yet. Take one to be able to go back to the sandbox's files as they are now.")}
+		empty: widget.NewLabel(noSnapshots)}
 	s.label.SetPlaceHolder("Label (optional), e.g. before the upgrade")
 	s.empty.Wrapping = fyne.TextWrapWord
 	s.rows = widget.NewList(func() int { return len(s.list) },
@@ -84,21 +84,28 @@ func (s *snapshotsTab) line(sn sandbox.SnapshotInfo) string {
 	return fmt.Sprintf("%s · %s · %s · %s", label, FormatBytes(uint64(max(sn.SizeBytes, 0))), sn.Created.Local().Format("2006-01-02 15:04:05"), sn.ID)
 }
 
-// buttons enables what applies to the selection.
+// buttons enables what applies to the selection, and nothing when the
+// runtime cannot commit, saying why.
 func (s *snapshotsTab) buttons() {
+	cannot := s.u.lacking(capCommit)
 	for _, b := range []*widget.Button{s.restore, s.del} {
-		if s.selected >= 0 && s.selected < len(s.list) {
-			b.Enable()
-		} else {
-			b.Disable()
-		}
+		setEnabled(b, cannot == "" && s.selected >= 0 && s.selected < len(s.list))
 	}
-	if len(s.list) == 0 {
+	setEnabled(s.take, cannot == "")
+	setEnabled(s.fork, cannot == "")
+	if cannot != "" {
+		s.empty.SetText("Snapshots are off: " + cannot + ".")
+	} else {
+		s.empty.SetText(noSnapshots)
+	}
+	if len(s.list) == 0 || cannot != "" {
 		s.empty.Show()
 	} else {
 		s.empty.Hide()
 	}
 }
+
+const noSnapshots = "No snapshots yet. Take one to be able to go back to the sandbox's files as they are now."
 
 // snapshotsStale is how long a list of snapshots is shown before the tab,
 // refreshed, asks for it again (the tab refreshes with every update of the
@@ -111,6 +118,7 @@ const snapshotsStale = 10 * time.Second
 // stale. A snapshot a call took also reloads it (detailPane.newActivity).
 func (s *snapshotsTab) refresh(info sandbox.Info) {
 	sig := infoSignature(info)
+	s.buttons() // the runtime's capabilities come with every state
 	switch {
 	case s.sandbox != info.ID:
 		s.sandbox, s.list, s.selected = info.ID, nil, -1

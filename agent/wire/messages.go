@@ -1,5 +1,9 @@
 package wire
 
+// LinkSocket is where the agent, PID 1, finds the engine's socket for its
+// sandbox when the engine links to it (engine/runtime.LinkSocket).
+const LinkSocket = "/.sandtray-link/s"
+
 // Operations a request names.
 const (
 	OpHello  = "hello"  // the agent's pid, uid and version

@@ -13,12 +13,14 @@ import (
 
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/engine/socket"
 )
 
 // checks is the report, in order. Add a line for a new check.
 var checks = []check{
 	checkConfig,
+	checkRuntime,
 	checkKubernetes,
 	checkDocker,
 	checkImage,
@@ -43,15 +45,6 @@ func checkConfig(_ context.Context, e *Env) []Line {
 	return []Line{{OK, "config", e.ConfigPath + ": valid", ""}}
 }
 
-// onKubernetes is the line of a Docker check when sandboxes run on a
-// cluster instead.
-func onKubernetes(e *Env, topic string) ([]Line, bool) {
-	if e.Config.RuntimeName() != config.RuntimeKubernetes {
-		return nil, false
-	}
-	return []Line{{Info, topic, `not used: runtime.name = "kubernetes"`, ""}}, true
-}
-
 // checkKubernetes reports the cluster's checks (kubernetes.Diagnose) when
 // sandboxes run on one.
 func checkKubernetes(_ context.Context, e *Env) []Line {
@@ -62,11 +55,31 @@ func checkKubernetes(_ context.Context, e *Env) []Line {
 	return lines
 }
 
-func checkDocker(_ context.Context, e *Env) []Line {
-	if l, ok := onKubernetes(e, "docker"); ok {
-		return l
-	}
+// checkRuntime says which container runtime the config chooses, where it
+// is, and what it cannot do.
+func checkRuntime(_ context.Context, e *Env) []Line {
 	d := e.Docker
+	name := cmpOr(d.Runtime, config.DefaultRuntime)
+	why := "the default; [runtime] name in config.toml chooses another"
+	if e.Config.Runtime.Name != "" {
+		why = "[runtime] name in config.toml"
+	}
+	if d.Host == "" && errors.Is(d.Err, sandbox.ErrUnsupported) { // no such runtime in this program
+		return []Line{{Fail, "runtime", d.Err.Error(), "set [runtime] name in config.toml to a runtime the message lists"}}
+	}
+	where := cmpOr(d.Host, "not reached")
+	lines := []Line{{OK, "runtime", fmt.Sprintf("%s (%s), at %s", name, why, where), ""}}
+	for _, lack := range d.Lacks {
+		lines = append(lines, Line{Info, "runtime", lack, ""})
+	}
+	return lines
+}
+
+func checkDocker(_ context.Context, e *Env) []Line {
+	d := e.Docker
+	if d.Runtime != "" && d.Runtime != config.DefaultRuntime { // checkRuntime's line says it all
+		return nil
+	}
 	if d.Host == "" {
 		return []Line{dockerDown(d)}
 	}

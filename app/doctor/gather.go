@@ -32,6 +32,8 @@ func gather(ctx context.Context, opts Options) *Env {
 			return e
 		}
 		e.Kubernetes = kubernetes.Diagnose(ctx, o, cfg.DefaultImage)
+		// Docker is not probed: the runtime line names the cluster's.
+		e.Docker.Runtime, e.Docker.Host = config.RuntimeKubernetes, "the cluster of [kubernetes] (the cluster line)"
 		return e
 	}
 	e.Docker = engine.ProbeDocker(ctx, cfg)

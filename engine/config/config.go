@@ -37,10 +37,10 @@ type Config struct {
 	HTTP         HTTP              `toml:"http"`
 	Ports        Ports             `toml:"ports"`
 	GPU          GPU               `toml:"gpu"`
-	Pull         Pull              `toml:"pull"`   // see security.go
-	Commit       Commit            `toml:"commit"` // see commit.go
+	Pull         Pull              `toml:"pull"`    // see security.go
+	Commit       Commit            `toml:"commit"`  // see commit.go
+	Runtime      Runtime           `toml:"runtime"` // see runtime.go
 	Docker       Docker            `toml:"docker"`
-	Runtime      Runtime           `toml:"runtime"`    // see runtime.go
 	Kubernetes   Kubernetes        `toml:"kubernetes"` // see runtime.go
 	Egress       Egress            `toml:"egress"`     // see egress.go
 	Secrets      map[string]Secret `toml:"secrets"`    // see secrets.go
@@ -243,7 +243,10 @@ func (c *Config) Validate() error {
 	if err := c.Docker.check(); err != nil {
 		return err
 	}
-	if err := c.checkRuntime(); err != nil {
+	if err := c.Runtime.check(c.Docker); err != nil {
+		return err
+	}
+	if err := c.Kubernetes.check(); err != nil {
 		return err
 	}
 	for i, r := range c.Host.AllowedRoots {

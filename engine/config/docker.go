@@ -8,7 +8,8 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Docker is the [docker] section: which Docker engine to use.
+// Docker is the [docker] section: which Docker engine to use. [runtime]
+// host says the same for any runtime; this key is still read (RuntimeHost).
 type Docker struct {
 	// Host pins the engine, e.g. "unix:///Users/me/.colima/default/docker.sock"
 	// or "ssh://me@build-box". Empty: DOCKER_HOST, the current docker
@@ -20,14 +21,17 @@ type Docker struct {
 var dockerSchemes = []string{"unix", "npipe", "tcp", "ssh", "http", "https"}
 
 // check validates the [docker] section, naming the key.
-func (d Docker) check() error {
-	if d.Host == "" {
+func (d Docker) check() error { return checkDockerHost("docker.host", d.Host) }
+
+// checkDockerHost validates a Docker address set at key.
+func checkDockerHost(key, host string) error {
+	if host == "" {
 		return nil
 	}
-	u, err := url.Parse(d.Host)
+	u, err := url.Parse(host)
 	if err != nil || !slices.Contains(dockerSchemes, u.Scheme) {
-		return fmt.Errorf("docker.host %q must be an address like unix:///path/docker.sock, npipe:////./pipe/docker_engine, "+
-			"tcp://host:2376 or ssh://user@host (or empty to find Docker by itself): %w", d.Host, sandbox.ErrInvalid)
+		return fmt.Errorf("%s %q must be an address like unix:///path/docker.sock, npipe:////./pipe/docker_engine, "+
+			"tcp://host:2376 or ssh://user@host (or empty to find Docker by itself): %w", key, host, sandbox.ErrInvalid)
 	}
 	return nil
 }

@@ -124,7 +124,7 @@ func New(b Backend, opts Options) *Server {
 		tools.InstallTools(k, b), tools.CaptureTools(k, b), tools.SnapshotTools(k, b),
 		tools.PortTools(k, b), tools.NetworkTools(k, b), tools.SecretTools(k, b),
 	} {
-		t.MCP().AddTools(set...)
+		t.MCP().AddTools(advertised(b, set)...) // not those the runtime cannot do (capabilities.go)
 	}
 	tools.AddResources(t.MCP(), b)
 	return &Server{transport: t}

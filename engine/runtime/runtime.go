@@ -11,6 +11,14 @@
 // Only that package imports the runtime's SDK; an import test
 // (app/host/imports_test.go) keeps it so.
 //
+// Runtime is the core every runtime provides (≤ 25 methods: containers,
+// processes, files, stats, the daemon); what only some can do (images,
+// builds, commits, networks, layer disk, pause…) is in optional interfaces
+// (Imager, Committer, Pauser…) a runtime implements when it can. The engine
+// finds them with CapabilitiesOf, does not offer what is missing, and
+// reaches them through Complete, whose stand-ins for a missing part fail
+// with an error naming the runtime and what it cannot do.
+//
 // Errors a runtime returns carry the kinds of engine/sandbox (ErrNotFound,
 // ErrConflict, ErrInvalid, ErrForbidden, ErrUnavailable), so no caller ever
 // inspects a runtime's own errors. What a runtime cannot do at all fails
@@ -29,23 +37,25 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Runtime is everything the engine asks of a container runtime. It is safe
-// for concurrent use. The groups it embeds say what each part is for; a
-// runtime that cannot do a part (a cluster cannot commit a container) returns
-// errors wrapping sandbox.ErrUnsupported from that part's methods.
+// Runtime is what every container runtime can do: the core of the seam.
+// It is safe for concurrent use. The groups it embeds say what each part is
+// for. What only some runtimes can do (images, builds, commits, networks,
+// layer disk, pause, renames, limit updates, GPUs, attach, export) is in the
+// optional interfaces of optional.go, found with a type assertion or
+// CapabilitiesOf; a runtime implements those it can.
 type Runtime interface {
 	Daemon
 	Containers
 	Processes
 	Transfers
-	Images
-	Builds
-	Snapshots
 	Stats
 }
 
-// Daemon is the runtime itself: where it is, what it is, whether it answers.
+// Daemon is the runtime itself: what it is, where it is, whether it answers.
 type Daemon interface {
+	// Name is the name the runtime registers under ("docker"), which the
+	// config's [runtime] name chooses and messages name it by.
+	Name() string
 	// Close releases the runtime's connections.
 	Close() error
 	// Endpoint is where the runtime was reached, and why there.
@@ -56,10 +66,6 @@ type Daemon interface {
 	Daemon(ctx context.Context) (DaemonInfo, error)
 	// Platform is the OS and architecture the runtime's containers run on.
 	Platform(ctx context.Context) (osName, arch string, err error)
-	// GPUSupport says whether containers can be given GPUs, and how.
-	GPUSupport(ctx context.Context) (GPUSupport, error)
-	// SetPullLimit bounds the bytes one image pull may download (0: none).
-	SetPullLimit(bytes int64)
 }
 
 // Containers is the life of a sandbox's container, from create to remove.
@@ -70,16 +76,11 @@ type Containers interface {
 	// may configure.
 	Create(ctx context.Context, o CreateOptions) (string, error)
 	Start(ctx context.Context, id string) error
-	// Attach joins a container created with CreateOptions.Attached, before
-	// its start, to its main process's stdin and stdout, as a byte stream
-	// (Read is its stdout; its stderr is set aside).
-	Attach(ctx context.Context, id string) (io.ReadWriteCloser, error)
 	Stop(ctx context.Context, id string, timeout time.Duration) error
 	Kill(ctx context.Context, id string) error
 	// Signal sends sig ("SIGSTOP", "SIGCONT", …) to the container's PID 1.
 	Signal(ctx context.Context, id, sig string) error
 	Remove(ctx context.Context, id string) error
-	Rename(ctx context.Context, id, name string) error
 	Inspect(ctx context.Context, id string) (Container, error)
 	// List lists the containers carrying every label of labels; all
 	// includes those not running.
@@ -87,15 +88,6 @@ type Containers interface {
 	// Events streams lifecycle events of containers with labels until ctx
 	// ends; the error channel then says why, and both close.
 	Events(ctx context.Context, labels map[string]string) (<-chan Event, <-chan error)
-	// UpdateLimits changes a running container's memory and CPU limits.
-	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
-	ConnectNetwork(ctx context.Context, id, network string) error
-	DisconnectNetwork(ctx context.Context, id, network string) error
-	// Disk says where the container's writable layer lives, when it can.
-	Disk(ctx context.Context, id string) (DiskInfo, error)
-	// SizeRw is the size of the writable layer's files, as the runtime
-	// computes it (slow: a fallback).
-	SizeRw(ctx context.Context, id string) (int64, error)
 	// TmpfsMounts lists the container's tmpfs mount points.
 	TmpfsMounts(ctx context.Context, id string) ([]string, error)
 }
@@ -115,41 +107,6 @@ type Transfers interface {
 	StatPath(ctx context.Context, id, path string) (PathStat, error)
 	CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error
 	CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, PathStat, error)
-	// ExportContainer is the container's whole filesystem as a tar stream.
-	ExportContainer(ctx context.Context, id string) (io.ReadCloser, error)
-}
-
-// Images is the local image store.
-type Images interface {
-	ImageExists(ctx context.Context, ref string) (bool, error)
-	PullImage(ctx context.Context, ref string, progress func(PullProgress)) error
-	InspectImage(ctx context.Context, ref string) (Image, error)
-	ImageDetails(ctx context.Context, ref string) (ImageDetails, error)
-	ImageSize(ctx context.Context, ref string) (int64, error)
-	// ImageEvents streams image events until ctx ends (as Events does).
-	ImageEvents(ctx context.Context) (<-chan ImageEvent, <-chan error)
-	ImagesLabeled(ctx context.Context, labels map[string]string) ([]LabeledImage, error)
-	TagImage(ctx context.Context, src, ref string) error
-	RemoveImage(ctx context.Context, ref string) error
-	// RemoveUntagged removes image id if no tag names it any more.
-	RemoveUntagged(ctx context.Context, id string) (bool, error)
-}
-
-// Builds makes images: from a build context, a root filesystem, or a
-// command run to its end.
-type Builds interface {
-	BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error)
-	ImportImage(ctx context.Context, rootfs io.Reader, ref string, changes []string, message string) (string, error)
-	RunBuildStep(ctx context.Context, step BuildStep) (id string, exitCode int, err error)
-}
-
-// Snapshots captures a container's filesystem: what changed, and an image
-// of it (snapshots, commit, export).
-type Snapshots interface {
-	Pause(ctx context.Context, id string) error
-	Unpause(ctx context.Context, id string) error
-	Diff(ctx context.Context, id string) ([]Change, error)
-	Commit(ctx context.Context, id, tag string, cfg ImageConfig) (string, error)
 }
 
 // Stats samples a container's CPU, memory and processes.
@@ -254,8 +211,9 @@ func Connect(ctx context.Context, name, host string) (Runtime, error) {
 	mu.Unlock()
 	if !ok {
 		sort.Strings(names)
-		return nil, fmt.Errorf("no %q container runtime in this program (it has %q): import its package, e.g. "+
-			"github.com/sandtray/sandtray/engine/runtime/docker: %w", name, names, sandbox.ErrUnsupported)
+		return nil, fmt.Errorf("no %q container runtime in this program (it has %q): set [runtime] name in config.toml to one of those, "+
+			"or link the runtime's package in (e.g. import _ \"github.com/sandtray/sandtray/engine/runtime/docker\"): %w",
+			name, names, sandbox.ErrUnsupported)
 	}
 	return c(ctx, host)
 }

@@ -12,6 +12,16 @@ const (
 	AgentPath = AgentDir + "/sandtray-agent"
 )
 
+// Where a sandbox on the engine's own host finds its link: a folder of the
+// engine's (CreateOptions.LinkDir), mounted read-only, that holds the unix
+// socket the engine listens on for that sandbox alone. The agent, PID 1,
+// dials it at its start and when signalled (SIGUSR1): the session then
+// runs over a socket between the two processes, with no daemon in between.
+const (
+	LinkDir    = "/.sandtray-link"
+	LinkSocket = LinkDir + "/s"
+)
+
 // Agent is the agent's program, built for the runtime's platform.
 type Agent struct {
 	Binary []byte
@@ -23,7 +33,7 @@ type Agent struct {
 // "no", not privileged, no mounts) is applied by Create itself; only what the
 // user may configure is here.
 type CreateOptions struct {
-	Name      string // container name; "" lets Docker choose
+	Name      string // container name; "" lets the runtime choose
 	Image     string
 	Labels    map[string]string
 	Env       []string // KEY=VALUE
@@ -34,7 +44,7 @@ type CreateOptions struct {
 	NanoCPUs  int64
 	PidsLimit int64
 	CapAdd    []string // added back after dropping all
-	Runtime   string   // "" for Docker's default, "runsc" for gVisor
+	Runtime   string   // the OCI runtime: "" for the runtime's default, "runsc" for gVisor
 	Hostname  string
 	// User is who the main process and every exec that names no user run
 	// as: "uid", "uid:gid", "name" or "name:group", names as the image has
@@ -58,8 +68,8 @@ type CreateOptions struct {
 	// Attached makes Cmd's stdin, stdout and stderr a private channel to
 	// whoever attaches before the start (see Runtime.Attach): stdin is open
 	// for that one attach and closes when it goes (StdinOnce), the output
-	// goes to no log (log driver "none", so it never lands on the host's
-	// disk nor in `docker logs`), and there is no docker-init: an init
+	// goes to no log (it never lands on the host's disk nor in the
+	// runtime's logs), and there is no init of the runtime's: an init
 	// would keep the channel open as PID 1, where code in the sandbox could
 	// reopen it through /proc/1/fd. Cmd is then the container's init: it
 	// must reap orphans, end on SIGTERM, and keep the channel from every
@@ -70,7 +80,24 @@ type CreateOptions struct {
 	// is then ignored, and Attached makes its stdin and stdout the
 	// engine's session with it.
 	Agent *Agent
+	// LinkDir, when set, is a folder on the engine's host mounted
+	// read-only at LinkDir (see LinkSocket): the sandbox's link.
+	LinkDir string
 }
+
+// State is a container's state, in the words every runtime reports it in.
+type State string
+
+// The states of a container.
+const (
+	StateCreated    State = "created"    // made, never started
+	StateRunning    State = "running"    // its main process runs
+	StatePaused     State = "paused"     // its processes are frozen (Pauser)
+	StateRestarting State = "restarting" // the runtime is starting it again
+	StateRemoving   State = "removing"   // on its way out
+	StateExited     State = "exited"     // stopped: its main process ended or was ended
+	StateDead       State = "dead"       // the runtime failed to stop or remove it
+)
 
 // Container is what Inspect and List report about a container.
 type Container struct {
@@ -79,7 +106,7 @@ type Container struct {
 	Image     string // the image reference it was created from
 	ImageID   string
 	Labels    map[string]string
-	State     string // Docker's state: created, running, paused, restarting, removing, exited, dead
+	State     State
 	Created   time.Time
 	ExitCode  int
 	OOMKilled bool
@@ -87,8 +114,8 @@ type Container struct {
 	// ReadOnlyRoot: its root filesystem is read-only, the strict profile
 	// (Inspect only).
 	ReadOnlyRoot bool
-	// Init: its PID 1 is Docker's own init (docker-init, from the host;
-	// Inspect only). Without it, PID 1 is its main command.
+	// Init: its PID 1 is the runtime's own init, from the host (Inspect
+	// only). Without it, PID 1 is its main command.
 	Init bool
 	// StartedAt is when its current run (or its last) started: each start
 	// has its own (Inspect only).
@@ -97,6 +124,9 @@ type Container struct {
 	// (Inspect only). A container made before Sandtray had its agent has
 	// none.
 	Agent bool
+	// Pid is its PID 1's process id on the runtime's host while it runs,
+	// else 0 (Inspect only).
+	Pid int
 }
 
 // ExecOptions is a process to run in a running container.
@@ -115,11 +145,11 @@ type ExecOptions struct {
 	Stderr io.Writer // demultiplexed stderr
 }
 
-// PathStat describes a path inside a container (Docker's archive stat).
+// PathStat describes a path inside a container.
 type PathStat struct {
 	Name       string
 	Size       int64
-	Mode       uint32 // Go fs.FileMode bits as Docker reports them
+	Mode       uint32 // Go fs.FileMode bits
 	ModTime    time.Time
 	LinkTarget string
 }
@@ -132,7 +162,7 @@ type StatsSample struct {
 	OnlineCPUs  uint32
 	MemoryUsage uint64 // raw usage
 	MemoryLimit uint64
-	MemoryStats map[string]uint64 // Docker's memory_stats.stats
+	MemoryStats map[string]uint64 // the cgroup's memory.stat counters ("anon", "inactive_file", …)
 	Pids        uint64
 }
 
@@ -177,8 +207,9 @@ type Image struct {
 	Workdir     string
 }
 
-// ImageConfig is the configuration a committed image gets. Docker fills the
-// fields left empty (except Labels) from the container's own configuration.
+// ImageConfig is the configuration a committed image gets. The runtime fills
+// the fields left empty (except Labels) from the container's own
+// configuration.
 type ImageConfig struct {
 	Labels     map[string]string // the container's own labels are blanked, see Commit
 	Env        []string
@@ -188,16 +219,18 @@ type ImageConfig struct {
 	Workdir    string
 }
 
-// DaemonInfo describes the Docker engine a client talks to, for diagnostics.
+// DaemonInfo describes the runtime's daemon a client talks to, for
+// diagnostics.
 type DaemonInfo struct {
 	Version       string   // e.g. "20.10.24", or Podman's "4.3.1"
 	API           string   // e.g. "1.41"
-	Product       string   // "Docker Engine", "Podman Engine", …: the first component's name
+	Product       string   // e.g. "Podman Engine": the first component's name
 	StorageDriver string   // e.g. "overlay2", "fuse-overlayfs"
 	Runtimes      []string // OCI runtimes, sorted: "runc", "runsc" (gVisor), …
+	Host          string   // the runtime host's name (a VM's, when the runtime runs in one)
 }
 
-// DiskInfo is what Docker tells of a container's writable layer.
+// DiskInfo is what the runtime tells of a container's writable layer.
 type DiskInfo struct {
 	// UpperDir is the layer's folder on the daemon's host, for the overlay
 	// drivers (overlay2, fuse-overlayfs); "" for the others.
@@ -206,11 +239,11 @@ type DiskInfo struct {
 
 // The ways a sandbox can be given GPUs (CreateOptions.GPUMethod).
 const (
-	// GPUNvidia is Docker's NVIDIA device driver (docker run --gpus): the
+	// GPUNvidia is the NVIDIA device driver of the runtime (--gpus): the
 	// daemon has it when the NVIDIA Container Toolkit is installed.
 	GPUNvidia = "nvidia"
 	// GPUCDI is CDI device names (nvidia.com/gpu=...), on daemons with CDI
-	// enabled (Docker 25 and later) and an NVIDIA CDI spec generated.
+	// enabled and an NVIDIA CDI spec generated.
 	GPUCDI = "cdi"
 )
 
@@ -221,8 +254,8 @@ type GPUSupport struct {
 }
 
 // BuildStep is one command run to its end in a container of Image, for the
-// image builder: as root, with Docker's default capabilities, no network,
-// Docker's init as PID 1, and Labels on the container.
+// image builder: as root, with the runtime's default capabilities, no
+// network, the runtime's init as PID 1, and Labels on the container.
 type BuildStep struct {
 	Image  string
 	Cmd    []string
@@ -242,7 +275,7 @@ type ImageDetails struct {
 // ImageEvent is something that happened to a local image: "delete",
 // "untag", "tag", "pull", "load", "import".
 type ImageEvent struct {
-	Ref    string // the image's name or id, as Docker reports it
+	Ref    string // the image's name or id, as the runtime reports it
 	Action string
 }
 

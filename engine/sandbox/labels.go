@@ -32,6 +32,10 @@ const (
 	// is handed out as a sandbox (labels are immutable): a container is still
 	// in a pool only while its name is the pool's (see engine/pool.go).
 	LabelPool = "io.sandtray.pool"
+	// LabelLink names a sandbox's link folder in the engine's state dir
+	// (engine/internal/execgate: the socket its agent dials), so an engine
+	// that restarts listens on it again.
+	LabelLink = "io.sandtray.link"
 	// LabelTest marks resources created by tests, so each test removes only its own.
 	LabelTest = "io.sandtray.test"
 )

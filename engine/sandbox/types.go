@@ -103,6 +103,12 @@ type DockerStatus struct {
 	Host       string `json:"host,omitempty"`        // e.g. "unix:///var/run/docker.sock"
 	HostSource string `json:"host_source,omitempty"` // where Host came from and why, e.g. "Colima: the first that answered a ping"
 	Error      string `json:"error,omitempty"`       // why not, and what to do
+	// Runtime is the container runtime's name ([runtime] name: "docker").
+	Runtime string `json:"runtime,omitempty"`
+	// Lacks is what the runtime cannot do, by capability ("commit",
+	// "pause", …; see engine/runtime), each with why: the app disables the
+	// actions that need one, showing why.
+	Lacks map[string]string `json:"lacks,omitempty"`
 }
 
 // Notice is an event a person should hear about (a desktop notification).

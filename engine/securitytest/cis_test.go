@@ -2,6 +2,7 @@ package securitytest
 
 import (
 	"github.com/sandtray/sandtray/engine/runtime"
+	"path/filepath"
 
 	"fmt"
 	"slices"
@@ -263,21 +264,32 @@ func (c cisDoc) notHost(path string) string {
 // empty reports the first of paths that holds something.
 // onlyAgent checks that the container has no binds and no mount but the
 // agent's: a Docker volume (never a host folder), read-only, at
-// runtime.AgentDir, its propagation not shared.
+// runtime.AgentDir, its propagation not shared; and, where the engine
+// links to its sandboxes, the sandbox's own link folder (a folder of the
+// engine's state, read-only, at runtime.LinkDir).
 func (c cisDoc) onlyAgent() string {
 	if p := c.empty("HostConfig.Binds", "HostConfig.VolumesFrom"); p != "" {
 		return p
 	}
 	mounts := c.list("Mounts")
-	if len(mounts) != 1 {
-		return fmt.Sprintf("Mounts = %v, want the agent's volume alone", mounts)
+	agent := 0
+	for _, mm := range mounts {
+		m, _ := mm.(map[string]any)
+		name, _ := m["Name"].(string)
+		src, _ := m["Source"].(string)
+		prop, _ := m["Propagation"].(string)
+		switch {
+		case strings.Contains(prop, "shared") || m["RW"] != false:
+			return fmt.Sprintf("mount %v is writable or shares its propagation", m)
+		case m["Type"] == "volume" && m["Destination"] == runtime.AgentDir && strings.HasPrefix(name, "sandtray-agent-"):
+			agent++
+		case m["Type"] == "bind" && m["Destination"] == runtime.LinkDir && filepath.Base(filepath.Dir(src)) == "link":
+		default:
+			return fmt.Sprintf("Mounts = %v, want the agent's volume read-only at %s (and the sandbox's link read-only at %s)", mounts, runtime.AgentDir, runtime.LinkDir)
+		}
 	}
-	m, _ := mounts[0].(map[string]any)
-	name, _ := m["Name"].(string)
-	prop, _ := m["Propagation"].(string)
-	if m["Type"] != "volume" || m["Destination"] != runtime.AgentDir || m["RW"] != false || !strings.HasPrefix(name, "sandtray-agent-") ||
-		strings.Contains(prop, "shared") {
-		return fmt.Sprintf("Mounts = %v, want the agent's volume alone, read-only at %s", mounts, runtime.AgentDir)
+	if agent != 1 {
+		return fmt.Sprintf("Mounts = %v, want the agent's volume once, read-only at %s", mounts, runtime.AgentDir)
 	}
 	return ""
 }

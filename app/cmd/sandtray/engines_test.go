@@ -109,6 +109,23 @@ func endToEnd(t *testing.T, extraEnv []string) string {
 var defaultCaps = []string{"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
 	"NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
 
+// onlyAgentBinds: no bind but the agent's volume at runtime.AgentDir and
+// the sandbox's link folder (of the engine's state dir) at runtime.LinkDir,
+// both read-only.
+func onlyAgentBinds(binds []string) bool {
+	agent := 0
+	for _, b := range binds {
+		switch {
+		case strings.HasPrefix(b, "sandtray-agent-") && strings.Contains(b, ":"+runtime.AgentDir+":ro"):
+			agent++
+		case strings.Contains(b, "/link/") && strings.Contains(b, ":"+runtime.LinkDir+":ro"):
+		default:
+			return false
+		}
+	}
+	return agent <= 1
+}
+
 // checkHardening reads the daemon's record of a sandbox: what the security
 // defaults (docs/security.md) promise must be there, whichever engine
 // created it.
@@ -161,9 +178,9 @@ func checkHardening(t *testing.T, raw []byte) {
 		{"a pids limit", h.PidsLimit != nil && *h.PidsLimit > 0},
 		// the agent, from its read-only volume, with no other init
 		{"the agent as init", slices.Equal(doc.Config.Cmd, []string{runtime.AgentPath, "init"}) && h.LogConfig.Type == "none"},
-		// Podman lists a named volume among the binds: the agent's alone, read-only
-		{"no binds", len(h.Binds) == 0 || len(h.Binds) == 1 && strings.HasPrefix(h.Binds[0], "sandtray-agent-") &&
-			strings.Contains(h.Binds[0], ":"+runtime.AgentDir+":ro")},
+		// Podman lists the mounts among the binds: the agent's volume, and
+		// the sandbox's link folder on the engine's own host, both read-only
+		{"no binds but the agent's and the link", onlyAgentBinds(h.Binds)},
 		{"nofile and nproc limits", slices.Contains(ulimits, "nofile") && slices.Contains(ulimits, "nproc")},
 	}
 	for _, c := range checks {

@@ -45,8 +45,14 @@ func (c *Capture) Diff(ctx context.Context, t Target, p string) (sandbox.Diff, e
 	return d, nil
 }
 
-// agentPath reports whether p is the agent's folder (its mount point,
-// which Docker makes in the container's files) or under it.
+// agentPath reports whether p is the agent's folder or the sandbox's link
+// (their mount points, which Docker makes in the container's files) or
+// under one.
 func agentPath(p string) bool {
-	return p == runtime.AgentDir || strings.HasPrefix(p, runtime.AgentDir+"/")
+	for _, d := range []string{runtime.AgentDir, runtime.LinkDir} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }

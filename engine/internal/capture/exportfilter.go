@@ -19,6 +19,7 @@ import (
 // recreate. The engine's private folder (Config.Private) lies under /tmp.
 var skippedTrees = []string{
 	runtime.AgentDir, // the agent's read-only volume, which every sandbox gets anew
+	runtime.LinkDir,  // the sandbox's link, the engine's folder, likewise
 	"/tmp", "/var/tmp", "/proc", "/sys", "/dev", "/run", "/var/run",
 	"/var/cache", "/var/log", "/var/lib/apt", "/var/lib/dpkg", "/lib/apk", "/var/lib/apk",
 }

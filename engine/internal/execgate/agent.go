@@ -79,8 +79,9 @@ func (x *Runtime) Forget(id string) {
 	}
 }
 
-// CloseSessions ends every session (the engine is closing).
+// CloseSessions ends every session and link (the engine is closing).
 func (x *Runtime) CloseSessions() {
+	x.closeLinks()
 	x.sess.mu.Lock()
 	m := x.sess.m
 	x.sess.m = map[string]*agentclient.Session{}
@@ -90,8 +91,9 @@ func (x *Runtime) CloseSessions() {
 	}
 }
 
-// Session returns container id's live session, starting one (an exec of
-// `agent serve`) when it has none: one dial at a time per container.
+// Session returns container id's live session, starting one (on its link,
+// else an exec of `agent serve`) when it has none: one dial at a time per
+// container.
 func (x *Runtime) Session(ctx context.Context, id string) (*agentclient.Session, error) {
 	for {
 		x.sess.mu.Lock()
@@ -115,7 +117,7 @@ func (x *Runtime) Session(ctx context.Context, id string) (*agentclient.Session,
 		x.sess.mu.Lock()
 		delete(x.sess.dialing, id)
 		if err == nil {
-			if old := x.sess.m[id]; old != nil {
+			if old := x.sess.m[id]; old != nil && old != s { // the link's is s itself
 				old.Close()
 			}
 			x.sess.m[id] = s
@@ -130,21 +132,30 @@ func (x *Runtime) Session(ctx context.Context, id string) (*agentclient.Session,
 // exec of `agent serve`), which the caller closes: an install's channel,
 // started after its freeze, which stopped the processes of the others.
 func (x *Runtime) NewSession(ctx context.Context, id string) (*agentclient.Session, error) {
-	return x.dial(ctx, id)
+	return x.dialExec(ctx, id)
 }
 
-// dial starts `agent serve` in container id and a session with it. A
+// dial is a new session with container id's agent: on its link when it
+// has one (link.go), else over an exec.
+func (x *Runtime) dial(ctx context.Context, id string) (*agentclient.Session, error) {
+	if s := x.linkSession(ctx, id); s != nil {
+		return s, nil
+	}
+	return x.dialExec(ctx, id)
+}
+
+// dialExec starts `agent serve` in container id and a session with it. A
 // container made before Sandtray had its agent gets it first, in its own
 // files (where the sandbox can change it: such a sandbox is told apart, see
 // runtime.Container.Agent), when its root is writable.
-func (x *Runtime) dial(ctx context.Context, id string) (*agentclient.Session, error) {
+func (x *Runtime) dialExec(ctx context.Context, id string) (*agentclient.Session, error) {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	s, err := x.serve(ctx, id)
 	if err == nil || ctx.Err() != nil {
 		return s, err
 	}
-	c, ierr := x.Runtime.Inspect(ctx, id)
+	c, ierr := x.Full.Inspect(ctx, id)
 	if ierr != nil {
 		return nil, ierr
 	}
@@ -165,7 +176,7 @@ func (x *Runtime) dial(ctx context.Context, id string) (*agentclient.Session, er
 }
 
 func (x *Runtime) serve(ctx context.Context, id string) (*agentclient.Session, error) {
-	conn, err := x.Runtime.ExecStream(ctx, id, "", []string{runtime.AgentPath, "serve"})
+	conn, err := x.Full.ExecStream(ctx, id, "", []string{runtime.AgentPath, "serve"})
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +208,7 @@ func (x *Runtime) installAgent(ctx context.Context, id string) error {
 	_ = tw.WriteHeader(&tar.Header{Name: dir + "/" + name, Mode: 0o555, Size: int64(len(a.Binary)), Typeflag: tar.TypeReg})
 	_, _ = tw.Write(a.Binary)
 	_ = tw.Close()
-	return x.Runtime.CopyTo(ctx, id, "/", &buf)
+	return x.Full.CopyTo(ctx, id, "/", &buf)
 }
 
 // ownUser reports whether a process run as user ("" is the container's
@@ -338,7 +349,7 @@ func (x *Runtime) ExecAgent(ctx context.Context, id, user string, args []string,
 	defer leave()
 	out := &capped{max: max}
 	errOut := &capped{max: 1 << 10}
-	code, err := x.Runtime.Exec(ctx, id, runtime.ExecOptions{Cmd: append([]string{runtime.AgentPath}, args...), User: user,
+	code, err := x.Full.Exec(ctx, id, runtime.ExecOptions{Cmd: append([]string{runtime.AgentPath}, args...), User: user,
 		Stdin: stdin, Stdout: out, Stderr: errOut})
 	if err != nil {
 		return nil, err

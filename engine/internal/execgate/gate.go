@@ -11,6 +11,7 @@ package execgate
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -32,7 +33,7 @@ import (
 // env also lives in the sandbox's spec, so commit and Dockerfile export
 // carry it as for any other sandbox; only `docker inspect` does not show it.
 type Runtime struct {
-	runtime.Runtime
+	runtime.Full
 
 	mu      sync.RWMutex
 	env     map[string][]string      // guarded by mu: container id → KEY=value list
@@ -46,12 +47,13 @@ type Runtime struct {
 	agent    *runtime.Agent // guarded by mu: see SetAgent
 	log      *slog.Logger   // guarded by mu
 
-	sess sessions // agent.go
+	sess  sessions // agent.go
+	links links    // link.go
 }
 
 // New wraps rt.
-func New(rt runtime.Runtime) *Runtime {
-	return &Runtime{Runtime: rt, env: map[string][]string{}, running: map[string]int{},
+func New(rt runtime.Full) *Runtime {
+	return &Runtime{Full: rt, env: map[string][]string{}, running: map[string]int{},
 		held: map[string]chan struct{}{}, waiting: map[string]int{}, starting: map[string]int{},
 		sess: sessions{m: map[string]*agentclient.Session{}, dialing: map[string]chan struct{}{}}}
 }
@@ -105,13 +107,16 @@ func (x *Runtime) Exec(ctx context.Context, id string, o runtime.ExecOptions) (i
 	if o.Marker != "" {
 		o.Env = append(slices.Clip(o.Env), "SANDTRAY_EXEC="+o.Marker) // the wrapper itself is swept too
 	}
-	return x.Runtime.Exec(ctx, id, o)
+	return x.Full.Exec(ctx, id, o)
 }
 
-// Remove forgets the container's env and session with the container.
+// Remove forgets the container's env, session and link with the container.
 func (x *Runtime) Remove(ctx context.Context, id string) error {
 	x.Forget(id)
-	err := x.Runtime.Remove(ctx, id)
+	err := x.Full.Remove(ctx, id)
+	if err == nil || errors.Is(err, sandbox.ErrNotFound) {
+		x.dropLink(id, true)
+	}
 	if err == nil {
 		x.mu.Lock()
 		delete(x.env, id)

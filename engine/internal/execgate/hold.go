@@ -163,7 +163,7 @@ func (x *Runtime) ExecStream(ctx context.Context, id, user string, cmd []string)
 		x.mu.Unlock()
 		leave()
 	}
-	c, err := x.Runtime.ExecStream(ctx, id, user, cmd)
+	c, err := x.Full.ExecStream(ctx, id, user, cmd)
 	if err != nil {
 		started()
 		return nil, err
@@ -186,7 +186,7 @@ func (x *Runtime) StatPath(ctx context.Context, id, path string) (runtime.PathSt
 		return runtime.PathStat{}, err
 	}
 	defer leave()
-	return x.Runtime.StatPath(ctx, id, path)
+	return x.Full.StatPath(ctx, id, path)
 }
 
 func (x *Runtime) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
@@ -195,7 +195,7 @@ func (x *Runtime) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Re
 		return err
 	}
 	defer leave()
-	return x.Runtime.CopyTo(ctx, id, dstDir, tarStream)
+	return x.Full.CopyTo(ctx, id, dstDir, tarStream)
 }
 
 func (x *Runtime) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser, runtime.PathStat, error) {
@@ -204,7 +204,7 @@ func (x *Runtime) CopyFrom(ctx context.Context, id, path string) (io.ReadCloser,
 		return nil, runtime.PathStat{}, err
 	}
 	defer leave()
-	return x.Runtime.CopyFrom(ctx, id, path)
+	return x.Full.CopyFrom(ctx, id, path)
 }
 
 func (x *Runtime) UserIDs(ctx context.Context, id, user string) (uid, gid int, err error) {
@@ -213,5 +213,5 @@ func (x *Runtime) UserIDs(ctx context.Context, id, user string) (uid, gid int, e
 		return 0, 0, err
 	}
 	defer leave()
-	return x.Runtime.UserIDs(ctx, id, user)
+	return x.Full.UserIDs(ctx, id, user)
 }

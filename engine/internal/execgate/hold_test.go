@@ -19,7 +19,7 @@ import (
 // install's), and the spawns of each container's agent, which it serves in
 // process.
 type startCounter struct {
-	runtime.Runtime
+	runtime.Full
 	c1, c2 atomic.Int32
 }
 

@@ -13,6 +13,10 @@ import (
 // Report is what `sandtray doctor` reports of Docker: which engine the
 // config and environment lead to, why, and what it is.
 type Report struct {
+	// Runtime is the container runtime the config chooses ([runtime] name),
+	// and Lacks what it cannot do of the optional parts, each with why.
+	Runtime    string
+	Lacks      []string
 	Host       string   // the endpoint, e.g. "unix:///var/run/docker.sock"
 	Source     string   // where it came from: "DOCKER_HOST", "Colima", …
 	Why        string   // why it was chosen
@@ -49,8 +53,8 @@ const Timeout = 45 * time.Second
 func Docker(ctx context.Context, cfg config.Config) Report {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	p := Report{Image: cfg.DefaultImage}
-	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
+	p := Report{Image: cfg.DefaultImage, Runtime: cfg.RuntimeName()}
+	cli, err := runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost())
 	if err != nil {
 		p.Err = err
 		if ne, ok := errors.AsType[*runtime.NoEngineError](err); ok {
@@ -59,6 +63,11 @@ func Docker(ctx context.Context, cfg config.Config) Report {
 		return p
 	}
 	defer cli.Close()
+	caps := runtime.CapabilitiesOf(cli)
+	for _, x := range caps.Lacking() {
+		p.Lacks = append(p.Lacks, caps.Missing(x).Error())
+	}
+	full := runtime.Complete(cli)
 	ep := cli.Endpoint()
 	p.Host, p.Source, p.Why, p.PassedOver, p.Remote = ep.Host, ep.Source, ep.Why, ep.Skipped, ep.Remote()
 	if !p.Remote { // the toolkit that matters is the Docker host's
@@ -70,11 +79,14 @@ func Docker(ctx context.Context, cfg config.Config) Report {
 		p.Err = err
 		return p
 	}
-	p.ImagePresent, err = cli.ImageExists(ctx, cfg.DefaultImage)
-	if err != nil {
-		p.Err = err
+	if caps.Images {
+		if p.ImagePresent, err = full.ImageExists(ctx, cfg.DefaultImage); err != nil {
+			p.Err = err
+		}
+	} else {
+		p.ImagePresent = true // no local image store: the runtime fetches images itself
 	}
-	p.GPU = GPUs(ctx, cli)
+	p.GPU = GPUs(ctx, full)
 	p.GPUHolders, _ = GPUHolders(ctx, cli) // a failure here shows in the other lines
 	return p
 }

@@ -19,7 +19,7 @@ import (
 func Pool(ctx context.Context, cfg config.Config) ([]sandbox.PoolImage, error) {
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
-	cli, err := runtime.Connect(ctx, "", cfg.Docker.Host)
+	cli, err := runtime.Connect(ctx, cfg.RuntimeName(), cfg.RuntimeHost())
 	if err != nil {
 		return nil, err
 	}

@@ -138,7 +138,14 @@ func (r *Runner) killGroup(ctx context.Context, t sandbox.Handle, key, user stri
 		r.log.Warn("kill sandbox", "sandbox", t.Name(), "err", err)
 		return false
 	}
-	return r.restartStopped(ctx, t)
+	// The engine's own kill: started again whatever the engine has heard
+	// of its end meanwhile (its die event may have marked it stopped).
+	c, err := r.docker.Inspect(ctx, t.ID())
+	if err != nil || StatusOf(c.State) != sandbox.StatusStopped {
+		return false
+	}
+	t.MarkStopped()
+	return t.EnsureRunning(ctx) == nil
 }
 
 // deathWait bounds how long a call whose agent went away waits to hear

@@ -66,12 +66,12 @@ func (r *Runner) Limits() Limits { return r.limits }
 // out-of-memory count after a call.
 const killTimeout = 10 * time.Second
 
-// StatusOf maps a Docker container state to a sandbox status.
-func StatusOf(dockerState string) sandbox.Status {
-	switch dockerState {
-	case "running", "restarting":
+// StatusOf maps a container's state to a sandbox status.
+func StatusOf(state runtime.State) sandbox.Status {
+	switch state {
+	case runtime.StateRunning, runtime.StateRestarting:
 		return sandbox.StatusRunning
-	case "paused":
+	case runtime.StatePaused:
 		return sandbox.StatusPaused
 	default:
 		return sandbox.StatusStopped

@@ -180,7 +180,10 @@ func (c *Client) Endpoint() runtime.Endpoint {
 
 // The Docker runtime serves Docker and every engine that speaks its API
 // (Podman, Colima, OrbStack, …).
-var _ runtime.Runtime = (*Client)(nil)
+var _ runtime.Full = (*Client)(nil)
+
+// Name is the name the Docker runtime registers under: "docker".
+func (c *Client) Name() string { return "docker" }
 
 func init() {
 	runtime.Register("docker", func(ctx context.Context, host string) (runtime.Runtime, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/sandtray/sandtray/engine/runtime"
 
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -140,6 +141,9 @@ func hostConfig(o runtime.CreateOptions) *container.HostConfig {
 	if o.Agent != nil {
 		hc.Mounts = append(hc.Mounts, agentMount(o.Agent))
 	}
+	if o.LinkDir != "" {
+		hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: o.LinkDir, Target: runtime.LinkDir, ReadOnly: true})
+	}
 	hc.DeviceRequests = deviceRequests(o.GPUs, o.GPUMethod)
 	if o.MemoryMB > 0 {
 		hc.Memory = o.MemoryMB << 20
@@ -222,8 +226,9 @@ func (c *Client) Inspect(ctx context.Context, id string) (runtime.Container, err
 		ctr.Image, ctr.Labels = r.Config.Image, r.Config.Labels
 	}
 	if r.State != nil {
-		ctr.State, ctr.ExitCode, ctr.OOMKilled = string(r.State.Status), r.State.ExitCode, r.State.OOMKilled
+		ctr.State, ctr.ExitCode, ctr.OOMKilled = runtime.State(r.State.Status), r.State.ExitCode, r.State.OOMKilled
 		ctr.StartedAt, _ = time.Parse(time.RFC3339Nano, r.State.StartedAt)
+		ctr.Pid = r.State.Pid
 	}
 	if r.HostConfig != nil {
 		ctr.ReadOnlyRoot = r.HostConfig.ReadonlyRootfs
@@ -270,7 +275,7 @@ func (c *Client) List(ctx context.Context, labels map[string]string, all bool) (
 			Image:   s.Image,
 			ImageID: s.ImageID,
 			Labels:  s.Labels,
-			State:   string(s.State),
+			State:   runtime.State(s.State),
 			Created: time.Unix(s.Created, 0),
 		}
 		if len(s.Names) > 0 {

@@ -160,7 +160,7 @@ func TestLifecycle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Inspect: %v", s.name, err)
 		}
-		if got.State != s.state {
+		if string(got.State) != s.state {
 			t.Errorf("after %s: state %q, want %q", s.name, got.State, s.state)
 		}
 	}

@@ -26,7 +26,7 @@ func (c *Client) Daemon(ctx context.Context) (runtime.DaemonInfo, error) {
 	if err != nil {
 		return d, wrap("get Docker info", err)
 	}
-	d.StorageDriver = info.Info.Driver
+	d.StorageDriver, d.Host = info.Info.Driver, info.Info.Name
 	for name := range info.Info.Runtimes {
 		d.Runtimes = append(d.Runtimes, name)
 	}

@@ -13,8 +13,8 @@ import (
 // simple commands are separated by newlines, ";", "&&" or "||", with
 // $NAME and ${NAME} expanded from p's environment, quotes, and the
 // redirections ">", ">>" and "2>" to a file of the container (or
-// /dev/null) and "2>&1"; or a command given as words. Its commands are
-// true, false, :, exit, echo, cat, sleep, mkdir [-p], rm [-rf], cd, pwd and
+// /dev/null), "2>&1" and ">&2"; or a command given as words. Its commands are
+// true, false, :, exit, echo, cat (of files, or of its stdin), sleep, mkdir [-p], rm [-rf], cd, pwd and
 // hostname; any other is "not found" (exit code 127). A killed process
 // exits with 137.
 func (p *Proc) Builtin() int {
@@ -194,7 +194,7 @@ func (sh *shell) simple(argv []string, stdout, stderr io.Writer) int {
 		a := argv[i]
 		target := ""
 		op := ""
-		for _, o := range []string{"2>&1", "2>>", "2>", ">>", ">"} {
+		for _, o := range []string{"2>&1", "1>&2", ">&2", "2>>", "2>", ">>", ">"} {
 			if strings.HasPrefix(a, o) {
 				op, target = o, strings.TrimPrefix(a, o)
 				break
@@ -206,6 +206,10 @@ func (sh *shell) simple(argv []string, stdout, stderr io.Writer) int {
 		}
 		if op == "2>&1" {
 			stderr = stdout
+			continue
+		}
+		if op == "1>&2" || op == ">&2" {
+			stdout = stderr
 			continue
 		}
 		if target == "" && i+1 < len(argv) {
@@ -291,6 +295,9 @@ func (sh *shell) command(args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "cat":
 		code := 0
+		if len(args) == 1 && p.Stdin != nil { // cat with no file copies its stdin
+			_, _ = io.Copy(stdout, p.Stdin)
+		}
 		for _, name := range dashDash(args[1:]) {
 			data, err := p.ReadFile(sh.abs(name))
 			if err != nil {

@@ -152,11 +152,6 @@ func (r *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, 
 	return id, nil
 }
 
-// Attach is unsupported: the engine attaches only on Docker's own engine.
-func (r *Runtime) Attach(ctx context.Context, id string) (io.ReadWriteCloser, error) {
-	return nil, unsupported("attach to container " + id)
-}
-
 // Start starts a created or stopped container; a running one is left as
 // it is.
 func (r *Runtime) Start(ctx context.Context, id string) error {
@@ -330,7 +325,7 @@ func (r *Runtime) Rename(ctx context.Context, id, name string) error {
 func (c *container) view(full bool) runtime.Container {
 	out := runtime.Container{
 		ID: c.id, Name: c.name, Image: c.opts.Image, ImageID: c.imageID, Labels: copyMap(c.labels),
-		State: c.state, Created: c.created,
+		State: runtime.State(c.state), Created: c.created,
 	}
 	if full {
 		out.ExitCode, out.OOMKilled = c.exitCode, c.oomKilled
@@ -527,16 +522,6 @@ func (r *Runtime) Unpause(ctx context.Context, id string) error {
 	c.state = "running"
 	r.d.emit(c, "unpause")
 	return nil
-}
-
-// Diff is unsupported.
-func (r *Runtime) Diff(ctx context.Context, id string) ([]runtime.Change, error) {
-	return nil, unsupported("diff container " + id)
-}
-
-// Commit is unsupported.
-func (r *Runtime) Commit(ctx context.Context, id, tag string, cfg runtime.ImageConfig) (string, error) {
-	return "", unsupported(fmt.Sprintf("commit container %s to %s", id, tag))
 }
 
 // StatPath describes a path in a container, not following a final

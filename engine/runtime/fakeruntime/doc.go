@@ -48,16 +48,22 @@
 //     launcher's "no python3" status, so the engine
 //     runs code without kernels. Commands no handler takes run on Builtin, a
 //     tiny shell (true, false, exit, echo, cat, sleep, mkdir -p, rm -rf,
-//     cd, pwd, hostname; redirections to files) over the container's files.
+//     cd, pwd, hostname; redirections to files, 2>&1 and >&2) over the
+//     container's files.
 //   - Stats: plausible samples: CPU time that grows while processes run,
 //     the memory limit, a usage of a few MB plus the files written, and a
 //     pid count.
 //
-// # What it refuses
+// # What it lacks
 //
-// What makes no sense in memory fails with an error wrapping
-// sandbox.ErrUnsupported: Attach (the engine does not attach when the
-// daemon is not Docker's own engine, which Daemon says), Diff, Commit,
-// BuildImage, ImportImage and RunBuildStep. GPUSupport reports no GPUs, and
-// Disk no writable-layer folder (the engine then measures with SizeRw).
+// It implements the core of runtime.Runtime and the optional parts it can
+// (Imager, Pauser, Networker, LayerDisker, Renamer, LimitUpdater,
+// GPUProvider, Exporter), but not what makes no sense in memory:
+// Committer (diff and commit), Builder and Attacher. So an engine on it is
+// an engine on a runtime that cannot commit (runtime.CapabilitiesOf says
+// so, the commit tools are not listed, such a call is refused naming the
+// runtime). GPUSupport reports no GPUs, and Disk no writable-layer folder
+// (the engine then measures with SizeRw). Name is "fake" unless SetName
+// says otherwise. The conformance suite (engine/runtime/runtimetest) runs
+// on it, as on Docker.
 package fakeruntime

@@ -24,9 +24,35 @@ const Product = "Sandtray fake runtime"
 type Runtime struct {
 	d      *daemon
 	closed atomic.Bool
+	name   atomic.Pointer[string]
 }
 
-var _ runtime.Runtime = (*Runtime)(nil)
+// The fake is a runtime with images, pause, networks, layer disk, renames,
+// limit updates, GPUs (none) and export; it cannot commit, diff, build or
+// attach, so it is also what the engine does on such a runtime.
+var (
+	_ runtime.Runtime      = (*Runtime)(nil)
+	_ runtime.Imager       = (*Runtime)(nil)
+	_ runtime.Pauser       = (*Runtime)(nil)
+	_ runtime.Networker    = (*Runtime)(nil)
+	_ runtime.LayerDisker  = (*Runtime)(nil)
+	_ runtime.Renamer      = (*Runtime)(nil)
+	_ runtime.LimitUpdater = (*Runtime)(nil)
+	_ runtime.GPUProvider  = (*Runtime)(nil)
+	_ runtime.Exporter     = (*Runtime)(nil)
+)
+
+// Name is the fake's runtime name, "fake" (see SetName).
+func (r *Runtime) Name() string {
+	if n := r.name.Load(); n != nil {
+		return *n
+	}
+	return "fake"
+}
+
+// SetName changes the name this client reports (a test registering the
+// fake as a runtime of another name).
+func (r *Runtime) SetName(name string) { r.name.Store(&name) }
 
 // daemon is the state the clients of one fake daemon share.
 type daemon struct {

@@ -257,8 +257,8 @@ func TestImages(t *testing.T) {
 	if _, err := rt.InspectImage(ctx, "debian"); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("inspect a removed tag: %v", err)
 	}
-	if _, err := rt.Commit(ctx, "x", "y", runtime.ImageConfig{}); !errors.Is(err, sandbox.ErrUnsupported) {
-		t.Errorf("commit: %v, want unsupported", err)
+	if caps := runtime.CapabilitiesOf(rt); caps.Commit || caps.Build || caps.Attach || !caps.Images || !caps.Pause {
+		t.Errorf("the fake's capabilities: %+v, want images and pause, but no commit, build or attach", caps)
 	}
 }
 

@@ -3,7 +3,6 @@ package fakeruntime
 import (
 	"context"
 	"fmt"
-	"io"
 	"io/fs"
 	"slices"
 	"strings"
@@ -301,19 +300,4 @@ func (r *Runtime) RemoveUntagged(ctx context.Context, id string) (bool, error) {
 	}
 	r.d.dropImage(img)
 	return true, nil
-}
-
-// BuildImage is unsupported.
-func (r *Runtime) BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error) {
-	return "", unsupported("build image " + tag)
-}
-
-// ImportImage is unsupported.
-func (r *Runtime) ImportImage(ctx context.Context, rootfs io.Reader, ref string, changes []string, message string) (string, error) {
-	return "", unsupported("import image " + ref)
-}
-
-// RunBuildStep is unsupported.
-func (r *Runtime) RunBuildStep(ctx context.Context, step runtime.BuildStep) (string, int, error) {
-	return "", -1, unsupported("run a build step in image " + step.Image)
 }

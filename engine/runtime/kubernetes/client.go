@@ -275,10 +275,8 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-// GPUSupport: Sandtray asks no cluster for GPUs (yet).
-func (c *Client) GPUSupport(ctx context.Context) (runtime.GPUSupport, error) {
-	return runtime.GPUSupport{Detail: "kubernetes: Sandtray does not request GPUs from a cluster"}, nil
-}
+// Name is the runtime's name: "kubernetes".
+func (c *Client) Name() string { return Name }
 
 // SetPullLimit does nothing: the kubelet pulls, not Sandtray.
 func (c *Client) SetPullLimit(int64) {}

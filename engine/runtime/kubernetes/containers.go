@@ -79,7 +79,7 @@ func (c *Client) Create(ctx context.Context, o runtime.CreateOptions) (string, e
 
 // byName is the id of the Pod whose container name is name, or "".
 func (c *Client) byName(ctx context.Context, name string) (string, error) {
-	pods, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{LabelSelector: sandbox.LabelManaged + "=true"})
+	pods, err := c.cs.CoreV1().Pods(c.ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return "", wrap("list sandboxes", err)
 	}
@@ -111,9 +111,9 @@ func (c *Client) Start(ctx context.Context, id string) error {
 			return false, err
 		}
 		if !copier || copierDone(p) {
-			return state(p) == "running", nil
+			return state(p) == runtime.StateRunning, nil
 		}
-		return copierRunning(p) && state(p) == "running", nil
+		return copierRunning(p) && state(p) == runtime.StateRunning, nil
 	})
 	if err != nil {
 		return fmt.Errorf("kubernetes: start sandbox %s: %w", id, err)
@@ -267,19 +267,19 @@ func describe(p *corev1.Pod) string {
 	return strings.Join(parts, ", ")
 }
 
+// get is the Pod of id: its name, or the container name it carries (as
+// Docker takes a container's name for its id).
 func (c *Client) get(ctx context.Context, id string) (*corev1.Pod, error) {
 	p, err := c.cs.CoreV1().Pods(c.ns).Get(ctx, id, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		if named, nerr := c.byName(ctx, id); nerr == nil && named != "" {
+			p, err = c.cs.CoreV1().Pods(c.ns).Get(ctx, named, metav1.GetOptions{})
+		}
+	}
 	if err != nil {
 		return nil, wrap("sandbox "+id, err)
 	}
 	return p, nil
-}
-
-// Attach is Docker's attachment to a container's main process before its
-// start, which a Pod does not have: the engine's session with the agent is
-// an exec (ExecStream).
-func (c *Client) Attach(ctx context.Context, id string) (io.ReadWriteCloser, error) {
-	return nil, unsupported("attach to a sandbox's agent before its start", "the session with the agent is an exec")
 }
 
 // Stop fails: a Pod cannot stop and start again (see the package comment).
@@ -296,7 +296,7 @@ func (c *Client) Kill(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if state(pod) != "running" {
+	if state(pod) != runtime.StateRunning {
 		return fmt.Errorf("kubernetes: kill sandbox %s: it is not running (%s): %w", id, describe(pod), sandbox.ErrConflict)
 	}
 	// kill -1 reaches every process but PID 1 and the shell itself; the
@@ -379,8 +379,12 @@ func (c *Client) Rename(ctx context.Context, id, name string) error {
 	} else if taken != "" && taken != id {
 		return fmt.Errorf("kubernetes: rename sandbox %s to %q: Pod %s has that name: %w", id, name, taken, sandbox.ErrConflict)
 	}
+	p, err := c.get(ctx, id)
+	if err != nil {
+		return err
+	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, annoName, name)
-	_, err := c.cs.CoreV1().Pods(c.ns).Patch(ctx, id, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	_, err = c.cs.CoreV1().Pods(c.ns).Patch(ctx, p.Name, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{})
 	return wrap("rename sandbox "+id, err)
 }
 
@@ -403,7 +407,7 @@ func (c *Client) List(ctx context.Context, want map[string]string, all bool) ([]
 	var out []runtime.Container
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if !matches(p, want) || (!all && state(p) != "running") {
+		if !matches(p, want) || (!all && state(p) != runtime.StateRunning) {
 			continue
 		}
 		out = append(out, container(p))
@@ -436,22 +440,22 @@ func matches(p *corev1.Pod, want map[string]string) bool {
 
 // state is a Pod's state in Docker's words: created (scheduled, not yet
 // running), running, removing (being deleted), exited.
-func state(p *corev1.Pod) string {
+func state(p *corev1.Pod) runtime.State {
 	if p.DeletionTimestamp != nil {
-		return "removing"
+		return runtime.StateRemoving
 	}
 	switch p.Status.Phase {
 	case corev1.PodSucceeded, corev1.PodFailed:
-		return "exited"
+		return runtime.StateExited
 	case corev1.PodRunning:
 		for _, s := range p.Status.ContainerStatuses {
 			if s.Name == containerName && s.State.Running != nil {
-				return "running"
+				return runtime.StateRunning
 			}
 		}
-		return "exited"
+		return runtime.StateExited
 	}
-	return "created"
+	return runtime.StateCreated
 }
 
 // container is Pod p as Inspect and List report it.
@@ -503,7 +507,7 @@ func (c *Client) Events(ctx context.Context, want map[string]string) (<-chan run
 			return
 		}
 		defer w.Stop()
-		seen := map[string]string{} // Pod → its last state
+		seen := map[string]runtime.State{} // Pod → its last state
 		for {
 			select {
 			case <-ctx.Done():
@@ -543,7 +547,7 @@ func (c *Client) Events(ctx context.Context, want map[string]string) (<-chan run
 
 // actions is what a watch event of p says, given its state before ("" for
 // a Pod not seen yet), in Docker's words.
-func actions(t watch.EventType, before string, p *corev1.Pod) []string {
+func actions(t watch.EventType, before runtime.State, p *corev1.Pod) []string {
 	if t == watch.Deleted {
 		return []string{"destroy"}
 	}
@@ -556,9 +560,9 @@ func actions(t watch.EventType, before string, p *corev1.Pod) []string {
 		return out
 	}
 	switch now {
-	case "running":
+	case runtime.StateRunning:
 		out = append(out, "start")
-	case "exited":
+	case runtime.StateExited:
 		if container(p).OOMKilled {
 			out = append(out, "oom")
 		}
@@ -626,16 +630,6 @@ func (c *Client) DisconnectNetwork(ctx context.Context, id, network string) erro
 		err = nil
 	}
 	return wrap("take sandbox "+id+" offline", err)
-}
-
-// Disk: a Pod's writable layer is the node's, out of reach.
-func (c *Client) Disk(ctx context.Context, id string) (runtime.DiskInfo, error) {
-	return runtime.DiskInfo{}, nil
-}
-
-// SizeRw fails: the API does not tell the writable layer's size.
-func (c *Client) SizeRw(ctx context.Context, id string) (int64, error) {
-	return 0, unsupported("measure a sandbox's writable layer", "the API does not say its size")
 }
 
 // TmpfsMounts are the Pod's memory-backed emptyDirs, sorted.

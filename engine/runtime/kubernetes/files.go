@@ -95,9 +95,3 @@ func (r *execReader) Close() error {
 	return err
 }
 
-// ExportContainer is the whole filesystem of Pod id's container as the
-// agent's tar of / (what the Pod's user can read; /proc and /sys are
-// virtual and left out by no one, so the caller bounds what it reads).
-func (c *Client) ExportContainer(ctx context.Context, id string) (io.ReadCloser, error) {
-	return nil, unsupported("export a sandbox's filesystem", "a Pod's writable layer is the node's; copy folders out with copy_from_sandbox")
-}

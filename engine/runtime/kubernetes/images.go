@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"io"
 	"slices"
 	"strings"
 
@@ -126,32 +125,8 @@ func (c *Client) RemoveUntagged(ctx context.Context, id string) (bool, error) {
 	return false, nil
 }
 
-func (c *Client) BuildImage(ctx context.Context, buildContext io.Reader, tag string, out io.Writer) (string, error) {
-	return "", unsupported("build image "+tag, "build it with Docker and push it to a registry the nodes pull from, or import it into the nodes")
-}
+// Not here, so the engine offers none of what needs them
+// (runtime.CapabilitiesOf): Builder (Sandtray builds images with Docker),
+// Committer and Pauser (a Pod's writable layer is the node's, which no CSI
+// snapshot covers, and the API cannot freeze a Pod).
 
-func (c *Client) ImportImage(ctx context.Context, rootfs io.Reader, ref string, changes []string, message string) (string, error) {
-	return "", unsupported("import image "+ref, "import it into the nodes' container runtime (ctr images import), or push it to a registry")
-}
-
-func (c *Client) RunBuildStep(ctx context.Context, step runtime.BuildStep) (string, int, error) {
-	return "", -1, unsupported("run an image build step", "Sandtray builds images with Docker; build the image there and make it pullable by the nodes")
-}
-
-// Snapshots of a Pod's writable layer are out of the API's reach.
-
-func (c *Client) Pause(ctx context.Context, id string) error {
-	return unsupported("pause sandbox "+id, "the API cannot freeze a Pod")
-}
-
-func (c *Client) Unpause(ctx context.Context, id string) error {
-	return unsupported("unpause sandbox "+id, "the API cannot freeze a Pod")
-}
-
-func (c *Client) Diff(ctx context.Context, id string) ([]runtime.Change, error) {
-	return nil, unsupported("list what changed in sandbox "+id, "a Pod's writable layer is the node's")
-}
-
-func (c *Client) Commit(ctx context.Context, id, tag string, cfg runtime.ImageConfig) (string, error) {
-	return "", unsupported("commit sandbox "+id+" to an image", "a Pod's writable layer is the node's, and no CSI snapshot covers it")
-}

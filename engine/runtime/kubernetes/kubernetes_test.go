@@ -391,17 +391,29 @@ func TestWhatKubernetesCannotDo(t *testing.T) {
 	}
 	for name, err := range map[string]error{
 		"Stop":   c.Stop(ctx(t), id, time.Second),
-		"Pause":  c.Pause(ctx(t), id),
 		"Signal": c.Signal(ctx(t), id, "SIGSTOP"),
-		"Commit": func() error { _, err := c.Commit(ctx(t), id, "x:y", runtime.ImageConfig{}); return err }(),
-		"Diff":   func() error { _, err := c.Diff(ctx(t), id); return err }(),
-		"Build":  func() error { _, err := c.BuildImage(ctx(t), nil, "x:y", nil); return err }(),
-		"Import": func() error { _, err := c.ImportImage(ctx(t), nil, "x:y", nil, ""); return err }(),
-		"Attach": func() error { _, err := c.Attach(ctx(t), id); return err }(),
 	} {
 		if !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "kubernetes cannot") {
 			t.Errorf("%s: %v, want ErrUnsupported saying what kubernetes cannot do", name, err)
 		}
+	}
+	// What needs a part it lacks is not offered at all.
+	caps := runtime.CapabilitiesOf(c)
+	has := map[string]bool{"images": caps.Images, "networks": caps.Networks, "rename": caps.Rename, "update limits": caps.UpdateLimits}
+	lacks := map[string]bool{"build": caps.Build, "commit": caps.Commit, "pause": caps.Pause, "layer disk": caps.LayerDisk,
+		"gpu": caps.GPU, "attach": caps.Attach, "export": caps.Export}
+	for k, v := range has {
+		if !v {
+			t.Errorf("the runtime lacks %s, which it has", k)
+		}
+	}
+	for k, v := range lacks {
+		if v {
+			t.Errorf("the runtime offers %s, which Kubernetes cannot do", k)
+		}
+	}
+	if caps.Runtime != "kubernetes" {
+		t.Errorf("the capabilities name runtime %q", caps.Runtime)
 	}
 }
 
@@ -454,11 +466,6 @@ func TestHostFromConfig(t *testing.T) {
 	cfg.Kubernetes.Namespace = "Not_A_Namespace"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "kubernetes.namespace") {
 		t.Errorf("a bad namespace: %v, want an error naming kubernetes.namespace", err)
-	}
-	cfg = config.Default()
-	cfg.Runtime.Name = "nomad"
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "runtime.name") {
-		t.Errorf("runtime.name nomad: %v, want an error naming runtime.name", err)
 	}
 }
 

@@ -37,6 +37,9 @@ func (c *Client) Stats(ctx context.Context, id string) (runtime.StatsSample, err
 		if ctx.Err() != nil {
 			return runtime.StatsSample{}, ctx.Err()
 		}
+		if _, gerr := c.get(ctx, id); gerr != nil {
+			return runtime.StatsSample{}, gerr
+		}
 		return runtime.StatsSample{}, fmt.Errorf("kubernetes: no usage for sandbox %s from the metrics API (metrics.k8s.io; install metrics-server "+
 			"on the cluster for CPU and memory figures): %v: %w", id, err, sandbox.ErrUnsupported)
 	}
