@@ -94,4 +94,3 @@ func (r *execReader) Close() error {
 	<-r.done
 	return err
 }
-

@@ -129,4 +129,3 @@ func (c *Client) RemoveUntagged(ctx context.Context, id string) (bool, error) {
 // (runtime.CapabilitiesOf): Builder (Sandtray builds images with Docker),
 // Committer and Pauser (a Pod's writable layer is the node's, which no CSI
 // snapshot covers, and the API cannot freeze a Pod).
-
