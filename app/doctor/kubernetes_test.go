@@ -4,13 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // TestKubernetesReplacesDocker: with runtime.name = "kubernetes" the report
-// checks the cluster, not Docker, and a cluster it cannot reach fails with
-// what to fix.
+// names the runtime and checks the cluster, not Docker, its image or
+// gVisor, and a cluster it cannot reach fails with what to fix.
 func TestKubernetesReplacesDocker(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.toml")
@@ -23,12 +24,12 @@ func TestKubernetesReplacesDocker(t *testing.T) {
 	if r.OK() {
 		t.Errorf("an unreachable cluster passed:\n%s", s)
 	}
-	for _, want := range []string{"FAIL  cluster", "no-such-kubeconfig", "fix: check kubernetes.kubeconfig", `--    docker   not used: runtime.name = "kubernetes"`} {
+	for _, want := range []string{"FAIL  cluster", "no-such-kubeconfig", "fix: check kubernetes.kubeconfig", "runtime  kubernetes ([runtime] name in config.toml)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("no %q in the report:\n%s", want, s)
 		}
 	}
-	if strings.Contains(s, "image ") || strings.Contains(s, "gvisor") {
+	if regexp.MustCompile(`(?m)^\S+\s+(docker|image|gvisor)\s`).MatchString(s) {
 		t.Errorf("the report checks Docker's image or gVisor for a cluster:\n%s", s)
 	}
 }
