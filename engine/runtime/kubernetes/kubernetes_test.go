@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -490,5 +491,25 @@ func TestExecCommand(t *testing.T) {
 	}
 	if _, err := c.command(ctx(t), id, runtime.ExecOptions{Cmd: []string{"id"}, User: "root"}); !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), "1000:1000") {
 		t.Errorf("exec as root in a Pod of uid 1000: %v, want ErrUnsupported naming the Pod's user", err)
+	}
+}
+
+// TestShStat reads stat(1)'s size, raw mode and mtime as the agent's stat
+// reports them (Go's file mode bits), for a container without the agent.
+func TestShStat(t *testing.T) {
+	for _, c := range []struct {
+		out  string
+		mode fs.FileMode
+		link string
+	}{
+		{"5 81a4 1700000000\n", 0o644, ""},
+		{"4096 41ed 1700000000\n", fs.ModeDir | 0o755, ""},
+		{"4096 43ff 1700000000\n", fs.ModeDir | fs.ModeSticky | 0o777, ""},
+		{"7 a1ff 1700000000\n/target\n", fs.ModeSymlink | 0o777, "/target"},
+	} {
+		size, mode, mtime, link, err := parseShStat(c.out)
+		if err != nil || fs.FileMode(mode) != c.mode || link != c.link || mtime != 1700000000 || size == 0 {
+			t.Errorf("parseShStat(%q) = %d, %v, %d, %q, %v; want mode %v, link %q", c.out, size, fs.FileMode(mode), mtime, link, err, c.mode, c.link)
+		}
 	}
 }
