@@ -82,10 +82,11 @@ type Client struct {
 	opts Options
 	ep   runtime.Endpoint
 
-	mu      sync.Mutex
-	agents  map[string]*runtime.Agent // pod id → the agent Start copies in (set by Create)
-	nsReady bool
-	cpu     map[string]*cpuAcc // pod id → its CPU time so far (stats.go)
+	mu        sync.Mutex
+	agents    map[string]*runtime.Agent // pod id → the agent Start copies in (set by Create)
+	nsReady   bool
+	cpu       map[string]*cpuAcc // pod id → its CPU time so far (stats.go)
+	noMetrics bool               // the cluster has no metrics API: stats read cgroups (stats.go)
 }
 
 // pingTimeout bounds the first request to the cluster.

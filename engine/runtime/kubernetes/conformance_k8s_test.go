@@ -19,11 +19,11 @@ import (
 // TestConformance runs engine/runtime's conformance suite against the
 // cluster, in a namespace of its own that the test removes. It is not yet
 // green, so it runs only when SANDTRAY_K8S_CONFORMANCE is set: on the test
-// node Exec, ExecStream, Copy and Rename pass, Pause and Commit are skipped
-// (not offered), and these fail: Lifecycle and Events (they stop a
-// container, which a Pod cannot: Stop fails with ErrUnsupported by design),
-// Stats (the node has no metrics-server), Errors (a create from an image no
-// node has succeeds: the kubelet would pull it at the start).
+// node Exec, ExecStream, Copy, Stats and Rename pass, Pause and Commit are
+// skipped (not offered), and these fail: Lifecycle and Events (they stop a
+// container, which a Pod cannot: Stop fails with ErrUnsupported by design)
+// and Errors (a create from an image no node has succeeds: the kubelet
+// would pull it at the start).
 func TestConformance(t *testing.T) {
 	kc := kubeconfig(t)
 	if os.Getenv("SANDTRAY_K8S_CONFORMANCE") == "" {

@@ -71,7 +71,7 @@ func Diagnose(ctx context.Context, o Options, image string) []Finding {
 		out = append(out, Finding{FindingInfo, "runtime", "no RuntimeClass set: the cluster's default runtime (kubernetes.runtime_class = \"gvisor\" for a user-space kernel)", ""})
 	}
 	if _, err := c.cs.CoreV1().RESTClient().Get().AbsPath("/apis/metrics.k8s.io/v1beta1").DoRaw(ctx); err != nil {
-		out = append(out, Finding{FindingInfo, "metrics", "no metrics.k8s.io API: the app shows no CPU and memory figures for sandboxes", "install metrics-server for them"})
+		out = append(out, Finding{FindingInfo, "metrics", "no metrics.k8s.io API: CPU and memory figures come from each sandbox's cgroup, over an exec per sample", "install metrics-server to spare those execs"})
 	} else {
 		out = append(out, Finding{FindingOK, "metrics", "metrics.k8s.io answers: CPU and memory figures come from it", ""})
 	}

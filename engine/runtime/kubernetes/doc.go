@@ -70,7 +70,6 @@
 // leaves the pull to the kubelet (imagePullPolicy IfNotPresent).
 //
 // Stats come from the metrics.k8s.io API (metrics-server) where the cluster
-// has it; without it Stats fails with sandbox.ErrUnsupported saying so, and
-// the app shows no figures. Events come from a watch on the namespace's
-// Pods.
+// has it; without it from the container's own cgroup files, read over an
+// exec. Events come from a watch on the namespace's Pods.
 package kubernetes
