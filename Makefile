@@ -43,7 +43,7 @@ run: deps docker image build
 	$(BIN)/sandtray
 
 ## test: vet and race-test everything against the real Docker daemon: unit,
-## integration and GUI tests, the attack, file and CIS suite (engine/securitytest),
+## integration and GUI tests, the attack, file and CIS suite (test/securitytest),
 ## beside them the end-to-end tests against Podman (make test-podman), then, alone
 ## against Docker, the faults that restart and freeze the daemon (test-fault).
 ## The cross builds and vet run beside all of it: the tests mostly wait on Docker.
@@ -59,7 +59,7 @@ test-fault-last: test-go test-podman
 # and OpenGL's C) no second time.
 vet-here: test-compile
 	$(LOWPRI) $(GO) vet -race ./...
-	$(LOWPRI) $(GO) vet -race -tags fault ./engine/securitytest/
+	$(LOWPRI) $(GO) vet -race -tags fault ./test/securitytest/
 
 # test-compile: builds every package's race test binary (running none) while
 # the sandbox image is built, so test-go starts testing at once.
@@ -79,7 +79,7 @@ test-logic: agent
 
 ## test-fault: restart, freeze and kill the Docker daemon and Sandtray (alone: it breaks other tests).
 test-fault: docker test-image agent
-	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -tags fault -race -p 1 -count=1 -timeout 20m -run '^TestFault' ./engine/securitytest/
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) $(GO) test -tags fault -race -p 1 -count=1 -timeout 20m -run '^TestFault' ./test/securitytest/
 
 ## bench-ports: expose_port's forward throughput (MB/s) and time per new connection, into an offline sandbox.
 bench-ports: docker test-image agent
@@ -87,13 +87,13 @@ bench-ports: docker test-image agent
 
 ## test-soak: mix every tool for ten minutes; goroutines, files and containers must end at baseline.
 test-soak: docker test-image agent
-	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_SOAK=10m $(GO) test -race -count=1 -timeout 30m -run TestSoak -v ./engine/securitytest/
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_SOAK=10m $(GO) test -race -count=1 -timeout 30m -run TestSoak -v ./test/securitytest/
 
 ## test-cis-bench: docker-bench-security (CIS sections 4 and 5) against a standard and a strict
 ## sandbox; BENCH names docker-bench-security.sh from github.com/docker/docker-bench-security.
 test-cis-bench: docker test-image
 	@test -n "$(BENCH)" || { echo "set BENCH=/path/to/docker-bench-security.sh"; exit 1; }
-	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_DOCKER_BENCH=$(BENCH) $(GO) test -count=1 -run TestDockerBench -v ./engine/securitytest/
+	SANDTRAY_REQUIRE_DOCKER=1 SANDTRAY_TEST_IMAGE=$(IMAGE) SANDTRAY_DOCKER_BENCH=$(BENCH) $(GO) test -count=1 -run TestDockerBench -v ./test/securitytest/
 
 ## image / test-image: build the sandbox image unless Docker already has it.
 image test-image: docker

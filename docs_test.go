@@ -98,7 +98,7 @@ func TestNothingCitesFilesOutsideTheRepository(t *testing.T) {
 
 // codePath is a source file the docs name in backticks: a path from the
 // repository's root, as the docs write them.
-var codePath = regexp.MustCompile("`((?:engine|app|ui|internal|packaging|assets)/[A-Za-z0-9_./-]+\\.(?:go|sh|py|js|bash))`")
+var codePath = regexp.MustCompile("`((?:agent|engine|serve|test|app|ui|internal|packaging|assets)/[A-Za-z0-9_./-]+\\.(?:go|sh|py|js|bash))`")
 
 // TestDocsNameFilesThatExist keeps the docs' pointers into the code true:
 // every source file the README, SECURITY.md and docs/*.md name in

@@ -47,6 +47,19 @@ func writeTar(w io.Writer, p string) error {
 		if err != nil {
 			return nil
 		}
+		var f *os.File
+		if fi.Mode().IsRegular() {
+			// Opened without following a link, and described by what
+			// was opened: the sandbox may swap the path for a link, a
+			// FIFO or another file between the listing and the open.
+			if f, err = os.OpenFile(full, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err != nil {
+				return nil // unreadable, or no longer a file: left out
+			}
+			defer f.Close()
+			if fi, err = f.Stat(); err != nil || !fi.Mode().IsRegular() {
+				return nil
+			}
+		}
 		link := ""
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			link, _ = os.Readlink(full)
@@ -64,24 +77,31 @@ func writeTar(w io.Writer, p string) error {
 		if !fi.Mode().IsRegular() {
 			hdr.Size = 0
 		}
-		var f *os.File
-		if fi.Mode().IsRegular() {
-			if f, err = os.Open(full); err != nil {
-				return nil // unreadable: left out
-			}
-			defer f.Close()
-		}
 		if err := tw.WriteHeader(hdr); err != nil {
 			return err
 		}
 		if f != nil {
-			if _, err := io.CopyN(tw, f, hdr.Size); err != nil {
+			n, err := io.CopyN(tw, f, hdr.Size)
+			if errors.Is(err, io.EOF) {
+				// It shrank while copied: the rest as zeros, so the
+				// archive stays whole.
+				_, err = io.CopyN(tw, zeros{}, hdr.Size-n)
+			}
+			if err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	return errors.Join(err, tw.Close())
+}
+
+// zeros reads as endless zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }
 
 // tarIn extracts the tar r carries into dir (which must exist): names are

@@ -17,12 +17,13 @@ func (e *Engine) record(id string, a sandbox.Activity) {
 		a.Time = time.Now().UTC()
 	}
 	a.Input = safetext.CapString(a.Input, inputKept)
-	e.mu.Lock()
-	b, ok := e.boxes[id]
-	if ok {
-		b.activity = trimActivity(append(b.activity, a))
-	}
-	e.mu.Unlock()
+	var ok bool
+	e.locked(func() {
+		var b *box
+		if b, ok = e.boxes[id]; ok {
+			b.activity = trimActivity(append(b.activity, a))
+		}
+	})
 	if !ok {
 		return
 	}
@@ -64,15 +65,14 @@ func trimActivity(acts []sandbox.Activity) []sandbox.Activity {
 // Logs returns the last tail entries of a sandbox's activity log (all when
 // tail <= 0), oldest first.
 func (e *Engine) Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, err := e.lookup(ref)
-	if err != nil {
-		return nil, err
-	}
-	acts := b.activity
-	if tail > 0 && len(acts) > tail {
-		acts = acts[len(acts)-tail:]
-	}
-	return append([]sandbox.Activity(nil), acts...), nil
+	var acts []sandbox.Activity
+	err := e.withRef(ref, func(b *box) error {
+		acts = b.activity
+		if tail > 0 && len(acts) > tail {
+			acts = acts[len(acts)-tail:]
+		}
+		acts = append([]sandbox.Activity(nil), acts...)
+		return nil
+	})
+	return acts, err
 }

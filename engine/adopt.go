@@ -80,9 +80,7 @@ func (c *settings) boxFromContainer(ctr runtime.Container) *box {
 // ensureRunning starts a stopped sandbox, so a persistent sandbox stopped by
 // a reboot or by the user just works on its next use.
 func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
-	e.mu.Lock()
-	status := b.status
-	e.mu.Unlock()
+	status := e.statusOf(b)
 	if status == sandbox.StatusPaused {
 		return e.waitUnpaused(ctx, b)
 	}
@@ -97,9 +95,7 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 		// config now forbids the network.
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
-	e.mu.Lock()
-	b.status = sandbox.StatusRunning
-	e.mu.Unlock()
+	e.locked(func() { b.status = sandbox.StatusRunning })
 	if err := e.egressUp(ctx, b); err != nil {
 		e.log.Warn("start the egress channel", "sandbox", b.name, "err", err)
 	}

@@ -70,10 +70,8 @@ func (bn Bench) Untag(ctx context.Context, ref string) error {
 // it skips everything the engine adds (kernels, the process-group wrapper,
 // timeouts, output caps, the activity log); callers bound it with ctx.
 func (bn Bench) DirectExec(ctx context.Context, ref string, cmd []string) (string, int, error) {
-	bn.reg.mu.Lock()
-	sb, err := bn.reg.lookup(ref) // not acquire: its state save would slow the baseline down
-	bn.reg.mu.Unlock()
-	if err != nil {
+	var sb *box
+	if err := bn.reg.withRef(ref, func(b *box) error { sb = b; return nil }); err != nil { // not acquire: its state save would slow the baseline down
 		return "", 0, err
 	}
 	var out, errOut bytes.Buffer

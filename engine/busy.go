@@ -4,18 +4,18 @@ package engine
 // jobs' included: what stopping the engine would cut short (the app's quit
 // dialog names it).
 func (e *Engine) CallsRunning() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	n := 0
-	for _, b := range e.boxes {
-		n += len(b.calls)
-	}
+	e.locked(func() {
+		for _, b := range e.boxes {
+			n += len(b.calls)
+		}
+	})
 	return n
 }
 
 // Sessions counts the live MCP sessions (connected assistants).
 func (e *Engine) Sessions() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.liveSessionsLocked()
+	n := 0
+	e.locked(func() { n = e.liveSessionsLocked() })
+	return n
 }

@@ -27,9 +27,8 @@ func (s *settings) captureConfig() capture.Config {
 // captureTarget is the sandbox as capture sees it.
 func (t boxTarget) captureTarget() capture.Target {
 	e, b := t.e, t.b
-	e.mu.Lock()
-	pkgs := slices.Clone(b.state.Packages)
-	e.mu.Unlock()
+	var pkgs []sandbox.Package
+	e.locked(func() { pkgs = slices.Clone(b.state.Packages) })
 	return capture.Target{Handle: t, Image: b.spec.Image,
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
@@ -99,13 +98,15 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 // Packages returns a sandbox's package manifest: what install_packages
 // installed, with exact versions, sorted by manager and name.
 func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, err := e.lookup(ref)
+	var pkgs []sandbox.Package
+	err := e.withRef(ref, func(b *box) error {
+		pkgs = append([]sandbox.Package{}, b.state.Packages...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return append([]sandbox.Package{}, b.state.Packages...), nil
+	return pkgs, nil
 }
 
 // Commit saves a sandbox's filesystem as the image req.Image ("repo:tag";

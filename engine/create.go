@@ -84,9 +84,7 @@ func (e *Engine) attachSession(ctx context.Context, id string, conn io.ReadWrite
 // sandbox whose channel cannot start (no python3 in its image) is removed,
 // never left behind.
 func (e *Engine) egressOrRemove(ctx context.Context, owner sandbox.Owner, id string) error {
-	e.mu.Lock()
-	b, ok := e.boxes[id]
-	e.mu.Unlock()
+	b, ok := e.boxOf(id)
 	if !ok || b.spec.Network != sandbox.NetworkEgress {
 		return nil
 	}
@@ -204,10 +202,11 @@ func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, cre
 // its log starts with its creation.
 func (e *Engine) list(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
 	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
-	e.mu.Lock()
-	e.boxes[id] = b
-	info := b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
-	e.mu.Unlock()
+	var info sandbox.Info
+	e.locked(func() {
+		e.boxes[id] = b
+		info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+	})
 	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
 	e.publish()
 	return info

@@ -17,15 +17,16 @@ import (
 // until ctx is done.
 func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 	running := func() []run.Watched {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		out := make([]run.Watched, 0, len(e.boxes))
-		for _, b := range e.boxes {
-			if b.stage == live && b.status == sandbox.StatusRunning {
-				out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.disk, Inherited: b.state.Inherited,
-					Init: func(ctx context.Context) (run.Init, error) { return e.initOf(ctx, b) }})
+		var out []run.Watched
+		e.locked(func() {
+			out = make([]run.Watched, 0, len(e.boxes))
+			for _, b := range e.boxes {
+				if b.stage == live && b.status == sandbox.StatusRunning {
+					out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.disk, Inherited: b.state.Inherited,
+						Init: func(ctx context.Context) (run.Init, error) { return e.initOf(ctx, b) }})
+				}
 			}
-		}
+		})
 		return out
 	}
 	report := func(t sandbox.Handle, note string) {

@@ -1,6 +1,6 @@
-// Package engine manages Sandtray's sandboxes: hardened Docker containers
-// that AI assistants create, run code and commands in, and move files in and
-// out of.
+// Package engine manages Sandtray's sandboxes: hardened containers, made
+// through the container runtime of engine/runtime, that AI assistants
+// create, run code and commands in, and move files in and out of.
 //
 // The engine package keeps the registry (registry.go: the sandboxes with
 // explicit states, the MCP sessions, the calls' gate and the engine's one
@@ -8,6 +8,10 @@
 // snapshots the GUI watches, the state dir and the activity log, and
 // composes the packages under engine/internal that each own one job:
 //
+//   - execgate: the one way every process the engine starts in a sandbox
+//     reaches the runtime (the session with the sandbox's agent, the
+//     wrapper for another user or an install, the hold an install puts);
+//   - agentclient: the engine's end of a session with a sandbox's agent;
 //   - run: one process in a sandbox (wrapper, sweep, timeout, output caps,
 //     progress, out-of-memory count, disk watchdog) and the languages;
 //   - kernel: the persistent interpreters and their framed protocol;
@@ -16,26 +20,36 @@
 //     between it and the host;
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
 //   - pool: the warm pool;
+//   - snapshot: snapshots and forks' images (taking, the limits' ledger,
+//     restoring in place, the committed images' budget, the sweep of
+//     what a gone sandbox left);
 //   - stats: CPU and memory sampling for what someone looks at;
-//   - probe: what Docker is and can do (the daemon's watch, GPU checks,
-//     sandtray doctor's probes);
+//   - probe: what the runtime is and can do (the daemon's watch, GPU
+//     checks, sandtray doctor's probes);
 //   - jobs: the table of background jobs (job_status, job_stop);
 //   - portfwd: port forwards, with expose_port's policy and the table of
 //     every sandbox's forwards;
+//   - egress: the gate of sandboxes with network "egress" (rules, asks,
+//     records);
 //   - statedir: the state dir's per-sandbox state files and activity logs
 //     (state.go keeps what a state holds);
-//   - docker: the only importer of the Docker SDK.
-//
-// The configuration is package engine/config (config.go here keeps the
-// names the app knew, as aliases).
+//   - imagebuild: the sandbox image, from the embedded Dockerfile or from
+//     Debian's mirror;
+//   - safetext: output made safe for JSON, the GUI and terminals.
 //
 // They never import the engine: each defines the small interface or value
 // it needs (a Target sandbox, a Runner, a Host) and the engine implements
 // it.
 //
+// The runtime itself is engine/runtime's interface; engine/runtime/docker,
+// linked in by the programs, is the only importer of the Docker SDK. The
+// configuration is package engine/config (config.go here keeps the names
+// the app knew, as aliases). The front-ends that serve the engine (the MCP
+// server, the private socket, the control endpoint) are under serve/.
+//
 // One execute_code call, in one direction, through at most six files:
 //
-//  1. mcpserver/tools/exec.go: the tool's arguments into a sandbox.CodeRequest;
+//  1. serve/mcpserver/tools/exec.go: the tool's arguments into a sandbox.CodeRequest;
 //  2. execute.go: ExecCode validates, picks the language, asks the registry
 //     for its sandbox, and dispatch runs the work (on the caller's
 //     goroutine, or as a job when it outlasts its wait);

@@ -92,9 +92,9 @@ func (e *Engine) egressUp(ctx context.Context, b *box) error {
 	if b.spec.Network != sandbox.NetworkEgress {
 		return nil
 	}
-	e.mu.Lock()
-	rules, client := b.state.Egress, b.state.Owner.Client
-	e.mu.Unlock()
+	var rules sandbox.EgressRules
+	var client string
+	e.locked(func() { rules, client = b.state.Egress, b.state.Owner.Client })
 	if err := e.trustCA(ctx, b); err != nil {
 		// Not fatal: the sandbox works, but HTTPS to its secrets' hosts
 		// fails its certificate check (a read-only root, the strict
@@ -160,23 +160,25 @@ func (e *Engine) egressDown(id string) {
 // installing reports whether an install of sandbox id holds the gate now
 // (installGate).
 func (e *Engine) installing(id string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, ok := e.boxes[id]
-	return ok && b.gate.window != nil
+	held := false
+	e.locked(func() {
+		b, ok := e.boxes[id]
+		held = ok && b.gate.window != nil
+	})
+	return held
 }
 
 // egressRestore starts the channels of the running egress sandboxes
 // adopted at start-up, off the start's path.
 func (e *Engine) egressRestore() {
-	e.mu.Lock()
 	var boxes []*box
-	for _, b := range e.boxes {
-		if b.spec.Network == sandbox.NetworkEgress && b.status == sandbox.StatusRunning {
-			boxes = append(boxes, b)
+	e.locked(func() {
+		for _, b := range e.boxes {
+			if b.spec.Network == sandbox.NetworkEgress && b.status == sandbox.StatusRunning {
+				boxes = append(boxes, b)
+			}
 		}
-	}
-	e.mu.Unlock()
+	})
 	for _, b := range boxes {
 		e.egressSoon(b)
 	}
@@ -221,9 +223,8 @@ func (e *Engine) installGate(b *box) func(ctx context.Context, hosts []string) (
 		g := e.egress.gate
 		registered := false
 		if !g.Registered(b.id) {
-			e.mu.Lock()
-			client := b.state.Owner.Client
-			e.mu.Unlock()
+			var client string
+			e.locked(func() { client = b.state.Owner.Client })
 			if err := g.Register(egress.Sandbox{ID: b.id, Name: b.name, Client: client, Offline: b.spec.Network != sandbox.NetworkEgress}); err != nil {
 				return nil, nil, err
 			}

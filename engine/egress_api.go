@@ -37,9 +37,7 @@ func (e *Engine) AnswerEgressHost(ctx context.Context, ref, target string, a san
 	if err != nil {
 		return 0, err
 	}
-	e.mu.Lock()
-	b, err := e.lookup(ref)
-	e.mu.Unlock()
+	b, err := e.resolve(ref)
 	if err != nil {
 		return 0, err
 	}
@@ -81,13 +79,11 @@ func (e *Engine) RequestNetwork(ctx context.Context, owner sandbox.Owner, ref st
 // approvals for every sandbox and the config's, the hosts it reached or
 // tried with bytes each way, and its latest decisions (at most 200).
 func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressNetwork, error) {
-	e.mu.Lock()
-	b, err := e.lookup(ref)
 	var rules sandbox.EgressRules
+	b, err := e.resolve(ref)
 	if err == nil {
-		rules = b.state.Egress
+		e.locked(func() { rules = b.state.Egress })
 	}
-	e.mu.Unlock()
 	if err != nil {
 		return sandbox.EgressNetwork{}, err
 	}
@@ -107,9 +103,7 @@ func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) erro
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	b, err := e.lookup(ref)
-	e.mu.Unlock()
+	b, err := e.resolve(ref)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/internal/stats"
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -57,7 +58,7 @@ type Engine struct {
 	attachFirst bool
 
 	// registry is the sandboxes, the sessions and the calls' gate
-	// (registry.go); its mu also guards watchers, paused, notices and
+	// (registry.go); its regMu also guards watchers, paused, notices and
 	// noticeSeq.
 	registry
 	watchers     map[*Watcher]struct{}
@@ -91,7 +92,7 @@ type Engine struct {
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
-	snaps snapLedger        // the snapshots under way, against their limits (snapshot_budget.go); its own lock
+	snap  *snapshot.Store   // snapshots and the images of forks, and those under way against their limits (engine/internal/snapshot); its own lock
 }
 
 // Options are what New needs besides the config.
@@ -190,6 +191,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 		return nil, err
 	}
 	x.SetAgent(agent, log)
+	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
@@ -215,7 +217,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	cc := e.cfg().captureConfig()
-	cc.Images = imageBudget{e}
+	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
@@ -328,9 +330,7 @@ func (e *Engine) SessionEnded(id string) {
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.
 func (e *Engine) SetPaused(paused bool) {
-	e.mu.Lock()
-	e.paused = paused
-	e.mu.Unlock()
+	e.locked(func() { e.paused = paused })
 	e.publish()
 }
 
@@ -341,20 +341,19 @@ var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs 
 // (at most a second old: stats.Sampler.Freshen).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
 	e.stats.Freshen(ctx, e.running())
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.listLocked(e.ports, e.stats), nil
+	var list []sandbox.Info
+	e.locked(func() { list = e.listLocked(e.ports, e.stats) })
+	return list, nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
 func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, err := e.lookup(ref)
-	if err != nil {
-		return sandbox.Info{}, err
-	}
-	return b.info(e.ports.Forwards(b.id), e.stats.Of(b.id)), nil
+	var info sandbox.Info
+	err := e.withRef(ref, func(b *box) error {
+		info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+		return nil
+	})
+	return info, err
 }
 
 // short, randomHex and envList are the engine's names for the helpers in

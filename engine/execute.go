@@ -264,13 +264,15 @@ func (t boxTarget) Workdir() string                         { return t.b.spec.Wo
 func (t boxTarget) User() string                            { return t.b.spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
 func (t boxTarget) MarkStopped() bool {
-	t.e.mu.Lock()
-	defer t.e.mu.Unlock()
-	if t.b.stopping || t.b.status == sandbox.StatusStopped {
-		return false // the engine stopped it, or knows it stopped
-	}
-	t.b.status = sandbox.StatusStopped
-	return true
+	marked := false
+	t.e.locked(func() {
+		if t.b.stopping || t.b.status == sandbox.StatusStopped {
+			return // the engine stopped it, or knows it stopped
+		}
+		t.b.status = sandbox.StatusStopped
+		marked = true
+	})
+	return marked
 }
 func (t boxTarget) Gone(err error) error { return t.e.gone(t.b, err) }
 
@@ -290,12 +292,21 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 	if err != nil {
 		return e.runner.DiedOfMemory(ctx, t)
 	}
-	if !ok {
-		return false
+	if ok {
+		rose := false
+		e.locked(func() {
+			rose = n > b.oomKills
+			b.oomKills = n
+		})
+		if rose {
+			return true
+		}
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	rose := n > b.oomKills
-	b.oomKills = n
-	return rose
+	// A sandbox that died whole (gVisor's answer to its limit, whose
+	// cgroup files are its own) may still have answered: the runtime's
+	// record decides once it has stopped.
+	if c, err := e.docker.Inspect(ctx, b.id); err == nil && run.StatusOf(c.State) != sandbox.StatusRunning {
+		return e.runner.DiedOfMemory(ctx, t)
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -18,7 +18,7 @@ import (
 // Fork makes new sandboxes with a sandbox's files (as a snapshot takes
 // them), settings, network rules and package manifest; port forwards stay
 // with the original (a host port is one sandbox's). Each fork runs from
-// its own tag of one image committed under forkRepo, removed with the last
+// its own tag of one image committed under snapshot.ForkRepo, removed with the last
 // fork. A fork that cannot be made removes those made before it.
 //
 // A fork is a new sandbox, held to what holds a new one:
@@ -29,7 +29,7 @@ import (
 //     original's denies hold from its first connection (F61);
 //   - its image counts against limits.max_committed_mb, and what the image
 //     carries over its base image against the fork's own limits.disk_mb
-//     (F59, see committed.go);
+//     (F59, see engine/internal/snapshot/committed.go);
 //   - it runs within the engine's lifetime: an exit cuts it short, and what
 //     it made, sandboxes and tags, is removed (F70).
 func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.ForkRequest) (forks []sandbox.Fork, err error) {
@@ -43,9 +43,8 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	if max := e.cfg().Limits.MaxForks; count < 1 || count > max {
 		return nil, fmt.Errorf("count %d is out of range: one fork_sandbox call makes 1 to %d sandboxes (limits.max_forks in Sandtray's config): %w", count, max, sandbox.ErrInvalid)
 	}
-	e.mu.Lock()
-	paused := e.paused
-	e.mu.Unlock()
+	var paused bool
+	e.locked(func() { paused = e.paused })
 	if paused {
 		return nil, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu, forks too; ask them to resume: %w", sandbox.ErrPaused)
 	}
@@ -68,21 +67,22 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 		defer done()
 	}
 	hex := sandbox.RandomHex(6)
-	base := forkRepo + e.cfg().engine[:nameTagLen] + ":" + hex
-	dir := e.cfg().snapshotDir(b.id, "fork-"+hex)
+	base := e.snap.ForkImage(hex)
+	dir := e.snap.Dir(b.id, "fork-"+hex)
 	defer os.RemoveAll(dir)
 	inherited, err := e.forkImage(ctx, b, base, dir)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := readRecord(dir)
+	rec, err := snapshot.ReadRecord(dir)
 	if err != nil {
-		e.removeImage(base)
+		e.snap.RemoveImage(base)
 		return nil, err
 	}
-	e.mu.Lock()
-	st := boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
-	e.mu.Unlock()
+	var st boxState
+	e.locked(func() {
+		st = boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
+	})
 	defer func() {
 		if err != nil {
 			for _, f := range forks {
@@ -95,25 +95,25 @@ func (e *Engine) Fork(ctx context.Context, owner sandbox.Owner, ref string, req 
 	}()
 	for i, spec := range specs {
 		tag := fmt.Sprintf("%s-%d", base, i+1)
-		if err := e.docker.TagImage(ctx, base, tag); err != nil {
-			e.removeImage(base)
+		if err := e.snap.Tag(ctx, base, tag); err != nil {
+			e.snap.RemoveImage(base)
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		if i == len(specs)-1 {
-			e.removeImage(base) // the forks' own tags keep the image
+			e.snap.RemoveImage(base) // the forks' own tags keep the image
 		}
 		spec.Image = tag
 		st.Packages = slices.Clone(st.Packages) // each fork's manifest is its own
 		info, err := e.createContainer(ctx, owner, spec, st)
 		if err != nil {
-			e.removeImage(tag)
+			e.snap.RemoveImage(tag)
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		forks = append(forks, sandbox.Fork{SandboxID: info.ID, Name: spec.Name})
-		if err := e.loadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
+		if err := e.snap.LoadTmpfs(ctx, info.ID, spec.User, dir, rec); err != nil {
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
-		if err := e.seedTmpfs(ctx, info.ID, tag, rec); err != nil {
+		if err := e.snap.SeedTmpfs(ctx, info.ID, tag, rec); err != nil {
 			return forks, fmt.Errorf("fork %s of sandbox %s: %w", spec.Name, b.name, err)
 		}
 		e.record(b.id, sandbox.Activity{Tool: "fork_sandbox", Client: owner.Client, Input: spec.Name, Stdout: info.ID})
@@ -159,26 +159,26 @@ func (e *Engine) forkSpecs(ctx context.Context, b *box, req sandbox.ForkRequest,
 // forkImage commits b as the image ref, its tmpfs tars in dir (charged to
 // the snapshots' budget while the fork runs), and takes it back unless
 // the committed images' budget and limits.disk_mb admit it. It returns
-// what the image carries over its base image (see inherited).
+// what the image carries over its base image (snapshot.Store.Inherited).
 func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64, error) {
-	if err := (imageBudget{e}).Check(ctx); err != nil {
+	if err := e.snap.Committed().Check(ctx); err != nil {
 		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
 	}
 	ctr, err := e.docker.Inspect(ctx, b.id)
 	if err != nil {
 		return 0, e.gone(b, fmt.Errorf("fork of sandbox %s: %w", b.name, err))
 	}
-	hold, err := e.reserveSnapshot(ctx, b, false)
+	hold, err := e.snap.Reserve(ctx, b.snapBox(), false)
 	if err != nil {
 		return 0, err
 	}
-	defer hold.release(false) // the tars go once the forks have them
+	defer hold.Release(false) // the tars go once the forks have them
 	if _, err := e.takeSnapshot(ctx, b, ref, dir, map[string]string{sandbox.LabelCommittedOn: ctr.ImageID}, hold); err != nil {
 		return 0, err
 	}
-	inherited, err := e.inherited(ctx, ref)
+	inherited, err := e.snap.Inherited(ctx, ref)
 	if err == nil {
-		err = (imageBudget{e}).Admit(ctx, ref)
+		err = e.snap.Committed().Admit(ctx, ref)
 	}
 	if limit := e.cfg().Limits.DiskMB << 20; err == nil && limit > 0 && inherited > limit {
 		err = fmt.Errorf("its fork would start holding %d MB of files over its base image (what the sandbox wrote, and what it was forked with), "+
@@ -186,45 +186,10 @@ func (e *Engine) forkImage(ctx context.Context, b *box, ref, dir string) (int64,
 			inherited>>20, limit>>20, sandbox.ErrTooLarge)
 	}
 	if err != nil {
-		e.removeImage(ref)
+		e.snap.RemoveImage(ref)
 		return 0, fmt.Errorf("fork of sandbox %s refused: %w", b.name, err)
 	}
 	return inherited, nil
-}
-
-// seedTmpfs fills the tmpfs folders of fork id that its original did not
-// have on tmpfs (a fork made under the strict profile of a sandbox that
-// was not strict: its workdir) from the fork's image, where the files the
-// original had there are, under the mounts.
-func (e *Engine) seedTmpfs(ctx context.Context, id, image string, rec snapshotRecord) error {
-	mounts, err := e.snapshotMounts(ctx, id)
-	if err != nil {
-		return err
-	}
-	mounts = slices.DeleteFunc(mounts, func(m string) bool { return slices.Contains(rec.Tmpfs, m) })
-	if len(mounts) == 0 {
-		return nil
-	}
-	helper, done, err := e.openImage(ctx, image)
-	if err != nil {
-		return fmt.Errorf("open the fork's image: %w", err)
-	}
-	defer done()
-	for _, m := range mounts {
-		rc, _, err := e.docker.CopyFrom(ctx, helper, m)
-		if errors.Is(err, sandbox.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		err = e.docker.CopyTo(ctx, id, m, stripTop(rc))
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("fill %s: %w", m, err)
-		}
-	}
-	return nil
 }
 
 func cutName(s string, n int) string {

@@ -3,15 +3,16 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // heldTag holds the first tag of a fork's image until let is closed, and
@@ -23,7 +24,7 @@ type heldTag struct {
 }
 
 func (h heldTag) TagImage(ctx context.Context, src, ref string) error {
-	if strings.HasPrefix(src, forkRepo) {
+	if strings.HasPrefix(src, snapshot.ForkRepo) {
 		h.once.Do(func() { close(h.reached); <-h.let })
 	}
 	return h.Full.TagImage(ctx, src, ref)
@@ -44,14 +45,14 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 	engineTag := te.Engine.cfg().engine
 	forkTags := func() []string {
 		t.Helper()
-		imgs, err := cli.ImagesLabeled(ctx, map[string]string{labelSnapEngine: engineTag})
+		imgs, err := cli.ImagesLabeled(ctx, map[string]string{snapshot.LabelEngine: engineTag})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var tags []string
 		for _, img := range imgs {
 			for _, tag := range img.RepoTags {
-				if strings.HasPrefix(tag, forkRepo) {
+				if strings.HasPrefix(tag, snapshot.ForkRepo) {
 					tags = append(tags, tag)
 				}
 			}
@@ -59,7 +60,7 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		return tags
 	}
 	t.Cleanup(func() {
-		imgs, _ := cli.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: engineTag})
+		imgs, _ := cli.ImagesLabeled(context.Background(), map[string]string{snapshot.LabelEngine: engineTag})
 		for _, img := range imgs {
 			cli.RemoveImage(context.Background(), img.ID)
 		}
@@ -77,9 +78,9 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		closed <- errors.Join(err, te.Close(ctx))
 	}()
 	eventually(t, 30*time.Second, "the engine to begin its exit", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
-		return te.closing
+		closing := false
+		te.locked(func() { closing = te.closing })
+		return closing
 	})
 	close(let)
 	if err := <-closed; err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -29,7 +28,7 @@ func installContext(ctx context.Context, b *box) context.Context {
 	return execgate.Holding(context.WithValue(ctx, installCall{}, b), b.id)
 }
 
-// installGate is a box's gate for installs; guarded by registry.mu.
+// installGate is a box's gate for installs; guarded by registry.regMu.
 type installGate struct {
 	// window is closed when an install's hold on the sandbox ends; nil
 	// when none holds it.
@@ -39,57 +38,6 @@ type installGate struct {
 	outs map[uint64]*run.JobOutput
 	// waiting counts the calls waiting for window to close.
 	waiting int
-}
-
-// enterCall records a call in b.calls (see guarded), and returns what ends
-// the record. While an install holds b (holdForInstall), a new call waits
-// for it to end, or for ctx: the install's own exec alone goes in.
-func (r *registry) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
-	for {
-		r.mu.Lock()
-		w := b.gate.window
-		if w == nil || ctx.Value(installCall{}) == b {
-			r.callSeq++
-			seq := r.callSeq
-			if b.calls == nil {
-				b.calls = map[uint64]context.CancelCauseFunc{}
-			}
-			b.calls[seq] = cancel
-			if jo := jobOutput(out); jo != nil {
-				if b.gate.outs == nil {
-					b.gate.outs = map[uint64]*run.JobOutput{}
-				}
-				b.gate.outs[seq] = jo
-			}
-			r.mu.Unlock()
-			return func() {
-				r.mu.Lock()
-				delete(b.calls, seq)
-				delete(b.gate.outs, seq)
-				r.mu.Unlock()
-			}, nil
-		}
-		b.gate.waiting++
-		r.mu.Unlock()
-		select {
-		case <-w:
-			r.mu.Lock()
-			b.gate.waiting--
-			r.mu.Unlock()
-		case <-ctx.Done():
-			r.mu.Lock()
-			b.gate.waiting--
-			r.mu.Unlock()
-			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
-		}
-	}
-}
-
-// callsWaiting counts the calls waiting for an install's hold on b to end.
-func (r *registry) callsWaiting(b *box) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return b.gate.waiting
 }
 
 // jobOutput is the job output a call writes to, if it is a job's; nil for
@@ -105,49 +53,6 @@ func jobOutput(out *run.Output) *run.JobOutput {
 // (jobs.Table).
 type jobsOf interface {
 	OutputsIn(sandboxID string) map[*run.JobOutput]bool
-}
-
-// holdForInstall keeps new calls out of b (they wait in enterCall) until
-// release, and returns once the calls in flight in b have ended, but for
-// background jobs (as jobs tells), which go on (the install stops their
-// processes).
-func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (release func(), err error) {
-	w := make(chan struct{})
-	r.mu.Lock()
-	if b.gate.window != nil { // installs take turns (lockInstall): never
-		r.mu.Unlock()
-		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.name, sandbox.ErrConflict)
-	}
-	b.gate.window = w
-	r.mu.Unlock()
-	release = sync.OnceFunc(func() {
-		r.mu.Lock()
-		b.gate.window = nil
-		r.mu.Unlock()
-		close(w)
-	})
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		isJob := jobs.OutputsIn(b.id) // before mu: see registry.mu's lock order
-		r.mu.Lock()
-		foreground := 0
-		for seq := range b.calls {
-			if jo := b.gate.outs[seq]; jo == nil || !isJob[jo] {
-				foreground++
-			}
-		}
-		r.mu.Unlock()
-		if foreground == 0 {
-			return release, nil
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			release()
-			return nil, fmt.Errorf("waiting for the calls running in sandbox %s to end before the install: %w", b.name, ctx.Err())
-		}
-	}
 }
 
 // holdForWindow is an install's hold on b (capture.Target.Hold): new calls
@@ -167,22 +72,6 @@ func (e *Engine) holdForWindow(ctx context.Context, b *box) (release func(), err
 		b.disk.CallEnded()
 		calls()
 	}), nil
-}
-
-// lockInstall waits for b's install slot (see box.install), or for ctx.
-func (r *registry) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
-	r.mu.Lock()
-	if b.install == nil {
-		b.install = make(chan struct{}, 1)
-	}
-	slot := b.install
-	r.mu.Unlock()
-	select {
-	case slot <- struct{}{}:
-		return func() { <-slot }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for another install in the same sandbox: %w", ctx.Err())
-	}
 }
 
 // ready acquires a sandbox and makes sure its container runs.
@@ -243,9 +132,8 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		}()
 		var watched chan struct{}
 		limit := e.cfg().Limits.DiskMB << 20
-		e.mu.Lock()
-		inherited := b.state.Inherited // a fork's image holds that much of its limit (F59)
-		e.mu.Unlock()
+		var inherited int64
+		e.locked(func() { inherited = b.state.Inherited }) // a fork's image holds that much of its limit (F59)
 		if limit > 0 {
 			watched = make(chan struct{})
 			go func() {
@@ -281,12 +169,13 @@ func (e *Engine) sandboxDied(b *box, oomKilled bool) {
 	if oomKilled {
 		why = &run.Stopped{Code: 137, Outcome: sandbox.Outcome{End: sandbox.KilledForMemory, MemoryMB: b.spec.MemoryMB, WholeSandbox: true}}
 	}
-	e.mu.Lock()
-	calls := make([]context.CancelCauseFunc, 0, len(b.calls))
-	for _, cancel := range b.calls {
-		calls = append(calls, cancel)
-	}
-	e.mu.Unlock()
+	var calls []context.CancelCauseFunc
+	e.locked(func() {
+		calls = make([]context.CancelCauseFunc, 0, len(b.calls))
+		for _, cancel := range b.calls {
+			calls = append(calls, cancel)
+		}
+	})
 	time.AfterFunc(kernel.Grace, func() {
 		for _, cancel := range calls {
 			cancel(why)

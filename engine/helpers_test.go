@@ -10,10 +10,10 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // testEngine is a real engine on the real daemon, with its own state dir and

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // buildImage builds an image FROM scratch holding files (path → content,

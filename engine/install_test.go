@@ -122,9 +122,7 @@ func TestInstallPackages(t *testing.T) {
 		if err := te.docker.ConnectNetwork(ctx, info.ID, "bridge"); err != nil {
 			t.Fatal(err)
 		}
-		te.mu.Lock()
-		b := te.boxes[info.ID]
-		te.mu.Unlock()
+		b, _ := te.boxOf(info.ID)
 		te.capture.RestoreOffline(ctx, boxTarget{te.Engine, b}.captureTarget()) // what adoption does
 		te.wantOffline(t, info.ID)
 	})
@@ -165,9 +163,7 @@ func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 			early = append(early, r)
 		default:
 		}
-		te.mu.Lock()
-		b := te.boxes[id]
-		te.mu.Unlock()
+		b, _ := te.boxOf(id)
 		return te.callsWaiting(b)+te.execs.WaitingIn(id)+len(early) >= 2
 	})
 	raw("touch /tmp/release")

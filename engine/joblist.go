@@ -20,9 +20,8 @@ type jobIndex struct {
 
 // noteJob records job id, started in b by the call act.
 func (e *Engine) noteJob(id string, b *box, act sandbox.Activity) {
-	e.mu.Lock()
-	name := b.name
-	e.mu.Unlock()
+	var name string
+	e.locked(func() { name = b.name })
 	x := &e.jobInfo
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -8,8 +8,8 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // BenchmarkExecuteCodeKernel times a warm execute_code of python's print(1)

@@ -31,9 +31,8 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		return sandbox.Info{}, err
 	}
 	defer e.wg.Done()
-	e.mu.Lock()
-	paused := e.paused
-	e.mu.Unlock()
+	var paused bool
+	e.locked(func() { paused = e.paused })
 	ctx, cancel := e.bound(ctx)
 	defer cancel()
 	if paused {
@@ -84,12 +83,14 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 // (their names carry its tag, see containerName), not one it adopted from
 // an older Sandtray, named without it; another engine's never conflict.
 func (e *Engine) nameFree(name string) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, b := range e.boxes {
-		if b.name == name {
-			return fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", name, sandbox.ErrConflict)
+	taken := false
+	e.locked(func() {
+		for _, b := range e.boxes {
+			taken = taken || b.name == name
 		}
+	})
+	if taken {
+		return fmt.Errorf("a sandbox named %q already exists; pick another name or use that one: %w", name, sandbox.ErrConflict)
 	}
 	return nil
 }
@@ -201,17 +202,15 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	// attachment is PID 1 and ends on SIGTERM at once, where closing it
 	// first would have PID 1 turn into its shell as the SIGTERM arrives,
 	// which could miss it (and the stop wait its 5 s).
-	e.mu.Lock()
-	b.stopping = true
-	e.mu.Unlock()
+	e.locked(func() { b.stopping = true })
 	err = e.docker.Stop(ctx, b.id, 5*time.Second)
 	e.kernels.Close(b.id)
-	e.mu.Lock()
-	b.stopping = false
-	if err == nil {
-		b.status = sandbox.StatusStopped
-	}
-	e.mu.Unlock()
+	e.locked(func() {
+		b.stopping = false
+		if err == nil {
+			b.status = sandbox.StatusStopped
+		}
+	})
 	if err != nil {
 		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
 	}
@@ -219,9 +218,8 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	if e.ports.End(b.id) {
 		e.publish()
 	}
-	e.mu.Lock()
-	info := b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
-	e.mu.Unlock()
+	var info sandbox.Info
+	e.locked(func() { info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id)) })
 	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
 	e.publish()
 	return info, nil
@@ -247,12 +245,13 @@ func (e *Engine) Kill(ctx context.Context, ref string) error {
 
 // Delete removes a sandbox, its container and everything stored about it.
 func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
-	e.mu.Lock()
-	b, err := e.lookup(ref)
-	if err == nil && b.stage == live {
-		b.stage = reaping // no new call starts in it; running ones are stopped below
-	}
-	e.mu.Unlock()
+	var b *box
+	err := e.withRef(ref, func(found *box) error {
+		if b = found; b.stage == live {
+			b.stage = reaping // no new call starts in it; running ones are stopped below
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
@@ -268,16 +267,19 @@ func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) er
 // SetPersistent marks a sandbox persistent (kept across sessions and restarts)
 // or ephemeral (removed after its session ends or it idles).
 func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref string, persistent bool) (sandbox.Info, error) {
-	e.mu.Lock()
-	b, err := e.lookup(ref)
+	var b *box
+	var st boxState
+	var info sandbox.Info
+	err := e.withRef(ref, func(found *box) error {
+		b = found
+		b.state.Persistent = persistent
+		b.state.LastUsed = time.Now().UTC()
+		st, info = b.state, b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+		return nil
+	})
 	if err != nil {
-		e.mu.Unlock()
 		return sandbox.Info{}, err
 	}
-	b.state.Persistent = persistent
-	b.state.LastUsed = time.Now().UTC()
-	st, info := b.state, b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
-	e.mu.Unlock()
 	if err := e.store.save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
 	}

@@ -26,9 +26,9 @@ func TestCloseEndsACallInItsWaitWindow(t *testing.T) {
 		got <- reply{out, err}
 	}()
 	eventually(t, 20*time.Second, "the call never started running", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
-		return len(te.boxes[id].calls) == 1
+		n := 0
+		te.locked(func() { n = len(te.boxes[id].calls) })
+		return n == 1
 	})
 	if err := te.Close(ctx); err != nil {
 		t.Fatalf("close: %v", err)

@@ -37,10 +37,10 @@ func TestLogicCommittedImagesGoneSinceListed(t *testing.T) {
 		defer cancel()
 		e.Close(ctx)
 	}()
-	if n, err := e.committedBytes(context.Background()); err != nil || n != 0 {
-		t.Errorf("committedBytes = %d, %v; want 0 for an image that is gone", n, err)
+	if n, err := e.snap.CommittedBytes(context.Background()); err != nil || n != 0 {
+		t.Errorf("CommittedBytes = %d, %v; want 0 for an image that is gone", n, err)
 	}
-	if err := (imageBudget{e}).Check(context.Background()); err != nil {
+	if err := e.snap.Committed().Check(context.Background()); err != nil {
 		t.Errorf("the budget's check: %v", err)
 	}
 }

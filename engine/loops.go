@@ -41,9 +41,7 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration, events <-cha
 }
 
 func (e *Engine) onEvent(ctx context.Context, id, action string) {
-	e.mu.Lock()
-	b, ok := e.boxes[id]
-	e.mu.Unlock()
+	b, ok := e.boxOf(id)
 	if !ok {
 		if action == "die" || action == "destroy" {
 			e.pool().Gone(ctx, id) // a spare died or was removed outside Sandtray
@@ -70,10 +68,11 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 }
 
 func (e *Engine) setStatus(b *box, s sandbox.Status) {
-	e.mu.Lock()
-	changed := b.status != s
-	b.status = s
-	e.mu.Unlock()
+	changed := false
+	e.locked(func() {
+		changed = b.status != s
+		b.status = s
+	})
 	if s != sandbox.StatusRunning || changed {
 		e.stats.Forget(b.id) // a sandbox that stopped, or started again, has no figures yet
 	}
@@ -101,21 +100,19 @@ func (e *Engine) resync(ctx context.Context) {
 	seen := map[string]bool{}
 	for _, c := range list {
 		seen[c.ID] = true
-		e.mu.Lock()
-		b, ok := e.boxes[c.ID]
-		e.mu.Unlock()
+		b, ok := e.boxOf(c.ID)
 		if ok {
 			e.setStatus(b, run.StatusOf(c.State))
 		}
 	}
-	e.mu.Lock()
 	var vanished []string
-	for id := range e.boxes {
-		if !seen[id] {
-			vanished = append(vanished, id)
+	e.locked(func() {
+		for id := range e.boxes {
+			if !seen[id] {
+				vanished = append(vanished, id)
+			}
 		}
-	}
-	e.mu.Unlock()
+	})
 	for _, id := range vanished {
 		e.forget(id)
 	}

@@ -49,9 +49,8 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 	case c.Init:
 		return run.Init{Ours: true, Main: run.MainOldest, Spare: spare}, nil // docker-init and its main command
 	}
-	e.mu.Lock()
-	started := b.state.InitRun
-	e.mu.Unlock()
+	var started time.Time
+	e.locked(func() { started = b.state.InitRun })
 	if started.IsZero() || !started.Equal(c.StartedAt) {
 		return run.Init{}, nil
 	}

@@ -64,9 +64,7 @@ func (e *Engine) UnexposePort(ctx context.Context, owner sandbox.Owner, ref stri
 // savePorts keeps a sandbox's forwards in its state, as the port table
 // changes them.
 func (e *Engine) savePorts(id string, fws []sandbox.PortForward) {
-	e.mu.Lock()
-	b, ok := e.boxes[id]
-	e.mu.Unlock()
+	b, ok := e.boxOf(id)
 	if ok {
 		e.changeState(b, "port forwards", func(st *boxState) { st.Ports = fws })
 	}
@@ -75,26 +73,28 @@ func (e *Engine) savePorts(id string, fws []sandbox.PortForward) {
 // savedPorts lists the sandboxes with forwards in their state, those to
 // come back at start-up (persistent and running) marked so.
 func (e *Engine) savedPorts() []portfwd.Saved {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var out []portfwd.Saved
-	for _, b := range e.boxes {
-		if len(b.state.Ports) > 0 {
-			out = append(out, portfwd.Saved{ID: b.id, Name: b.name, Ports: b.state.Ports,
-				Restore: b.state.Persistent && b.status == sandbox.StatusRunning})
+	e.locked(func() {
+		for _, b := range e.boxes {
+			if len(b.state.Ports) > 0 {
+				out = append(out, portfwd.Saved{ID: b.id, Name: b.name, Ports: b.state.Ports,
+					Restore: b.state.Persistent && b.status == sandbox.StatusRunning})
+			}
 		}
-	}
+	})
 	return out
 }
 
-// changeState applies change to a sandbox's state under e.mu and saves it at
+// changeState applies change to a sandbox's state under the registry's lock and saves it at
 // once, unless the sandbox is gone; what names the change in a failure's log.
 func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
-	e.mu.Lock()
-	change(&b.state)
-	st := b.state
-	_, live := e.boxes[b.id]
-	e.mu.Unlock()
+	var st boxState
+	live := false
+	e.locked(func() {
+		change(&b.state)
+		st = b.state
+		_, live = e.boxes[b.id]
+	})
 	if !live {
 		return
 	}

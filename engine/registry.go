@@ -25,15 +25,16 @@ import (
 // until then), concurrent calls of the same session wait for it or for
 // their ctx, and other sessions never wait.
 type registry struct {
-	// mu guards the fields below and every field of each box but its disk
+	// regMu guards the fields below and every field of each box but its disk
 	// (which has its own lock), and also the Engine's watchers, paused,
-	// notices and noticeSeq. Lock order: only leaf locks are taken under mu
+	// notices and noticeSeq. Lock order: only leaf locks are taken under regMu
 	// (the pool's, probe.Watch's and the port table's, which the snapshot
 	// reads); every other lock of the engine or of its packages (kernel.Set,
 	// lastUse, the stats sampler, run.Disk, a box's install slot, the port
-	// saves') is taken before mu, never under it. mu is never held across a
-	// Docker call or a disk write.
-	mu       sync.Mutex
+	// saves') is taken before regMu, never under it. regMu is never held across a
+	// Docker call or a disk write. Only registry.go takes it, in the
+	// registry's methods (locked, withRef, …): TestOnlyTheRegistryTakesItsLock.
+	regMu    sync.Mutex
 	boxes    map[string]*box // by container id
 	sessions map[string]*session
 	creating int           // creates under way, counted against limits.max_sandboxes
@@ -48,7 +49,7 @@ type registry struct {
 	cancel context.CancelFunc
 	// wg counts the background loops, every call from acquire (or enter) to
 	// release, jobs included (a job holds its sandbox until it ends), and
-	// every exec of the kernels. Add only under mu while !closing, so that
+	// every exec of the kernels. Add only under regMu while !closing, so that
 	// once close has set closing, Wait sees every Add.
 	wg sync.WaitGroup
 }
@@ -70,7 +71,7 @@ const (
 	gone                 // forgotten: whoever still holds it holds a stale record
 )
 
-// box is the engine's record of one sandbox; guarded by registry.mu.
+// box is the engine's record of one sandbox; guarded by registry.regMu.
 type box struct {
 	id, name string
 	spec     sandbox.Spec
@@ -102,7 +103,7 @@ type session struct {
 
 // lookup resolves a sandbox reference: a full id, a unique id prefix of at
 // least 4 characters, or a name. It never resolves containers Sandtray does
-// not manage. Callers hold r.mu.
+// not manage. Callers hold r.regMu.
 func (r *registry) lookup(ref string) (*box, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
@@ -131,8 +132,8 @@ func (r *registry) lookup(ref string) (*box, error) {
 // It refuses a sandbox being removed, and every sandbox once Close began.
 // Pair with release (or releaseSoon).
 func (r *registry) acquire(ref string) (*box, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	if r.closing {
 		return nil, errClosing
 	}
@@ -143,7 +144,7 @@ func (r *registry) acquire(ref string) (*box, error) {
 	if b.stage != live {
 		return nil, fmt.Errorf("sandbox %s is being removed (its session ended, it idled, or it was deleted); create a new one: %w", b.name, sandbox.ErrNotFound)
 	}
-	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
+	r.wg.Add(1) // under regMu, before close can see closing: see registry.wg
 	b.busy++
 	b.state.LastUsed = time.Now().UTC()
 	return b, nil
@@ -152,8 +153,8 @@ func (r *registry) acquire(ref string) (*box, error) {
 // done ends a call started by acquire, and returns the sandbox's state to
 // save and whether it is still registered.
 func (r *registry) done(b *box) (boxState, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	b.busy--
 	r.wg.Done()
 	_, live := r.boxes[b.id]
@@ -163,21 +164,21 @@ func (r *registry) done(b *box) (boxState, bool) {
 // enter counts work that holds no sandbox (a create) in
 // wg, or refuses it once Close has begun. Pair with r.wg.Done.
 func (r *registry) enter() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	if r.closing {
 		return errClosing
 	}
-	r.wg.Add(1) // under mu, before close can see closing: see registry.wg
+	r.wg.Add(1) // under regMu, before close can see closing: see registry.wg
 	return nil
 }
 
 // close refuses new work from now on, cancels base (which stops the work
 // under way) and waits for what is counted in wg.
 func (r *registry) close() {
-	r.mu.Lock()
+	r.regMu.Lock()
 	r.closing = true
-	r.mu.Unlock()
+	r.regMu.Unlock()
 	r.cancel()
 	r.wg.Wait()
 }
@@ -206,20 +207,20 @@ func (e *Engine) releaseSoon(b *box) {
 
 // saveState writes a registered sandbox's state (see lastUse).
 func (e *Engine) saveState(id string) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	b, live := e.boxes[id]
 	var st boxState
 	if live {
 		st = b.state
 	}
-	e.mu.Unlock()
+	e.regMu.Unlock()
 	if live {
 		e.store.saveOrWarn(e.log, id, st)
 	}
 }
 
 // info is the public view of b, with its port forwards and, while it runs,
-// its stats. Callers hold r.mu.
+// its stats. Callers hold r.regMu.
 func (b *box) info(forwards []sandbox.PortForward, stats sandbox.Stats) sandbox.Info {
 	if b.status != sandbox.StatusRunning {
 		stats = sandbox.Stats{}
@@ -233,19 +234,19 @@ func (b *box) info(forwards []sandbox.PortForward, stats sandbox.Stats) sandbox.
 }
 
 // forwardsOf lists a sandbox's port forwards (portfwd.Ports); its lock is a
-// leaf, taken under r.mu.
+// leaf, taken under r.regMu.
 type forwardsOf interface {
 	Forwards(id string) []sandbox.PortForward
 }
 
 // statsOf is a sandbox's stats (stats.Sampler); its lock is a leaf, taken
-// under r.mu.
+// under r.regMu.
 type statsOf interface {
 	Of(id string) sandbox.Stats
 }
 
 // listLocked is every sandbox's public view, oldest first. Callers hold
-// r.mu.
+// r.regMu.
 func (r *registry) listLocked(ports forwardsOf, stats statsOf) []sandbox.Info {
 	out := make([]sandbox.Info, 0, len(r.boxes))
 	for _, b := range r.boxes {
@@ -262,8 +263,8 @@ func (r *registry) listLocked(ports forwardsOf, stats statsOf) []sandbox.Info {
 
 // running lists the ids of the running sandboxes.
 func (r *registry) running() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	var ids []string
 	for id, b := range r.boxes {
 		if b.status == sandbox.StatusRunning {
@@ -275,7 +276,7 @@ func (r *registry) running() []string {
 
 // pick marks b reaping when no call holds it, and reports whether it did:
 // the caller then removes its container, and calls forget or unpick.
-// Callers hold r.mu.
+// Callers hold r.regMu.
 func (b *box) pick() bool {
 	if b.busy > 0 || b.stage != live {
 		return false
@@ -286,17 +287,17 @@ func (b *box) pick() bool {
 
 // unpick makes a box whose removal failed usable again.
 func (r *registry) unpick(b *box) {
-	r.mu.Lock()
+	r.regMu.Lock()
 	if b.stage == reaping {
 		b.stage = live
 	}
-	r.mu.Unlock()
+	r.regMu.Unlock()
 }
 
 // drop forgets a sandbox: whoever still holds its box holds a gone one.
 func (r *registry) drop(id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	if b := r.boxes[id]; b != nil {
 		b.stage = gone
 	}
@@ -311,13 +312,13 @@ func (r *registry) drop(id string) {
 // forget drops a sandbox from memory and the state dir, and closes its
 // port forwards.
 func (e *Engine) forget(id string) {
-	e.mu.Lock()
+	e.regMu.Lock()
 	var image string
 	if b, ok := e.boxes[id]; ok {
 		image = b.spec.Image
 	}
-	e.mu.Unlock()
-	defer e.dropSnapshots(id, image) // snapshot.go
+	e.regMu.Unlock()
+	defer e.snap.Drop(id, image) // engine/internal/snapshot
 	e.kernels.Close(id)
 	e.egressDown(id)
 	e.drop(id)
@@ -337,7 +338,7 @@ func (e *Engine) target(ctx context.Context, owner sandbox.Owner, ref, language 
 		return e.acquire(ref)
 	}
 	for {
-		e.mu.Lock()
+		e.regMu.Lock()
 		s := e.sessions[owner.Session]
 		var id string
 		var wait chan struct{}
@@ -351,7 +352,7 @@ func (e *Engine) target(ctx context.Context, owner sandbox.Owner, ref, language 
 		if mine {
 			s.creating = make(chan struct{})
 		}
-		e.mu.Unlock()
+		e.regMu.Unlock()
 		switch {
 		case id != "":
 			return e.acquire(id) // the warm path
@@ -373,13 +374,13 @@ func (e *Engine) target(ctx context.Context, owner sandbox.Owner, ref, language 
 func (e *Engine) createDefault(ctx context.Context, owner sandbox.Owner, s *session, language string) (*box, error) {
 	info, err := e.Create(ctx, owner, sandbox.CreateRequest{Language: language}, nil)
 	if s != nil {
-		e.mu.Lock()
+		e.regMu.Lock()
 		if err == nil {
 			s.defaultBox = info.ID
 		}
 		close(s.creating)
 		s.creating = nil
-		e.mu.Unlock()
+		e.regMu.Unlock()
 	}
 	if err != nil {
 		return nil, err
@@ -388,7 +389,7 @@ func (e *Engine) createDefault(ctx context.Context, owner sandbox.Owner, s *sess
 }
 
 // pruneSessionsLocked forgets the sessions that ended more than grace ago
-// and own no sandbox: a long-running engine sees many. Callers hold r.mu.
+// and own no sandbox: a long-running engine sees many. Callers hold r.regMu.
 func (r *registry) pruneSessionsLocked(now time.Time, grace time.Duration) {
 	owned := map[string]bool{}
 	for _, b := range r.boxes {
@@ -406,8 +407,8 @@ func (r *registry) pruneSessionsLocked(now time.Time, grace time.Duration) {
 // one whose session ended at engine start), or they idled ttl. It prunes
 // the sessions it no longer needs.
 func (r *registry) expired(now, start time.Time, grace, ttl time.Duration) []*box {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	var out []*box
 	for _, b := range r.boxes {
 		if b.state.Persistent {
@@ -432,8 +433,8 @@ func (r *registry) expired(now, start time.Time, grace, ttl time.Duration) []*bo
 // what to do. done gives the place back once the create has registered its
 // sandbox (or failed).
 func (r *registry) reserve(limit int) (done func(), err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	if limit > 0 && len(r.boxes)+r.creating >= limit {
 		return nil, fmt.Errorf("Sandtray already has %d sandboxes, the most limits.max_sandboxes allows (persistent and stopped ones count); "+
 			"delete one you no longer need with delete_sandbox (list_sandboxes shows them), reuse one by its sandbox_id, or ask the user to raise limits.max_sandboxes in config.toml: %w",
@@ -441,16 +442,16 @@ func (r *registry) reserve(limit int) (done func(), err error) {
 	}
 	r.creating++
 	return func() {
-		r.mu.Lock()
+		r.regMu.Lock()
 		r.creating--
-		r.mu.Unlock()
+		r.regMu.Unlock()
 	}, nil
 }
 
 // ephemeral returns the sandboxes that are not persistent.
 func (r *registry) ephemeral() []*box {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	var out []*box
 	for _, b := range r.boxes {
 		if !b.state.Persistent {
@@ -462,8 +463,8 @@ func (r *registry) ephemeral() []*box {
 
 // sessionStarted records a live session (again live, if it had ended).
 func (r *registry) sessionStarted(owner sandbox.Owner) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
 	if s, ok := r.sessions[owner.Session]; ok {
 		s.owner, s.ended = owner, time.Time{}
 	} else {
@@ -474,11 +475,11 @@ func (r *registry) sessionStarted(owner sandbox.Owner) {
 // sessionEnded marks a session ended now and asks the reaper for a pass
 // (its sandboxes may be due); it never blocks.
 func (r *registry) sessionEnded(id string) {
-	r.mu.Lock()
+	r.regMu.Lock()
 	if s, ok := r.sessions[id]; ok {
 		s.ended = time.Now()
 	}
-	r.mu.Unlock()
+	r.regMu.Unlock()
 	select {
 	case r.reap <- struct{}{}:
 	default: // a pass is already due
@@ -486,7 +487,7 @@ func (r *registry) sessionEnded(id string) {
 }
 
 // liveSessionsLocked counts the MCP sessions that have not ended. Callers
-// hold r.mu.
+// hold r.regMu.
 func (r *registry) liveSessionsLocked() int {
 	n := 0
 	for _, s := range r.sessions {
@@ -495,4 +496,163 @@ func (r *registry) liveSessionsLocked() int {
 		}
 	}
 	return n
+}
+
+// locked runs fn with the registry's lock held: fn reads or changes the
+// boxes and sessions (or the Engine's fields the lock also guards:
+// watchers, paused, notices), takes no lock but a leaf's (see regMu), and
+// makes no runtime call or disk write. Only this file takes the lock
+// itself; the rest of the engine goes through locked and the methods
+// below.
+func (r *registry) locked(fn func()) {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	fn()
+}
+
+// withRef resolves ref (see lookup) and runs fn on its box, with the lock
+// held as locked holds it.
+func (r *registry) withRef(ref string, fn func(*box) error) error {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	b, err := r.lookup(ref)
+	if err != nil {
+		return err
+	}
+	return fn(b)
+}
+
+// resolve resolves ref as lookup does, taking the lock.
+func (r *registry) resolve(ref string) (*box, error) {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	return r.lookup(ref)
+}
+
+// boxOf returns the box of container id, when the registry has it.
+func (r *registry) boxOf(id string) (*box, bool) {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	b, ok := r.boxes[id]
+	return b, ok
+}
+
+// statusOf returns b's status.
+func (r *registry) statusOf(b *box) sandbox.Status {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	return b.status
+}
+
+// The install gate's side of the registry: what guard.go's holds and a
+// call's entry change of a box, under the lock.
+
+// enterCall records a call in b.calls (see guarded), and returns what ends
+// the record. While an install holds b (holdForInstall), a new call waits
+// for it to end, or for ctx: the install's own exec alone goes in.
+func (r *registry) enterCall(ctx context.Context, b *box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
+	for {
+		r.regMu.Lock()
+		w := b.gate.window
+		if w == nil || ctx.Value(installCall{}) == b {
+			r.callSeq++
+			seq := r.callSeq
+			if b.calls == nil {
+				b.calls = map[uint64]context.CancelCauseFunc{}
+			}
+			b.calls[seq] = cancel
+			if jo := jobOutput(out); jo != nil {
+				if b.gate.outs == nil {
+					b.gate.outs = map[uint64]*run.JobOutput{}
+				}
+				b.gate.outs[seq] = jo
+			}
+			r.regMu.Unlock()
+			return func() {
+				r.regMu.Lock()
+				delete(b.calls, seq)
+				delete(b.gate.outs, seq)
+				r.regMu.Unlock()
+			}, nil
+		}
+		b.gate.waiting++
+		r.regMu.Unlock()
+		select {
+		case <-w:
+			r.regMu.Lock()
+			b.gate.waiting--
+			r.regMu.Unlock()
+		case <-ctx.Done():
+			r.regMu.Lock()
+			b.gate.waiting--
+			r.regMu.Unlock()
+			return nil, fmt.Errorf("sandbox %s is installing packages (install_packages), and no other call runs in it meanwhile; this one gave up waiting: %w", b.name, ctx.Err())
+		}
+	}
+}
+
+// callsWaiting counts the calls waiting for an install's hold on b to end.
+func (r *registry) callsWaiting(b *box) int {
+	r.regMu.Lock()
+	defer r.regMu.Unlock()
+	return b.gate.waiting
+}
+
+// holdForInstall keeps new calls out of b (they wait in enterCall) until
+// release, and returns once the calls in flight in b have ended, but for
+// background jobs (as jobs tells), which go on (the install stops their
+// processes).
+func (r *registry) holdForInstall(ctx context.Context, b *box, jobs jobsOf) (release func(), err error) {
+	w := make(chan struct{})
+	r.regMu.Lock()
+	if b.gate.window != nil { // installs take turns (lockInstall): never
+		r.regMu.Unlock()
+		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.name, sandbox.ErrConflict)
+	}
+	b.gate.window = w
+	r.regMu.Unlock()
+	release = sync.OnceFunc(func() {
+		r.regMu.Lock()
+		b.gate.window = nil
+		r.regMu.Unlock()
+		close(w)
+	})
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		isJob := jobs.OutputsIn(b.id) // before regMu: see its lock order
+		r.regMu.Lock()
+		foreground := 0
+		for seq := range b.calls {
+			if jo := b.gate.outs[seq]; jo == nil || !isJob[jo] {
+				foreground++
+			}
+		}
+		r.regMu.Unlock()
+		if foreground == 0 {
+			return release, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			release()
+			return nil, fmt.Errorf("waiting for the calls running in sandbox %s to end before the install: %w", b.name, ctx.Err())
+		}
+	}
+}
+
+// lockInstall waits for b's install slot (see box.install), or for ctx.
+func (r *registry) lockInstall(ctx context.Context, b *box) (unlock func(), err error) {
+	r.regMu.Lock()
+	if b.install == nil {
+		b.install = make(chan struct{}, 1)
+	}
+	slot := b.install
+	r.regMu.Unlock()
+	select {
+	case slot <- struct{}{}:
+		return func() { <-slot }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for another install in the same sandbox: %w", ctx.Err())
+	}
 }

@@ -73,9 +73,7 @@ func TestReaperNeverRemovesAnAcquiredSandbox(t *testing.T) {
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.SessionEnded(te.owner.Session) // session_grace is 2 minutes: not yet
-	te.mu.Lock()
-	te.sessions[te.owner.Session].ended = time.Now().Add(-time.Hour)
-	te.mu.Unlock()
+	te.locked(func() { te.sessions[te.owner.Session].ended = time.Now().Add(-time.Hour) })
 	reaped := make(chan struct{})
 	go func() {
 		defer close(reaped)
@@ -173,9 +171,9 @@ func TestEndedSessionsArePruned(t *testing.T) {
 		_ = i
 	}
 	eventually(t, 10*time.Second, "ended sessions are never pruned", func() bool {
-		te.mu.Lock()
-		defer te.mu.Unlock()
-		return len(te.sessions) <= 1 // the test's own, live
+		n := 0
+		te.locked(func() { n = len(te.sessions) })
+		return n <= 1 // the test's own, live
 	})
 }
 

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/egress"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // Issue 27's "Done when", against the real daemon.

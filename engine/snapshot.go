@@ -2,143 +2,28 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
-	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// Snapshots (docs/snapshots.md). A snapshot is two things:
-//
-//   - an image committed from the sandbox's container (its root
-//     filesystem's changes), named under snapshotRepo with this engine's
-//     tag and a random id (never a name the caller gives: the caller's
-//     label is only a label's value), labelled with the engine's identity
-//     and the sandbox's container id under keys of its own (never
-//     sandbox.LabelManaged or sandbox.LabelEngine, which would make the
-//     containers of anyone who runs the image look like this engine's);
-//   - a folder in the state dir (snapshotDir) with the list of the
-//     container's changes at that moment (what restore must undo) and a tar
-//     of each tmpfs folder (the strict profile's workdir, and each VOLUME
-//     the image declares), which a commit does not see.
-//
-// The daemon's images are the record: list_snapshots asks Docker, so the
-// snapshots of a persistent sandbox are there again after a restart, and
-// those of a sandbox that is gone are removed (sweepSnapshots).
+// Snapshots and forks (docs/snapshots.md): the mechanics are
+// engine/internal/snapshot's (e.snap); the engine resolves the sandbox,
+// holds its calls and processes out while its files are read or written,
+// ends what a restore ends, and records the call.
 
-const (
-	// snapshotRepo and forkRepo are the repositories of the engine's own
-	// images; the tag part of the name carries the engine's tag.
-	snapshotRepo = "sandtray-snapshot/"
-	forkRepo     = "sandtray-fork/"
-
-	labelSnapEngine  = "io.sandtray.snapshot.engine"  // the engine's identity
-	labelSnapSandbox = "io.sandtray.snapshot.sandbox" // the container id of the sandbox it was taken of
-	labelSnapID      = "io.sandtray.snapshot.id"
-	labelSnapLabel   = "io.sandtray.snapshot.label"
-	labelSnapCreated = "io.sandtray.snapshot.created"
-)
-
-// maxSnapshotLabel bounds a snapshot's label, in characters.
-const maxSnapshotLabel = 200
-
-var (
-	validSnapshotID = regexp.MustCompile(`^[0-9a-f]{12}$`)
-	validID         = regexp.MustCompile(`^[0-9a-f]{64}$`) // a container id, as a folder name
-)
-
-// errNoLive is the answer to live: true. Sandtray takes no live snapshots
-// yet: CRIU checkpoint/restore is not wired in, and on the daemons it was
-// tried on it cannot work (docs/snapshots.md says what was tried).
-var errNoLive = fmt.Errorf("live snapshots (running processes and their memory) are not available: they need CRIU checkpoint/restore, "+
-	"which Docker offers only in its experimental mode with criu installed on the daemon's host, and which Sandtray does not use yet; "+
-	"take the snapshot without live: files only, and restore_sandbox then restarts the kernels: %w", sandbox.ErrInvalid)
-
-// snapshotRef is the image name of a snapshot of container id.
-func (c *settings) snapshotRef(id, snap string) string {
-	return snapshotRepo + c.engine[:nameTagLen] + "-" + sandbox.ShortID(id) + ":" + snap
+// snapshots is what engine/internal/snapshot needs of the configuration.
+func (c *settings) snapshots() snapshot.Config {
+	return snapshot.Config{Engine: c.engine, Tag: c.engine[:nameTagLen], StateDir: c.StateDir, Labels: c.labels,
+		MaxSnapshots: c.Limits.MaxSnapshots, BudgetMB: c.Limits.SnapshotMB, CommittedMB: c.Limits.CommittedMB}
 }
 
-// snapshotDir is the state dir's folder for a snapshot's change list and
-// tmpfs tars.
-func (c *settings) snapshotDir(id, snap string) string {
-	return filepath.Join(c.StateDir, "snapshots", id, snap)
-}
-
-// snapshotRecord is what the state dir keeps of a snapshot.
-type snapshotRecord struct {
-	Changes []runtime.Change `json:"changes"` // the container's changes against its image when it was taken
-	Tmpfs   []string         `json:"tmpfs"`   // the tmpfs folders saved, tmpfs-<i>.tar in order
-	Size    int64            `json:"size"`    // bytes on disk: the image's own layer and the tars
-}
-
-// checkLabel refuses a label with control characters or too long.
-func checkLabel(label string) (string, error) {
-	label = strings.TrimSpace(label)
-	if len([]rune(label)) > maxSnapshotLabel || strings.IndexFunc(label, unicode.IsControl) >= 0 {
-		return "", fmt.Errorf("label %q is not valid: use up to %d characters, no control characters (it is only a note; the snapshot's name is Sandtray's own): %w",
-			label, maxSnapshotLabel, sandbox.ErrInvalid)
-	}
-	return label, nil
-}
-
-// snapshotsOf lists container id's snapshots, oldest first.
-func (e *Engine) snapshotsOf(ctx context.Context, id string) ([]sandbox.SnapshotInfo, error) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine, labelSnapSandbox: id})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]sandbox.SnapshotInfo, 0, len(imgs))
-	for _, img := range imgs {
-		s := sandbox.SnapshotInfo{ID: img.Labels[labelSnapID], Label: img.Labels[labelSnapLabel], Created: img.Created}
-		if t, err := time.Parse(time.RFC3339Nano, img.Labels[labelSnapCreated]); err == nil {
-			s.Created = t
-		}
-		if !validSnapshotID.MatchString(s.ID) {
-			continue
-		}
-		// Only what this engine took: its state dir holds the record. An
-		// image someone else labelled so is not listed (nor restored).
-		rec, err := readRecord(e.cfg().snapshotDir(id, s.ID))
-		if err != nil {
-			continue
-		}
-		s.SizeBytes = rec.Size
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b sandbox.SnapshotInfo) int { return a.Created.Compare(b.Created) })
-	return out, nil
-}
-
-// snapshotBytes is the disk all of the engine's snapshots take, as each
-// one's record says.
-func (e *Engine) snapshotBytes(ctx context.Context) (int64, error) {
-	imgs, err := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for _, img := range imgs {
-		id, snap := img.Labels[labelSnapSandbox], img.Labels[labelSnapID]
-		if !validID.MatchString(id) || !validSnapshotID.MatchString(snap) {
-			continue // a fork's image
-		}
-		if rec, err := readRecord(e.cfg().snapshotDir(id, snap)); err == nil {
-			n += rec.Size
-		}
-	}
-	return n, nil
-}
+// snapBox is b as engine/internal/snapshot sees it.
+func (b *box) snapBox() snapshot.Box { return snapshot.Box{ID: b.id, Name: b.name, Spec: b.spec} }
 
 // ListSnapshots lists a sandbox's snapshots, oldest first.
 func (e *Engine) ListSnapshots(ctx context.Context, ref string) ([]sandbox.SnapshotInfo, error) {
@@ -147,22 +32,56 @@ func (e *Engine) ListSnapshots(ctx context.Context, ref string) ([]sandbox.Snaps
 		return nil, err
 	}
 	defer e.releaseSoon(b)
-	return e.snapshotsOf(ctx, b.id)
+	return e.snap.List(ctx, b.id)
 }
 
-// findSnapshot returns the snapshot of container id named snap.
-func (e *Engine) findSnapshot(ctx context.Context, b *box, snap string) (sandbox.SnapshotInfo, error) {
-	snap = strings.TrimSpace(snap)
-	list, err := e.snapshotsOf(ctx, b.id)
+// Snapshot saves a sandbox's files: its tmpfs folders first, then, with the
+// container paused, its changes and a commit. Calls wait meanwhile;
+// background jobs are frozen for the commit.
+func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.SnapshotRequest) (sandbox.SnapshotInfo, error) {
+	if req.Live {
+		return sandbox.SnapshotInfo{}, snapshot.ErrNoLive
+	}
+	label, err := snapshot.CheckLabel(req.Label)
 	if err != nil {
 		return sandbox.SnapshotInfo{}, err
 	}
-	for _, s := range list {
-		if s.ID == snap {
-			return s, nil
-		}
+	if e.cfg().Limits.MaxSnapshots == 0 {
+		return sandbox.SnapshotInfo{}, fmt.Errorf("snapshots are turned off by the user's config (limits.max_snapshots = 0): %w", sandbox.ErrForbidden)
 	}
-	return sandbox.SnapshotInfo{}, fmt.Errorf("sandbox %s has no snapshot %q; list_snapshots shows its snapshots: %w", b.name, snap, sandbox.ErrNotFound)
+	b, err := e.ready(ctx, ref)
+	if err != nil {
+		return sandbox.SnapshotInfo{}, err
+	}
+	defer e.release(b)
+	hold, err := e.snap.Reserve(ctx, b.snapBox(), true)
+	if err != nil {
+		return sandbox.SnapshotInfo{}, err
+	}
+	id := sandbox.RandomHex(6)
+	s, err := e.takeSnapshot(ctx, b, e.snap.Ref(b.id, id), e.snap.Dir(b.id, id),
+		map[string]string{snapshot.LabelSandbox: b.id, snapshot.LabelID: id, snapshot.LabelLabel: label}, hold)
+	hold.Release(err == nil)
+	if err == nil {
+		e.snapshotsChanged(b)
+	}
+	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, id)
+	return s, err
+}
+
+// takeSnapshot saves b as snapshot.Store.Take does, with every call and new
+// process held out of it meanwhile.
+func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string, h *snapshot.Hold) (sandbox.SnapshotInfo, error) {
+	ctx, release, err := e.holdForSnapshot(ctx, b)
+	if err != nil {
+		return sandbox.SnapshotInfo{}, err
+	}
+	defer release()
+	s, err := e.snap.Take(ctx, b.snapBox(), ref, dir, labels, h)
+	if err != nil {
+		return s, e.gone(b, err)
+	}
+	return s, nil
 }
 
 // holdForSnapshot takes b's install slot and keeps every call and new
@@ -181,131 +100,115 @@ func (e *Engine) holdForSnapshot(ctx context.Context, b *box) (context.Context, 
 	return installContext(ctx, b), func() { release(); unlock() }, nil
 }
 
-// Snapshot saves a sandbox's files (see the top of this file): its tmpfs
-// folders first, then, with the container paused, its changes and a commit.
-// Calls wait meanwhile; background jobs are frozen for the commit.
-func (e *Engine) Snapshot(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.SnapshotRequest) (sandbox.SnapshotInfo, error) {
-	if req.Live {
-		return sandbox.SnapshotInfo{}, errNoLive
-	}
-	label, err := checkLabel(req.Label)
-	if err != nil {
-		return sandbox.SnapshotInfo{}, err
-	}
-	if e.cfg().Limits.MaxSnapshots == 0 {
-		return sandbox.SnapshotInfo{}, fmt.Errorf("snapshots are turned off by the user's config (limits.max_snapshots = 0): %w", sandbox.ErrForbidden)
-	}
+// Restore puts a sandbox's files back as a snapshot has them, in place: the
+// sandbox keeps its container (so its id and name), settings, limits and
+// network rules. Its background jobs and kernels end first, and with them
+// the servers behind its port forwards, which end too (the result says
+// so, and the jobs say they were ended by the restore); calls wait
+// meanwhile. snapshot.Store.Restore says how the files come back.
+func (e *Engine) Restore(ctx context.Context, owner sandbox.Owner, ref, snap string) (sandbox.RestoreResult, error) {
+	start := time.Now()
 	b, err := e.ready(ctx, ref)
 	if err != nil {
-		return sandbox.SnapshotInfo{}, err
+		return sandbox.RestoreResult{}, err
 	}
 	defer e.release(b)
-	hold, err := e.reserveSnapshot(ctx, b, true)
+	s, err := e.snap.Find(ctx, b.snapBox(), snap)
 	if err != nil {
-		return sandbox.SnapshotInfo{}, err
+		return sandbox.RestoreResult{}, err
 	}
-	snap := sandbox.RandomHex(6)
-	s, err := e.takeSnapshot(ctx, b, e.cfg().snapshotRef(b.id, snap), e.cfg().snapshotDir(b.id, snap),
-		map[string]string{labelSnapSandbox: b.id, labelSnapID: snap, labelSnapLabel: label}, hold)
-	hold.release(err == nil)
-	if err == nil {
-		e.snapshotsChanged(b)
-	}
-	boxTarget{e, b}.log("snapshot_sandbox", owner)(label, err, snap)
-	return s, err
-}
-
-// takeSnapshot saves b: its change list and tmpfs tars in the state dir's
-// folder dir, and its container as image ref with labels (and the
-// snapshot's size and time). What it writes to the host is charged to h as
-// it is written; a snapshot's image layer too (a fork's is its own
-// budget's, see Fork), removed when the budget refuses it.
-func (e *Engine) takeSnapshot(ctx context.Context, b *box, ref, dir string, labels map[string]string, h *snapHold) (s sandbox.SnapshotInfo, err error) {
-	ctx, release, err := e.holdForSnapshot(ctx, b)
+	rec, err := snapshot.ReadRecord(e.snap.Dir(b.id, s.ID))
 	if err != nil {
-		return s, err
+		return sandbox.RestoreResult{}, fmt.Errorf("snapshot %s of sandbox %s lacks its record in Sandtray's state dir (%v); it cannot be restored: delete it with delete_snapshot: %w",
+			s.ID, b.name, err, sandbox.ErrConflict)
+	}
+	res := sandbox.RestoreResult{SandboxID: b.id, Name: b.name, SnapshotID: s.ID}
+	res.JobsEnded = e.jobs.EndIn(b.id, "ended by restore_sandbox (snapshot "+s.ID+")")
+	res.KernelsRestarted = slices.ContainsFunc(e.kernels.Started(), func(k string) bool { return strings.HasPrefix(k, b.id+"/") })
+	e.kernels.Close(b.id)
+	res.PortsClosed = e.endForwards(b)
+	hctx, release, err := e.holdForSnapshot(ctx, b)
+	if err != nil {
+		return res, err
 	}
 	defer release()
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return s, fmt.Errorf("snapshot of %s: %w", b.name, err)
+	if err := e.restartIfEnded(hctx, b); err != nil {
+		return res, err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(dir)
-		}
-	}()
-	rec, size, err := e.saveTmpfs(ctx, b, dir, h)
-	if err != nil {
-		return s, err
+	if res.PathsRestored, err = e.snap.Restore(hctx, b.snapBox(), s.ID, rec); err != nil {
+		return res, e.gone(b, err)
 	}
-	now := time.Now().UTC()
-	_, isSnapshot := labels[labelSnapID] // else a fork's, which needs no change list
-	var imageID string
-	err = e.whilePaused(ctx, b, func() error {
-		// The change list and the commit each walk the container's layer
-		// (on some storage drivers, its whole tree): side by side.
-		diffed := make(chan error, 1)
-		go func() {
-			var err error
-			if isSnapshot {
-				rec.Changes, err = e.docker.Diff(ctx, b.id)
-			}
-			diffed <- err
-		}()
-		l := maps.Clone(labels)
-		l[labelSnapEngine], l[labelSnapCreated] = e.cfg().engine, now.Format(time.RFC3339Nano)
-		var err error
-		imageID, err = e.docker.Commit(ctx, b.id, ref, runtime.ImageConfig{Labels: l, Cmd: []string{"sleep", "infinity"}, Workdir: b.spec.Workdir})
-		return errors.Join(err, <-diffed)
-	})
-	if err != nil {
-		e.removeImage(ref) // also when the commit's answer was lost: the daemon may have made it
-		return s, e.gone(b, fmt.Errorf("snapshot of sandbox %s: %w", b.name, err))
-	}
-	if isSnapshot {
-		// What the snapshot adds to disk: its image's own layer, and the tars.
-		layer := e.imageLayer(ctx, imageID, b.spec.Image)
-		var over errSnapshotBudget
-		if err := h.charge(layer); errors.As(err, &over) {
-			e.removeImage(ref)
-			return s, fmt.Errorf("snapshot of sandbox %s refused: its files outside its tmpfs folders add %d MB to its image, more than %s; "+
-				"delete files in the sandbox (diff_sandbox lists what it changed), or snapshots you no longer need with delete_snapshot (list_snapshots shows each sandbox's), "+
-				"and try again, or ask the user to raise limits.max_snapshot_mb: %w", b.name, layer>>20, over, sandbox.ErrTooLarge)
-		}
-		size += layer
-	}
-	rec.Size = size
-	raw, _ := json.Marshal(rec)
-	if err := os.WriteFile(filepath.Join(dir, "record.json"), raw, 0o600); err != nil {
-		e.removeImage(ref)
-		return s, fmt.Errorf("snapshot of %s: %w", b.name, err)
-	}
-	return sandbox.SnapshotInfo{ID: labels[labelSnapID], Label: labels[labelSnapLabel], Created: now, SizeBytes: size}, nil
+	res.Milliseconds = time.Since(start).Milliseconds()
+	boxTarget{e, b}.log("restore_sandbox", owner)(s.ID, nil, fmt.Sprintf("%d paths; kernels restarted: %v; jobs ended: %d", res.PathsRestored, res.KernelsRestarted, res.JobsEnded))
+	return res, nil
 }
 
-// imageLayer is what image id adds over image base: its own layers (0
-// when either cannot be sized).
-func (e *Engine) imageLayer(ctx context.Context, id, base string) int64 {
-	all, err := e.docker.ImageSize(ctx, id)
-	if err != nil {
-		return 0
+// endForwards ends b's port forwards and returns their sandbox ports: a
+// restore ended every process that could serve them (the sandbox's jobs
+// and kernels; a call's processes end with the call), so a forward left
+// would be listed, and accept connections, with nothing behind it.
+func (e *Engine) endForwards(b *box) []int {
+	var ports []int
+	for _, fw := range e.ports.Forwards(b.id) {
+		if e.ports.Remove(b.id, fw.Port) {
+			ports = append(ports, fw.Port)
+		}
 	}
-	under, err := e.docker.ImageSize(ctx, base)
-	if err != nil || all < under {
-		return 0
+	if len(ports) > 0 {
+		slices.Sort(ports)
+		e.ports.Save(b.id)
+		e.publish()
 	}
-	return all - under
+	return ports
 }
 
-// whilePaused runs fn with b's container paused (its processes frozen), then
-// thaws it, whatever fn did. The caller holds new execs out of b (a
-// frozen cgroup and a joining exec wedge the daemon, see docker.Commit).
-func (e *Engine) whilePaused(ctx context.Context, b *box, fn func() error) error {
-	if err := e.docker.Pause(ctx, b.id); err != nil {
+// restartIfEnded starts b's container again when ending its kernels ended
+// it (a first kernel on the attachment is its PID 1).
+func (e *Engine) restartIfEnded(ctx context.Context, b *box) error {
+	c, err := e.docker.Inspect(ctx, b.id)
+	if err != nil {
+		return e.gone(b, err)
+	}
+	if c.State == "running" {
+		return nil
+	}
+	e.setStatus(b, sandbox.StatusStopped)
+	return e.ensureRunning(ctx, b)
+}
+
+// DeleteSnapshot removes one of a sandbox's snapshots.
+func (e *Engine) DeleteSnapshot(ctx context.Context, owner sandbox.Owner, ref, snap string) error {
+	b, err := e.acquire(ref)
+	if err != nil {
 		return err
 	}
-	err := fn()
-	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	return errors.Join(err, e.docker.Unpause(uctx, b.id))
+	defer e.release(b)
+	s, err := e.snap.Find(ctx, b.snapBox(), snap)
+	if err != nil {
+		return err
+	}
+	err = e.snap.Delete(ctx, b.snapBox(), s.ID)
+	e.snapshotsChanged(b)
+	boxTarget{e, b}.log("delete_snapshot", owner)(s.ID, err, "")
+	return err
+}
+
+// snapshotsChanged tells the watchers (the app's Snapshots tab) that b's
+// snapshots changed, as soon as they did: its SnapshotsChanged moves on.
+func (e *Engine) snapshotsChanged(b *box) {
+	e.locked(func() { b.snaps++ })
+	e.publish()
+}
+
+// sweepSnapshots removes, at start-up, the snapshots and fork images of
+// this engine whose sandbox is gone (snapshot.Store.Sweep).
+func (e *Engine) sweepSnapshots(ctx context.Context) {
+	live := map[string]bool{}
+	e.locked(func() {
+		for id, b := range e.boxes {
+			live[id] = true
+			live[b.spec.Image] = true
+		}
+	})
+	e.snap.Sweep(ctx, live)
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"github.com/sandtray/sandtray/engine/internal/snapshot"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +19,7 @@ import (
 // removed behind the engine's back, which then cannot).
 func snapshotImages(t *testing.T, te *testEngine) func() []runtime.LabeledImage {
 	list := func() []runtime.LabeledImage {
-		imgs, err := te.docker.ImagesLabeled(context.Background(), map[string]string{labelSnapEngine: te.Engine.cfg().engine})
+		imgs, err := te.docker.ImagesLabeled(context.Background(), map[string]string{snapshot.LabelEngine: te.Engine.cfg().engine})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +43,7 @@ func removeSnapshotImages(e *Engine) {
 	for _, info := range list {
 		e.Delete(ctx, sandbox.Owner{}, info.ID)
 	}
-	imgs, _ := e.docker.ImagesLabeled(ctx, map[string]string{labelSnapEngine: e.cfg().engine})
+	imgs, _ := e.docker.ImagesLabeled(ctx, map[string]string{snapshot.LabelEngine: e.cfg().engine})
 	for _, img := range imgs {
 		e.docker.RemoveImage(ctx, img.ID)
 	}
@@ -74,7 +76,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
-	if !validSnapshotID.MatchString(s.ID) || s.Label != "before" || s.SizeBytes <= 0 || s.Created.IsZero() {
+	if !regexp.MustCompile(`^[0-9a-f]{12}$`).MatchString(s.ID) || s.Label != "before" || s.SizeBytes <= 0 || s.Created.IsZero() {
 		t.Errorf("snapshot = %+v", s)
 	}
 
@@ -146,7 +148,7 @@ func TestSnapshotRestoreFork(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the deleted sandbox's snapshot to leave the daemon", func() bool {
-		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[labelSnapSandbox] == info.ID })
+		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[snapshot.LabelSandbox] == info.ID })
 	})
 	if got := te.out(t, forks[1].SandboxID, "cat a.txt"); got != "one" {
 		t.Errorf("fork after the original's removal: %q", got)
@@ -178,12 +180,12 @@ func TestSnapshotNamesStayOurs(t *testing.T) {
 	}
 	for _, img := range images() {
 		for _, tag := range img.RepoTags {
-			if !strings.HasPrefix(tag, snapshotRepo+te.Engine.cfg().engine[:nameTagLen]+"-") {
-				t.Errorf("a snapshot is tagged %s, outside %s", tag, snapshotRepo)
+			if !strings.HasPrefix(tag, snapshot.Repo+te.Engine.cfg().engine[:nameTagLen]+"-") {
+				t.Errorf("a snapshot is tagged %s, outside %s", tag, snapshot.Repo)
 			}
 		}
 	}
-	for _, bad := range []string{"a\nb", strings.Repeat("x", maxSnapshotLabel+1)} {
+	for _, bad := range []string{"a\nb", strings.Repeat("x", snapshot.MaxLabel+1)} {
 		_, err := te.Snapshot(ctx, te.owner, info.ID, sandbox.SnapshotRequest{Label: bad})
 		wantKind(t, err, sandbox.ErrInvalid)
 	}
@@ -320,7 +322,7 @@ func TestSnapshotsAfterRestart(t *testing.T) {
 		t.Errorf("a.txt after restore: %+v %v", out.Result, err)
 	}
 	eventually(t, 10*time.Second, "the reaped sandbox's snapshot to leave the daemon", func() bool {
-		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[labelSnapSandbox] == drop.ID })
+		return !slices.ContainsFunc(images(), func(img runtime.LabeledImage) bool { return img.Labels[snapshot.LabelSandbox] == drop.ID })
 	})
 }
 
@@ -333,9 +335,9 @@ func TestSnapshotForgedLabelsIgnored(t *testing.T) {
 	snapshotImages(t, te)
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Name: "forged"})
-	forged := snapshotRepo + te.Engine.cfg().engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
+	forged := snapshot.Repo + te.Engine.cfg().engine[:nameTagLen] + "-" + sandbox.ShortID(info.ID) + ":0123456789ab"
 	if _, err := te.docker.Commit(ctx, info.ID, forged, runtime.ImageConfig{Labels: map[string]string{
-		labelSnapEngine: te.Engine.cfg().engine, labelSnapSandbox: info.ID, labelSnapID: "0123456789ab"}}); err != nil {
+		snapshot.LabelEngine: te.Engine.cfg().engine, snapshot.LabelSandbox: info.ID, snapshot.LabelID: "0123456789ab"}}); err != nil {
 		t.Fatal(err)
 	}
 	if list, err := te.ListSnapshots(ctx, info.ID); err != nil || len(list) != 0 {

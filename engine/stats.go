@@ -20,8 +20,10 @@ func (e *Engine) FollowStats(id string) { e.stats.Follow(id) }
 // statsRunning reports whether sandbox id runs: the stats sampler reads
 // and keeps only those.
 func (e *Engine) statsRunning(id string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	b, ok := e.boxes[id]
-	return ok && b.status == sandbox.StatusRunning
+	running := false
+	e.locked(func() {
+		b, ok := e.boxes[id]
+		running = ok && b.status == sandbox.StatusRunning
+	})
+	return running
 }

@@ -17,14 +17,12 @@ type Watcher struct {
 // new one after every change, until ctx is done.
 func (e *Engine) Watch(ctx context.Context) *Watcher {
 	w := &Watcher{ch: make(chan sandbox.Snapshot, 1)}
-	e.mu.Lock()
-	e.watchers[w] = struct{}{}
-	w.offer(e.snapshotLocked())
-	e.mu.Unlock()
+	e.locked(func() {
+		e.watchers[w] = struct{}{}
+		w.offer(e.snapshotLocked())
+	})
 	context.AfterFunc(ctx, func() {
-		e.mu.Lock()
-		delete(e.watchers, w)
-		e.mu.Unlock()
+		e.locked(func() { delete(e.watchers, w) })
 	})
 	return w
 }
@@ -41,7 +39,7 @@ func (w *Watcher) Next(ctx context.Context) (sandbox.Snapshot, error) {
 }
 
 // offer replaces any pending snapshot with s. Only the engine sends, under
-// e.mu, so the drain-then-send cannot race with another sender.
+// the registry's lock, so the drain-then-send cannot race with another sender.
 func (w *Watcher) offer(s sandbox.Snapshot) {
 	select {
 	case <-w.ch:
@@ -54,20 +52,20 @@ func (e *Engine) snapshotLocked() sandbox.Snapshot {
 	return sandbox.Snapshot{
 		Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked(e.ports, e.stats), Docker: e.runtimeStatus(),
 		Sessions: e.liveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
-		Pool:   e.pool().Status(),       // the pool's lock is a leaf: safe under e.mu
+		Pool:   e.pool().Status(),       // the pool's lock is a leaf: safe under regMu
 		Egress: e.egress.gate.Pending(), // so is the gate's
 	}
 }
 
 // publish sends a fresh snapshot to every watcher.
 func (e *Engine) publish() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.watchers) == 0 {
-		return
-	}
-	s := e.snapshotLocked()
-	for w := range e.watchers {
-		w.offer(s)
-	}
+	e.locked(func() {
+		if len(e.watchers) == 0 {
+			return
+		}
+		s := e.snapshotLocked()
+		for w := range e.watchers {
+			w.offer(s)
+		}
+	})
 }

@@ -18,8 +18,8 @@ import (
 
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
 	"github.com/sandtray/sandtray/ui"
 )
 

@@ -18,11 +18,11 @@ import (
 
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 	"github.com/sandtray/sandtray/ui"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestEndToEndWithRealEngine: a sandbox created through MCP appears in the

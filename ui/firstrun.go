@@ -9,8 +9,8 @@ import (
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/internal/duration"
+	"github.com/sandtray/sandtray/serve/control"
 )
 
 // ImageState is an image as the window shows it, and ImageProgress the

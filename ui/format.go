@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
 )
 
 // placeholder stands in for a value that is unknown or not applicable.

@@ -10,8 +10,8 @@ import (
 	"fyne.io/fyne/v2"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
 )
 
 func TestHistoryKeepsTheWindowAndDropsVanishedSandboxes(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // containersLabelled lists the containers whose io.sandtray.test is value.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // protocolVersion is the MCP revision the client asks for.

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // timeHTTP times warm execute_code calls in sandbox id over the stack's MCP

@@ -13,9 +13,9 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/mcpserver"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // cleanupTimeout bounds removing a stack's sandboxes and pool at the end.

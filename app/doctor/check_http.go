@@ -7,7 +7,7 @@ import (
 	"net"
 
 	"github.com/sandtray/sandtray/app/httptoken"
-	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // checkHTTP says whether MCP over HTTP is on, at which URL, and whether its

@@ -14,7 +14,7 @@ import (
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // checks is the report, in order. Add a line for a new check.

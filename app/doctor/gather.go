@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/runtime/kubernetes"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // gather loads the config (falling back to the defaults, so the other checks

@@ -17,9 +17,9 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
 	"github.com/sandtray/sandtray/ui"
 )
 
@@ -28,7 +28,7 @@ import (
 // When the app starts while an engine of this user runs already (the
 // normal order: an assistant's sandtray-mcp shim started `sandtray serve`),
 // the app becomes that engine's window: a GUI client over the engine's
-// private control endpoint (engine/control's window protocol, the one the
+// private control endpoint (serve/control's window protocol, the one the
 // app's own window speaks over a pipe). The engine is not handed over to
 // the app. A hand-over would have to move live MCP sessions from one
 // process to another: the shim is a byte pipe to the socket, so its

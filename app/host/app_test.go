@@ -21,11 +21,11 @@ import (
 	"fyne.io/fyne/v2/widget"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // blockingApp is Fyne's test app (no display) with an event loop as a

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // announceChanges tells MCP clients when sandboxes come or go (resource

@@ -7,9 +7,9 @@ import (
 
 	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/config"
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // controlBackend is the engine as the control endpoint sees it: the

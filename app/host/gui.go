@@ -17,7 +17,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/sandtray/sandtray/assets"
-	"github.com/sandtray/sandtray/engine/control"
+	"github.com/sandtray/sandtray/serve/control"
 	"github.com/sandtray/sandtray/ui"
 )
 

@@ -22,9 +22,9 @@ import (
 	"github.com/adrg/xdg"
 
 	"github.com/sandtray/sandtray/engine"
-	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // Options say how to run Sandtray.

@@ -12,8 +12,8 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/app/httptoken"
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/internal/loopback"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // httpEndpoint is the optional MCP-over-HTTP listener (`serve --http`,

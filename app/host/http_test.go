@@ -22,7 +22,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns

@@ -17,8 +17,8 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 
-	"github.com/sandtray/sandtray/engine/mcpserver"
 	"github.com/sandtray/sandtray/internal/loopback/loopbacktest"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"loopback","version":"1"}}}`

@@ -60,16 +60,16 @@ func TestImportDirection(t *testing.T) {
 	}{
 		// ui's demo program (ui/internal/demo) wires app/settings, which
 		// validates with the engine's config: a program, like app/cmd.
-		{"./ui/...", []string{"github.com/moby/moby", "github.com/mark3labs/mcp-go", module + "/engine/internal", module + "/engine/mcpserver"}, false},
-		{"./engine/...", []string{"fyne.io/fyne"}, true},
-		{"./engine/internal/...", []string{module + "/engine", module + "/engine/mcpserver", module + "/app"}, true},
+		{"./ui/...", []string{"github.com/moby/moby", "github.com/mark3labs/mcp-go", module + "/engine/internal", module + "/serve/mcpserver"}, false},
+		{"./engine/... ./serve/...", []string{"fyne.io/fyne"}, true},
+		{"./engine/internal/...", []string{module + "/engine", module + "/serve/mcpserver", module + "/app"}, true},
 		{"./engine/sandbox", []string{module + "/engine/internal", "github.com/"}, true},
 		// The config, image names and the settings editor need no runtime:
 		// they never reach the Docker SDK (nor, through it, a daemon).
 		{"./engine/config ./engine/imageref ./app/settings", []string{"github.com/moby/moby", "github.com/docker/", module + "/engine/runtime/docker"}, true},
-		// The shim itself imports only engine/socket and the stdlib (socket
+		// The shim itself imports only serve/socket and the stdlib (socket
 		// finds its folder with xdg: the shim may reach that, not use it).
-		{"./app/shim", []string{module + "/engine/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},
+		{"./app/shim", []string{module + "/serve/mcpserver", module + "/engine/sandbox", module + "/engine/internal"}, true},
 	}
 	for _, r := range reach {
 		for _, p := range list(t, strings.Fields(r.pkgs)...) {
@@ -101,8 +101,8 @@ func TestImportDirection(t *testing.T) {
 	}
 	for _, p := range list(t, "./app/shim") {
 		for _, imp := range p.imports {
-			if !isStd(imp) && imp != module+"/engine/socket" {
-				t.Errorf("%s imports %s: the shim imports only engine/socket and the standard library", p.path, imp)
+			if !isStd(imp) && imp != module+"/serve/socket" {
+				t.Errorf("%s imports %s: the shim imports only serve/socket and the standard library", p.path, imp)
 			}
 		}
 	}
@@ -111,7 +111,7 @@ func TestImportDirection(t *testing.T) {
 	}{
 		{"github.com/moby/moby/client", module + "/engine/runtime/docker"},
 		{"github.com/moby/moby/api", module + "/engine/runtime/docker"},
-		{"github.com/mark3labs/mcp-go", module + "/engine/mcpserver"},
+		{"github.com/mark3labs/mcp-go", module + "/serve/mcpserver"},
 		{"k8s.io/client-go", module + "/engine/runtime/kubernetes"},
 		{"k8s.io/api", module + "/engine/runtime/kubernetes"},
 		{"k8s.io/apimachinery", module + "/engine/runtime/kubernetes"},
@@ -119,9 +119,9 @@ func TestImportDirection(t *testing.T) {
 	all := list(t, "./...")
 	// Only the Docker runtime reaches the Docker SDK: the engine and
 	// everything else use engine/runtime. Programs link the runtime in (for
-	// its side effect), and engine/dockertest drives Docker on purpose, for
+	// its side effect), and test/dockertest drives Docker on purpose, for
 	// tests.
-	sdkUsers := []string{module + "/engine/runtime/docker", module + "/engine/dockertest"}
+	sdkUsers := []string{module + "/engine/runtime/docker", module + "/test/dockertest"}
 	for _, p := range all {
 		if p.main || slices.Contains(sdkUsers, p.path) {
 			continue

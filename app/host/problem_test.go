@@ -17,8 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandtray/sandtray/app/shim"
-	"github.com/sandtray/sandtray/engine/socket"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // initializeThroughShim is an assistant's first request through

@@ -9,7 +9,7 @@ import (
 	"net"
 	"sync"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // listener is the bound per-user MCP socket.

@@ -11,11 +11,11 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestAStuckWindowDoesNotHoldTheEngine replays a window frozen for good

@@ -8,8 +8,8 @@ import (
 
 	"fyne.io/fyne/v2"
 
-	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
 	"github.com/sandtray/sandtray/ui"
 )
 

@@ -1,7 +1,7 @@
 // Package httptoken keeps the bearer token that guards Sandtray's HTTP MCP
 // endpoint: 32 random bytes, URL-safe, in a file only its owner can read.
 //
-// It is a package of its own, not part of engine/mcpserver, because four
+// It is a package of its own, not part of serve/mcpserver, because four
 // places need the token and only one of them serves MCP: the host (which
 // checks requests against it), `sandtray token` (which prints or rotates it),
 // `sandtray install --http` (which writes it into a client's config) and the

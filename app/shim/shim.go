@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // DefaultWaitTimeout is how long Run waits for a started engine's socket.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/socket"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // socketPath returns a socket path in a fresh 0700 directory, which

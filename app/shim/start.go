@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // engineName is the engine binary's file name (exeSuffix is ".exe" on

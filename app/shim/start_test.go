@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // fakeEngineEnv makes the test binary act as a detached engine (see TestMain).

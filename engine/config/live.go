@@ -17,7 +17,7 @@ var liveKeys = []string{
 	"limits.memory_mb", "limits.max_memory_mb", "limits.cpus", "limits.min_cpus", "limits.max_cpus",
 	"limits.pids", "limits.exec_timeout", "limits.max_exec_timeout", "limits.disk_mb",
 	"limits.read_file_bytes", "limits.max_sandboxes",
-	"limits.max_snapshots", "limits.max_forks", "limits.max_snapshot_mb", "limits.max_committed_mb", // read at each call (engine/snapshot.go, engine/committed.go)
+	"limits.max_snapshots", "limits.max_forks", "limits.max_snapshot_mb", "limits.max_committed_mb", // read at each call (engine/internal/snapshot)
 	"sandbox", "host", "pool",
 	"egress.allow", "egress.deny", "egress.ask",
 }

@@ -13,7 +13,7 @@ import (
 	"syscall"
 
 	"github.com/sandtray/sandtray/app/shim"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); without

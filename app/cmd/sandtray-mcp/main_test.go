@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // runMainEnv makes the test binary run main() instead of the tests, so the

@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 func init() {

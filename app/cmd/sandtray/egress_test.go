@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // fetchScript fetches its argument with Python's urllib (which reads

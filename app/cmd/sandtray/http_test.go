@@ -20,7 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // httpServe is `sandtray serve --http 127.0.0.1:0` running for one test.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestStdioEngineStopsWhenTold: `sandtray serve --stdio` told to stop

@@ -14,8 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // socketEnv is userEnv plus a private socket path and no display, so the

@@ -13,9 +13,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testbuild"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // binary and shimBinary are the sandtray and sandtray-mcp commands, built

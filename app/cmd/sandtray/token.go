@@ -11,7 +11,7 @@ import (
 	"github.com/sandtray/sandtray/app/host"
 	"github.com/sandtray/sandtray/app/httptoken"
 	"github.com/sandtray/sandtray/app/install"
-	"github.com/sandtray/sandtray/engine/mcpserver"
+	"github.com/sandtray/sandtray/serve/mcpserver"
 )
 
 // runToken prints the bearer token that MCP over HTTP requires, creating it

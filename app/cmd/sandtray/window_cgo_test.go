@@ -13,8 +13,8 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/sandtray/sandtray/app/host"
-	"github.com/sandtray/sandtray/engine/control"
-	"github.com/sandtray/sandtray/engine/socket"
+	"github.com/sandtray/sandtray/serve/control"
+	"github.com/sandtray/sandtray/serve/socket"
 )
 
 // TestSecondAppStartExitsZero: starting the app while an engine of this

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/imagebuild"
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // firstTools runs a model's first tools in the image (curl, git, jq,

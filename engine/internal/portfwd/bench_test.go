@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/runtime"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // sizeServer answers each connection's first line, a byte count, with that

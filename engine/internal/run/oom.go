@@ -40,7 +40,7 @@ func (r *Runner) OOMKills(ctx context.Context, t sandbox.Handle) (n int64, ok bo
 func (r *Runner) DiedOfMemory(ctx context.Context, t sandbox.Handle) bool {
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(5 * time.Second) // a busy daemon records a death late
 	for {
 		c, err := r.docker.Inspect(ctx, t.ID())
 		if err != nil {

@@ -3,9 +3,9 @@ package docker_test
 import (
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/runtimetest"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestConformance: the Docker runtime passes the conformance suite on the

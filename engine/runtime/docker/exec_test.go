@@ -11,8 +11,8 @@ import (
 
 	"github.com/sandtray/sandtray/engine/runtime"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 var execTrue = runtime.ExecOptions{Cmd: []string{"true"}}

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/internal/testwait"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 func TestCreateRefusesUnlimited(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestBuildStepExportAndImport: what the image builder does with Docker. A

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // testNetwork is a network name of this test's own (never Sandtray's bridge,

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sandtray/sandtray/engine/dockertest"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/test/dockertest"
 )
 
 // TestCreateAsUser checks that a container created with a user runs as it

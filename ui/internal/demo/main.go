@@ -26,8 +26,8 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/sandtray/sandtray/assets"
-	"github.com/sandtray/sandtray/engine/control"
 	"github.com/sandtray/sandtray/engine/sandbox"
+	"github.com/sandtray/sandtray/serve/control"
 	"github.com/sandtray/sandtray/ui"
 )
 
@@ -39,6 +39,7 @@ func main() {
 	empty := flag.Bool("empty", false, "start with no sandboxes")
 	ask := flag.Bool("egress", false, "two requests wait for an answer at the egress gate (the approval dialog)")
 	noTray := flag.Bool("notray", false, "as on a desktop without a tray host: the notice, and close minimises")
+	noCommit := flag.Bool("nocommit", false, "the engine's runtime cannot commit (as Kubernetes): its actions are off, with why")
 	flag.Parse()
 
 	a := app.NewWithID("io.sandtray.demo")
@@ -46,6 +47,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	b := withEgress(withPorts(newFakeBackend()), *ask)
+	if *noCommit {
+		b.runtime = "kubernetes"
+		b.lacks = map[string]string{"commit": `the "kubernetes" runtime cannot commit a sandbox's files to an image; a runtime that can is chosen with [runtime] name in config.toml`}
+	}
 	clients := newDemoClients()
 	if *empty {
 		b.boxes = nil
@@ -125,13 +130,15 @@ func pick(o fyne.CanvasObject, row, tab int, tap string) {
 
 // fakeBackend is an in-memory engine with a few sandboxes whose stats move.
 type fakeBackend struct {
-	mu     sync.Mutex
-	boxes  []sandbox.Info
-	paused bool
-	ch     chan sandbox.Snapshot
-	t      float64
-	jobs   *demoJobs
-	egress *demoEgress // egress.go; nil with -empty
+	mu      sync.Mutex
+	runtime string            // "" for Docker
+	lacks   map[string]string // what the runtime cannot do (-nocommit)
+	boxes   []sandbox.Info
+	paused  bool
+	ch      chan sandbox.Snapshot
+	t       float64
+	jobs    *demoJobs
+	egress  *demoEgress // egress.go; nil with -empty
 }
 
 func newFakeBackend() *fakeBackend {
@@ -192,7 +199,7 @@ func (f *fakeBackend) tick(ctx context.Context) {
 func (f *fakeBackend) publishLocked() {
 	s := sandbox.Snapshot{Time: time.Now(), Paused: f.paused, Sessions: min(3, len(f.boxes)),
 		Sandboxes: append([]sandbox.Info(nil), f.boxes...),
-		Docker:    sandbox.DockerStatus{Connected: true, Version: "20.10.24 (API 1.41)", Host: "unix:///var/run/docker.sock"}}
+		Docker:    sandbox.DockerStatus{Connected: true, Version: "20.10.24 (API 1.41)", Host: "unix:///var/run/docker.sock", Runtime: f.runtime, Lacks: f.lacks}}
 	if f.egress != nil {
 		s.Egress = slices.Clone(f.egress.pending)
 	}

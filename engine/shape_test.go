@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// lockUsers returns, for each Go file of the engine package in dir (tests
+// too), the lines where it names the registry's lock (a selector
+// ".regMu").
+func lockUsers(t *testing.T, dir string) map[string][]int {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	users := map[string][]int{}
+	for _, f := range files {
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "regMu" {
+				users[filepath.Base(f)] = append(users[filepath.Base(f)], fset.Position(sel.Pos()).Line)
+			}
+			return true
+		})
+	}
+	return users
+}
+
+// TestOnlyTheRegistryTakesItsLock keeps the registry's lock inside
+// registry.go: every other file, tests included, reads and changes the
+// registry through its methods (locked, withRef, resolve, boxOf, …), so the
+// lock's rules (regMu's comment) are kept in one file.
+func TestOnlyTheRegistryTakesItsLock(t *testing.T) {
+	users := lockUsers(t, ".")
+	if len(users["registry.go"]) == 0 {
+		t.Fatal("registry.go never names regMu: the lock was renamed, and this test checks nothing; follow the rename here")
+	}
+	for f, lines := range users {
+		if f != "registry.go" {
+			t.Errorf("%s takes the registry's lock itself (regMu at lines %v): use the registry's methods (registry.go: locked, withRef, …), or add one there", f, lines)
+		}
+	}
+}
+
+// TestLockUsersFindsAnotherFile shows the check fails where it should: a
+// file beside registry.go that names the lock is found.
+func TestLockUsersFindsAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"registry.go": "package engine\nfunc (r *registry) locked(fn func()) { r.regMu.Lock(); defer r.regMu.Unlock(); fn() }\n",
+		"other.go":    "package engine\nfunc (e *Engine) x() {\n\te.regMu.Lock()\n\te.regMu.Unlock()\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users := lockUsers(t, dir)
+	if got := users["other.go"]; len(got) != 2 || got[0] != 3 {
+		t.Errorf("other.go's uses of the lock = %v, want lines 3 and 4", got)
+	}
+	if len(users["registry.go"]) != 2 {
+		t.Errorf("registry.go's uses = %v, want 2", users["registry.go"])
+	}
+}
