@@ -60,6 +60,15 @@ func clientset(t *testing.T, path string) kubernetes.Interface {
 	return cs
 }
 
+// TestMain removes the binaries the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 var (
 	buildOnce sync.Once
 	binDir    string
