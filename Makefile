@@ -181,7 +181,8 @@ clean:
 ## into a cache outside the repo, once per version; see test/k8s/README.md.
 ## k8s-up / k8s-down: start the node as root (from nothing to Ready, the sandbox image
 ## imported, kubeconfig in $(K8S_KUBECONFIG)) / stop it and remove all it made.
-## test-k8s: start the node, run the tests built with the k8s tag against it, stop it.
+## test-k8s: check up.sh's waits (test/k8s/lib_test.sh), start the node, run the tests
+## built with the k8s tag against it, stop it.
 .PHONY: k8s-node k8s-up k8s-down test-k8s
 K8S_CACHE ?= $(or $(SANDTRAY_K8S_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sandtray/k8s)
 K8S_KUBECONFIG := $(or $(SANDTRAY_K8S_DIR),/var/tmp/sandtray-k8s)/kubeconfig
@@ -199,6 +200,7 @@ k8s-down:
 	$(SUDO) env $(K8S_ENV) test/k8s/down.sh
 
 test-k8s: docker test-image k8s-node
+	$(GO) test -count=1 ./test/k8s/scripttest/
 	@$(SUDO) env $(K8S_ENV) test/k8s/up.sh || { $(SUDO) env $(K8S_ENV) test/k8s/down.sh; exit 1; }; \
 	SANDTRAY_K8S_KUBECONFIG=$(K8S_KUBECONFIG) SANDTRAY_REQUIRE_K8S=1 SANDTRAY_TEST_IMAGE=$(IMAGE) \
 		$(GO) test -tags k8s -count=1 -timeout 15m -v $(K8S_PKGS); rc=$$?; \

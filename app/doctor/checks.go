@@ -21,6 +21,7 @@ import (
 var checks = []check{
 	checkConfig,
 	checkRuntime,
+	checkKubernetes,
 	checkDocker,
 	checkImage,
 	checkGVisor,
@@ -42,6 +43,16 @@ func checkConfig(_ context.Context, e *Env) []Line {
 		return []Line{{OK, "config", e.ConfigPath + ": none, the defaults apply", ""}}
 	}
 	return []Line{{OK, "config", e.ConfigPath + ": valid", ""}}
+}
+
+// checkKubernetes reports the cluster's checks (kubernetes.Diagnose) when
+// sandboxes run on one.
+func checkKubernetes(_ context.Context, e *Env) []Line {
+	var lines []Line
+	for _, f := range e.Kubernetes {
+		lines = append(lines, Line{Level(f.Level), f.Topic, f.Detail, f.Fix})
+	}
+	return lines
 }
 
 // checkRuntime says which container runtime the config chooses, where it
@@ -89,6 +100,9 @@ func checkDocker(_ context.Context, e *Env) []Line {
 }
 
 func checkImage(_ context.Context, e *Env) []Line {
+	if e.Config.RuntimeName() == config.RuntimeKubernetes {
+		return nil // the cluster's checks have its line
+	}
 	d := e.Docker
 	switch {
 	case d.Host == "" || d.Version == "":
@@ -120,6 +134,9 @@ func dockerDown(d engine.DockerProbe) Line {
 }
 
 func checkGVisor(_ context.Context, e *Env) []Line {
+	if e.Config.RuntimeName() == config.RuntimeKubernetes {
+		return nil // kubernetes.runtime_class: the cluster's checks have its line
+	}
 	want := e.Config.Sandbox.Runtime
 	has := slices.Contains(e.Docker.Runtimes, "runsc")
 	switch {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sandtray/sandtray/app/install"
 	"github.com/sandtray/sandtray/engine"
+	"github.com/sandtray/sandtray/engine/runtime/kubernetes"
 )
 
 // Level is how a line of the report reads.
@@ -47,6 +48,9 @@ type Env struct {
 	Config     config.Config // the defaults where the file is missing or invalid
 	ConfigErr  error
 	Docker     engine.DockerProbe
+	// Kubernetes is what the cluster's checks found, when runtime.name is
+	// "kubernetes" (Docker is then not probed).
+	Kubernetes []kubernetes.Finding
 	SocketPath string
 	SocketErr  error
 	TokenPath  string          // the HTTP bearer token; "" means httptoken.Path()

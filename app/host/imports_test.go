@@ -112,6 +112,9 @@ func TestImportDirection(t *testing.T) {
 		{"github.com/moby/moby/client", module + "/engine/runtime/docker"},
 		{"github.com/moby/moby/api", module + "/engine/runtime/docker"},
 		{"github.com/mark3labs/mcp-go", module + "/serve/mcpserver"},
+		{"k8s.io/client-go", module + "/engine/runtime/kubernetes"},
+		{"k8s.io/api", module + "/engine/runtime/kubernetes"},
+		{"k8s.io/apimachinery", module + "/engine/runtime/kubernetes"},
 	}
 	all := list(t, "./...")
 	// Only the Docker runtime reaches the Docker SDK: the engine and

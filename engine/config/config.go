@@ -41,8 +41,9 @@ type Config struct {
 	Commit       Commit            `toml:"commit"`  // see commit.go
 	Runtime      Runtime           `toml:"runtime"` // see runtime.go
 	Docker       Docker            `toml:"docker"`
-	Egress       Egress            `toml:"egress"`  // see egress.go
-	Secrets      map[string]Secret `toml:"secrets"` // see secrets.go
+	Kubernetes   Kubernetes        `toml:"kubernetes"` // see runtime.go
+	Egress       Egress            `toml:"egress"`     // see egress.go
+	Secrets      map[string]Secret `toml:"secrets"`    // see secrets.go
 
 	// StateDir holds sandbox state and activity logs; set by the host, not the file.
 	StateDir string `toml:"-"`
@@ -243,6 +244,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Runtime.check(c.Docker); err != nil {
+		return err
+	}
+	if err := c.Kubernetes.check(); err != nil {
 		return err
 	}
 	for i, r := range c.Host.AllowedRoots {

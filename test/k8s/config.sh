@@ -133,7 +133,9 @@ EOF
 
 # kubelet_config: cgroup v1 allowed, the cgroupfs driver with the pods under
 # our own cgroup, no iptables chains of its own on the host, images never
-# collected (they are imported, not pulled), and no host DNS for the pods.
+# collected (they are imported, not pulled), no host DNS for the pods, and
+# a pids limit per Pod (Sandtray's default limits.pids: a Pod cannot ask for
+# one of its own; SANDTRAY_K8S_POD_PIDS changes it).
 kubelet_config() {
 	local p=$K8S_DIR/pki
 	cat >"$K8S_DIR/kubelet.yaml" <<EOF
@@ -163,5 +165,6 @@ serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+podPidsLimit: ${SANDTRAY_K8S_POD_PIDS:-512}
 EOF
 }

@@ -88,3 +88,26 @@ cgroup_pids() {
 	[ -d "$root" ] || return 0
 	find "$root" -name cgroup.procs -exec cat {} + 2>/dev/null
 }
+
+# wait_for NAME SECONDS WHAT COMMAND...: waits for COMMAND to succeed while
+# daemon NAME (its PID in $K8S_DIR/NAME.pid) runs; shows NAME's log and
+# fails when it exits or time is up. The seconds are kept before the shift:
+# under set -u, $2 after it is an unbound variable, not the limit.
+wait_for() {
+	local name=$1 secs=$2 what=$3
+	local limit=$(($(now) + secs * 1000))
+	shift 3
+	until "$@" >/dev/null 2>&1; do
+		if ! kill -0 "$(cat "$K8S_DIR/$name.pid")" 2>/dev/null || [ "$(now)" -gt "$limit" ]; then
+			tail -n 30 "$K8S_DIR/logs/$name.log" >&2
+			die "$what: not after ${secs}s ($name's log: $K8S_DIR/logs/$name.log; make k8s-down cleans up)"
+		fi
+		sleep 0.1
+	done
+}
+
+# node_ready succeeds when the API server (api, up.sh's curl) says node
+# K8S_NODE is Ready. The API server pretty-prints its answers to curl, so
+# the blanks go before the match: the condition's type comes before its
+# status in every encoding it writes.
+node_ready() { api "/api/v1/nodes/$K8S_NODE" | tr -d ' \t\n' | grep -q '"type":"Ready","status":"True"'; }

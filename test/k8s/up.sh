@@ -84,20 +84,6 @@ launch() {
 	echo $! >"$K8S_DIR/$name.pid"
 }
 
-# wait_for NAME SECONDS WHAT COMMAND...: waits for COMMAND to succeed while
-# daemon NAME runs; shows NAME's log and fails when it exits or time is up.
-wait_for() {
-	local name=$1 limit=$(($(now) + $2 * 1000)) what=$3
-	shift 3
-	until "$@" >/dev/null 2>&1; do
-		if ! kill -0 "$(cat "$K8S_DIR/$name.pid")" 2>/dev/null || [ "$(now)" -gt "$limit" ]; then
-			tail -n 30 "$K8S_DIR/logs/$name.log" >&2
-			die "$what: not after $2s ($name's log: $K8S_DIR/logs/$name.log; make k8s-down cleans up)"
-		fi
-		sleep 0.1
-	done
-}
-
 PLATFORM=linux/$(arch)
 P=$K8S_DIR/pki
 api() { curl -sf --cacert "$P/ca.crt" --cert "$P/admin.crt" --key "$P/admin.key" "https://127.0.0.1:$APISERVER_PORT$1"; }
@@ -174,7 +160,6 @@ for c in controller-manager scheduler; do
 		--bind-address 127.0.0.1 --secure-port "$port" --cert-dir "$K8S_DIR/$c" --leader-elect=false --profiling=false "${extra[@]}"
 done
 
-node_ready() { api "/api/v1/nodes/$K8S_NODE" | grep -q '"type":"Ready","status":"True"'; }
 wait_for kubelet 180 "node $K8S_NODE Ready" node_ready
 phase "node $K8S_NODE Ready"
 # A pod in "default" needs its ServiceAccount (and the CA configmap when it

@@ -19,9 +19,11 @@ import (
 	"syscall"
 
 	"github.com/sandtray/sandtray/app/host"
-	// Docker (and Podman through its API) is the runtime this program
-	// offers; it alone links the Docker SDK.
+	// The runtimes this program offers: Docker (and Podman through its
+	// API), the default, which alone links the Docker SDK; and Kubernetes
+	// (runtime.name = "kubernetes"), which alone links client-go.
 	_ "github.com/sandtray/sandtray/engine/runtime/docker"
+	_ "github.com/sandtray/sandtray/engine/runtime/kubernetes"
 )
 
 // appID names the app to the desktop (notifications, preferences); it

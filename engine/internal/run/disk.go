@@ -110,7 +110,12 @@ func (r *Runner) WatchDisk(ctx context.Context, t sandbox.Handle, d *Disk, limit
 		}
 		used, err := measure(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
+			switch {
+			case errors.Is(err, sandbox.ErrUnsupported):
+				// A runtime that cannot tell (Kubernetes: its kubelet
+				// bounds the Pod's storage instead), every call alike.
+				r.log.Debug("measure sandbox disk use", "sandbox", t.Name(), "err", err)
+			case ctx.Err() == nil:
 				r.log.Warn("measure sandbox disk use", "sandbox", t.Name(), "err", err)
 			}
 			return
