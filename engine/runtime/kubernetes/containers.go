@@ -102,7 +102,7 @@ func (c *Client) Start(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	if pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed || state(pod) == runtime.StateExited {
 		return unsupported("start sandbox "+id+" again", "its Pod has ended, and a Pod never restarts; delete it and make a new one")
 	}
 	copier := hasCopier(pod)

@@ -161,6 +161,12 @@ func (c *Client) podSpec(id string, o runtime.CreateOptions) (*corev1.Pod, *netw
 		Command: o.Cmd, Env: env, WorkingDir: o.Workdir, Resources: res, SecurityContext: sec, VolumeMounts: mounts,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 	}
+	if o.Agent == nil && len(o.Cmd) > 0 {
+		// PID 1 ignores the signals it has no handler for, so Kill (which
+		// can only signal from inside) could not end a main command of the
+		// image's: a shell that ends on SIGTERM runs it.
+		main.Command = append([]string{"/bin/sh", "-c", `trap 'exit 143' TERM; "$@" & wait $!`, "sh"}, o.Cmd...)
+	}
 	containers := []corev1.Container{main}
 	if o.Agent != nil {
 		// The copier starts beside the sandbox's container (not before it,

@@ -182,17 +182,17 @@ func (s *suite) lifecycle(t *testing.T, f *fixture) {
 	if list, err := f.rt.List(f.ctx, other, true); err != nil || len(list) != 0 {
 		t.Errorf("List of labels no container has: %+v, %v", list, err)
 	}
-	if err := f.rt.Stop(f.ctx, id, 2*time.Second); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
+	restarts := s.end(t, f, id)
 	if c, err = f.rt.Inspect(f.ctx, id); err != nil || c.State != runtime.StateExited {
 		t.Errorf("a stopped container: %+v, %v; want exited", c, err)
 	}
 	if list, err := f.rt.List(f.ctx, f.labels, true); err != nil || len(list) != 1 {
 		t.Errorf("List(all) of a stopped container: %+v, %v", list, err)
 	}
-	if err := f.rt.Start(f.ctx, id); err != nil {
+	if err := f.rt.Start(f.ctx, id); restarts && err != nil {
 		t.Fatalf("start a stopped container again: %v", err)
+	} else if !restarts && !errors.Is(err, sandbox.ErrUnsupported) {
+		t.Errorf("start again a container of a runtime that cannot stop one: %v, want sandbox.ErrUnsupported", err)
 	}
 	if err := f.rt.Remove(f.ctx, id); err != nil { // running: Remove ends it
 		t.Fatalf("remove a running container: %v", err)
@@ -339,15 +339,39 @@ func (s *suite) stats(t *testing.T, f *fixture) {
 	}
 }
 
+// end stops running container id and waits until it has exited; restarts
+// reports whether it can start again. A runtime whose containers never
+// restart (a Kubernetes Pod) refuses Stop as unsupported, naming itself;
+// its Kill then ends the container for good.
+func (s *suite) end(t *testing.T, f *fixture, id string) (restarts bool) {
+	t.Helper()
+	err := f.rt.Stop(f.ctx, id, 2*time.Second)
+	if err == nil {
+		return true
+	}
+	if !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), f.rt.Name()) {
+		t.Fatalf("stop: %v (a runtime that cannot stop says so with sandbox.ErrUnsupported and its name)", err)
+	}
+	if err := f.rt.Kill(f.ctx, id); err != nil {
+		t.Fatalf("kill, where stop is unsupported: %v", err)
+	}
+	deadline := time.Now().Add(s.o.Timeout)
+	for {
+		c, err := f.rt.Inspect(f.ctx, id)
+		if err == nil && c.State == runtime.StateExited || time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func (s *suite) events(t *testing.T, f *fixture) {
 	ctx, cancel := context.WithCancel(f.ctx)
 	defer cancel()
 	events, errs := f.rt.Events(ctx, f.labels)
 	time.Sleep(100 * time.Millisecond) // the subscription reaches the runtime
 	id := f.running(t)
-	if err := f.rt.Stop(f.ctx, id, 2*time.Second); err != nil {
-		t.Fatalf("stop: %v", err)
-	}
+	s.end(t, f, id)
 	if err := f.rt.Remove(f.ctx, id); err != nil {
 		t.Fatalf("remove: %v", err)
 	}
@@ -414,8 +438,15 @@ func (s *suite) errors(t *testing.T, f *fixture) {
 	}
 	o := f.options("")
 	o.Image = "sandtray-rtt-no-such-image:" + sandbox.RandomHex(4)
-	if _, err := f.rt.Create(f.ctx, o); !errors.Is(err, sandbox.ErrNotFound) {
-		t.Errorf("create from an image there is not: %v, want sandbox.ErrNotFound", err)
+	id, err = f.rt.Create(f.ctx, o)
+	if err == nil {
+		// A runtime whose nodes fetch the image when the container
+		// starts (Kubernetes) says so at the start.
+		err = f.rt.Start(f.ctx, id)
+		_ = f.rt.Remove(context.WithoutCancel(f.ctx), id)
+	}
+	if !errors.Is(err, sandbox.ErrNotFound) {
+		t.Errorf("a container from an image there is not: %v, want sandbox.ErrNotFound at its create (or, where nodes fetch images at the start, its start)", err)
 	}
 }
 
