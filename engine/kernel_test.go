@@ -274,3 +274,31 @@ func TestNoKernelStartsWhileClosing(t *testing.T) {
 		t.Errorf("kernels started after close: %v", started)
 	}
 }
+
+// TestKernelReapsWhatItsCodeForked: children the code forks and never waits
+// for are reaped after its run, even when a Popen object it already waited
+// for holds the same pid (the sandbox gives pids out again at once), while a
+// Popen still waiting keeps its own.
+func TestKernelReapsWhatItsCodeForked(t *testing.T) {
+	te := newTestEngine(t)
+	id := te.create(t, sandbox.CreateRequest{}).ID
+	code := `import os, subprocess, time
+done = subprocess.Popen(['true']); done.wait()
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+done.pid = pid  # the waited-for process's pid, given out again
+live = subprocess.Popen(['sh', '-c', 'exit 3'])
+time.sleep(0.5)
+print('forked')`
+	if r := te.code(t, id, sandbox.CodeRequest{Code: code}); r.Stdout != "forked\n" {
+		t.Fatalf("fork: %+v", r)
+	}
+	eventually(t, 5*time.Second, "the unwaited child reaped", func() bool {
+		r := te.command(t, id, `ps -eo stat=,comm= | grep -c '^Z' || true`)
+		return strings.TrimSpace(r.Stdout) == "1" // live's, which its Popen will wait for
+	})
+	if r := te.code(t, id, sandbox.CodeRequest{Code: "print(live.wait())"}); r.Stdout != "3\n" {
+		t.Errorf("the code's own Popen lost its child: %+v", r)
+	}
+}

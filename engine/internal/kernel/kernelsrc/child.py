@@ -108,7 +108,11 @@ def _sandtray_kernel():
         if not zombies:
             return
         import gc
-        owned = {getattr(o, "pid", None) for o in gc.get_objects() if type(o).__name__ == "Popen"}
+        # The code's own Popen objects still waiting for their process;
+        # one already waited for (returncode set) may hold a pid the
+        # sandbox has given to another process since.
+        owned = {getattr(o, "pid", None) for o in gc.get_objects()
+                 if type(o).__name__ == "Popen" and getattr(o, "returncode", 0) is None}
         for pid in zombies:
             if pid not in owned:
                 try:
