@@ -46,7 +46,10 @@ func (r *Runner) DiedOfMemory(ctx context.Context, t sandbox.Handle) bool {
 		if err != nil {
 			return false
 		}
-		if StatusOf(c.State) != sandbox.StatusRunning || time.Now().After(deadline) {
+		// A daemon may record the exit before the OOM event that explains
+		// it: an exit by SIGKILL waits for it until the deadline.
+		stopped := StatusOf(c.State) != sandbox.StatusRunning
+		if c.OOMKilled || stopped && c.ExitCode != 137 || time.Now().After(deadline) {
 			return c.OOMKilled
 		}
 		if sleep(ctx, 100*time.Millisecond) != nil {
