@@ -17,6 +17,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandtray/sandtray/engine"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -204,11 +205,25 @@ func TestFaultDaemonRestartMidExec(t *testing.T) {
 
 // TestFaultDaemonFrozen: with dockerd stopped by SIGSTOP, calls that need
 // it end at their timeout (or the client's) instead of hanging, calls that
-// do not need it still answer, and all is well after SIGCONT.
+// do not need it still answer, and all is well after SIGCONT. A sandbox
+// whose session runs on its link needs no daemon for a command or a file:
+// those answer at once; over the attachment and execs (an engine that does
+// not link) they need the daemon.
 func TestFaultDaemonFrozen(t *testing.T) {
 	pid := requireDockerdControl(t)
-	e := newEnv(t)
-	id := e.client.sandbox(t, nil)
+	for _, linked := range []bool{true, false} {
+		t.Run(map[bool]string{true: "link", false: "no link"}[linked], func(t *testing.T) {
+			e := newEnvWith(t, engine.Options{NoLink: !linked})
+			id := e.client.sandbox(t, nil)
+			e.client.command(t, id, "true", 10) // its session, before the freeze
+			frozen(t, pid, e, id, linked)
+		})
+	}
+}
+
+// frozen freezes dockerd (pid) and tries sandbox id of e; linked says
+// whether its session is on its link, which needs no daemon.
+func frozen(t *testing.T, pid int, e *env, id string, linked bool) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -228,14 +243,20 @@ func TestFaultDaemonFrozen(t *testing.T) {
 	if took > 30*time.Second {
 		t.Errorf("an exec with timeout_s 2 took %s against a frozen daemon", took)
 	}
-	if r.err == nil && !r.isError && !r.flag("timed_out") {
+	switch {
+	case linked && (r.err != nil || r.isError || strings.TrimSpace(r.str("stdout")) != "hi"):
+		t.Errorf("a command over the sandbox's link, which needs no daemon, failed while it was frozen: %v", r)
+	case !linked && r.err == nil && !r.isError && !r.flag("timed_out"):
 		t.Errorf("an exec against a frozen daemon neither failed nor timed out: %v", r)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	start = time.Now()
 	r = e.client.callCtx(ctx, "write_file", map[string]any{"sandbox_id": id, "path": "x", "content": "x"})
 	cancel()
-	if time.Since(start) > 10*time.Second || r.err == nil {
+	switch {
+	case linked && (r.err != nil || r.isError):
+		t.Errorf("write_file over the sandbox's link failed while the daemon was frozen: %v", r)
+	case !linked && (time.Since(start) > 10*time.Second || r.err == nil):
 		t.Errorf("a call the client gave up on after 3 s returned after %s: %v", time.Since(start), r)
 	}
 	start = time.Now()
