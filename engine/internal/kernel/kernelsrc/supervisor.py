@@ -202,7 +202,7 @@ def stopped(pid):
     return bool(tids)
 
 
-def sweep(run_id, group):
+def sweep(run_id, group, before=None):
     """Kills what a run left running: every process whose environment
     carries the run's marker (the child sets SANDTRAY_EXEC=<run id> before
     each run, and what the code starts inherits it, setsid or not), and
@@ -211,11 +211,13 @@ def sweep(run_id, group):
     environment). Each round's finds are stopped before they are killed, so
     a fork bomb cannot outgrow it; a process in the middle of an execve
     shows no environment for an instant, so only a second empty scan in a
-    row ends it."""
+    row ends it. A process the run started (not in before) that shows no
+    environment yet is one such: while any is, no scan counts as empty."""
     mark = b"SANDTRAY_EXEC=" + run_id.encode() + b"\0"
     empty = 0
-    for _ in range(10):
+    for _ in range(50):
         found = []
+        unsure = False
         for name in os.listdir("/proc"):
             if not name.isdigit() or int(name) == group:
                 continue
@@ -231,7 +233,13 @@ def sweep(run_id, group):
                 continue  # dead already; its parent reaps it
             if env.startswith(mark) or b"\0" + mark in env or (len(fields) > 2 and fields[2] == str(group).encode()):
                 found.append(int(name))
+            elif not env and before is not None and name not in before:
+                unsure = True  # mid-execve: its environment shows again in a moment
         if not found:
+            if unsure:
+                empty = 0
+                time.sleep(0.001)
+                continue
             empty += 1
             if empty == 2:
                 return
@@ -436,7 +444,7 @@ class Supervisor:
         self.drain()
         run, self.run = self.run, None
         if set(os.listdir("/proc")) - run["pids"]:  # only a run that left a process can need a sweep
-            sweep(run["id"], self.pid)
+            sweep(run["id"], self.pid, run["pids"])
         self.send_images(run)
         # The id is the engine's (hex), checked against the done line.
         send(b"D", ('{"id": "%s", "exit": %d, "interrupted": %s, "dropped_out": %d, "dropped_err": %d}' % (
