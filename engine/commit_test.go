@@ -97,7 +97,7 @@ func TestCommit(t *testing.T) {
 			t.Errorf("files in a sandbox of the committed image = %q", got)
 		}
 		plain := runtime.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "60"},
-			MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32}
+			MemoryMB: 64, MilliCPUs: 100, PidsLimit: 32}
 		if _, err := te.docker.Create(ctx, plain); err != nil {
 			t.Fatal(err)
 		}

@@ -126,7 +126,7 @@ func (c *settings) createOptions(containerName, hostname string, spec sandbox.Sp
 	return c.harden(runtime.CreateOptions{
 		Name: containerName, Image: spec.Image, Labels: labels, Env: containerEnv(spec),
 		Workdir: spec.Workdir, Network: dockerNetwork(spec.Network), Agent: c.agent,
-		MemoryMB: spec.MemoryMB, NanoCPUs: int64(spec.CPUs * 1e9), PidsLimit: spec.PidsLimit,
+		MemoryMB: spec.MemoryMB, MilliCPUs: runtime.MilliCPUs(spec.CPUs), PidsLimit: spec.PidsLimit,
 		CapAdd: spec.CapAdd, Runtime: spec.Runtime, Hostname: hostname, User: spec.User,
 		FileSizeMB: c.Limits.DiskMB, GPUs: gpuCount(spec),
 	})

@@ -109,7 +109,7 @@ func buildExport(t *testing.T, te *testEngine, dir, tag string) string {
 		t.Fatalf("build the export: %v\n%s", err, out.String())
 	}
 	o := runtime.CreateOptions{Image: tag, Labels: dockertest.Labels(t), Cmd: []string{"sleep", "infinity"}, Network: "none",
-		MemoryMB: 128, NanoCPUs: 1e9, PidsLimit: 64}
+		MemoryMB: 128, MilliCPUs: 1000, PidsLimit: 64}
 	id, err := te.docker.Create(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

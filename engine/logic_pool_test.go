@@ -58,7 +58,7 @@ func TestLogicPoolFillsAndHandsOut(t *testing.T) {
 		t.Error("a spare resolves as a sandbox")
 	}
 
-	info := le.create(t, sandbox.CreateRequest{Name: "warm", MemoryMB: 512})
+	info := le.create(t, sandbox.CreateRequest{Name: "warm", MemoryMB: 512, CPUs: 1.5})
 	if !slices.Contains(spares, info.ID) {
 		t.Fatalf("create made %s instead of taking a spare of %v", sandbox.ShortID(info.ID), spares)
 	}
@@ -66,8 +66,8 @@ func TestLogicPoolFillsAndHandsOut(t *testing.T) {
 	if err != nil || c.Name != le.Engine.cfg().containerName("warm") {
 		t.Errorf("the taken spare is named %q (%v), want %q", c.Name, err, le.Engine.cfg().containerName("warm"))
 	}
-	if mem, _, _ := le.rt.Limits(info.ID); mem != 512 {
-		t.Errorf("the taken spare's memory limit is %d MB, want 512", mem)
+	if mem, cpu, _ := le.rt.Limits(info.ID); mem != 512 || cpu != 1500 {
+		t.Errorf("the taken spare's limits are %d MB and %d millicores, want 512 and 1500", mem, cpu)
 	}
 	if info.Name != "warm" || info.Owner != le.owner || info.Status != sandbox.StatusRunning {
 		t.Errorf("the pooled sandbox %+v", info)

@@ -75,8 +75,9 @@ type Renamer interface {
 
 // LimitUpdater changes a running container's limits.
 type LimitUpdater interface {
-	// UpdateLimits changes a running container's memory and CPU limits.
-	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
+	// UpdateLimits changes a running container's memory limit (MB) and CPU
+	// limit (millicores, as CreateOptions.MilliCPUs); 0 leaves one as it is.
+	UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error
 }
 
 // GPUProvider gives containers GPUs.
@@ -447,9 +448,9 @@ func (c *completed) Rename(ctx context.Context, id, name string) error {
 	return c.no(CapRename)
 }
 
-func (c *completed) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error {
+func (c *completed) UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error {
 	if u, ok := c.Runtime.(LimitUpdater); ok {
-		return u.UpdateLimits(ctx, id, memoryMB, nanoCPUs)
+		return u.UpdateLimits(ctx, id, memoryMB, milliCPUs)
 	}
 	return c.no(CapUpdateLimits)
 }

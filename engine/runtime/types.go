@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"io"
+	"math"
 	"time"
 )
 
@@ -33,15 +34,17 @@ type Agent struct {
 // "no", not privileged, no mounts) is applied by Create itself; only what the
 // user may configure is here.
 type CreateOptions struct {
-	Name      string // container name; "" lets the runtime choose
-	Image     string
-	Labels    map[string]string
-	Env       []string // KEY=VALUE
-	Workdir   string
-	Cmd       []string // the long-lived main process, e.g. ["sleep", "infinity"]
-	Network   string   // "none" or "bridge"
-	MemoryMB  int64    // memory limit; swap is set equal, so no swap
-	NanoCPUs  int64
+	Name     string // container name; "" lets the runtime choose
+	Image    string
+	Labels   map[string]string
+	Env      []string // KEY=VALUE
+	Workdir  string
+	Cmd      []string // the long-lived main process, e.g. ["sleep", "infinity"]
+	Network  string   // "none" or "bridge"
+	MemoryMB int64    // memory limit; swap is set equal, so no swap
+	// MilliCPUs is the CPU limit in thousandths of a CPU (millicores):
+	// 1000 is one whole CPU, 10 the smallest limit every runtime accepts.
+	MilliCPUs int64
 	PidsLimit int64
 	CapAdd    []string // added back after dropping all
 	Runtime   string   // the OCI runtime: "" for the runtime's default, "runsc" for gVisor
@@ -287,3 +290,7 @@ type LabeledImage struct {
 	Created  time.Time
 	Size     int64 // the whole image, its base's layers included
 }
+
+// MilliCPUs is cpus (a fraction of CPUs, as sandbox.Spec gives them) in
+// millicores, rounded to the nearest: CreateOptions.MilliCPUs's unit.
+func MilliCPUs(cpus float64) int64 { return int64(math.Round(cpus * 1000)) }

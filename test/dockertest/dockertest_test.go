@@ -31,7 +31,7 @@ func TestLabelsRemoveLeakedContainers(t *testing.T) {
 	t.Run("leaky", func(t *testing.T) {
 		labels := dockertest.Labels(t)
 		for _, cmd := range [][]string{{"sleep", "infinity"}, {"true"}} {
-			id, err := c.Create(ctx, runtime.CreateOptions{Image: image, Labels: labels, Cmd: cmd, MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32})
+			id, err := c.Create(ctx, runtime.CreateOptions{Image: image, Labels: labels, Cmd: cmd, MemoryMB: 64, MilliCPUs: 100, PidsLimit: 32})
 			if err != nil {
 				t.Fatalf("Create: %v", err)
 			}

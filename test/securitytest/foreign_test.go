@@ -101,7 +101,7 @@ func toolsOn(ref, root string) []toolCall {
 func (e *env) startContainer(t *testing.T, ctx context.Context, name string, labels map[string]string) string {
 	t.Helper()
 	id, err := e.docker.Create(ctx, runtime.CreateOptions{Name: name, Image: e.cfg.DefaultImage, Labels: labels,
-		Cmd: []string{"sleep", "infinity"}, MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 32})
+		Cmd: []string{"sleep", "infinity"}, MemoryMB: 64, MilliCPUs: 100, PidsLimit: 32})
 	if err != nil {
 		t.Fatalf("create foreign container: %v", err)
 	}

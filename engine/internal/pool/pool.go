@@ -33,7 +33,7 @@ type Docker interface {
 	Rename(ctx context.Context, id, name string) error
 	List(ctx context.Context, labels map[string]string, all bool) ([]runtime.Container, error)
 	Remove(ctx context.Context, id string) error
-	UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error
+	UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error
 	InspectImage(ctx context.Context, ref string) (runtime.Image, error)
 	ImageEvents(ctx context.Context) (<-chan runtime.ImageEvent, <-chan error)
 	Stats(ctx context.Context, id string) (runtime.StatsSample, error)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -85,17 +86,17 @@ var errAdjust = errors.New("change the limits of a pooled container")
 
 // adjust changes c's memory and CPU limits to spec's where they differ.
 func (p *Pool) adjust(ctx context.Context, c pooled, spec sandbox.Spec) error {
-	var memoryMB, nanoCPUs int64
+	var memoryMB, milliCPUs int64
 	if spec.MemoryMB != c.spec.MemoryMB {
 		memoryMB = spec.MemoryMB
 	}
 	if spec.CPUs != c.spec.CPUs {
-		nanoCPUs = int64(spec.CPUs * 1e9)
+		milliCPUs = runtime.MilliCPUs(spec.CPUs)
 	}
-	if memoryMB == 0 && nanoCPUs == 0 {
+	if memoryMB == 0 && milliCPUs == 0 {
 		return nil
 	}
-	if err := p.docker.UpdateLimits(ctx, c.id, memoryMB, nanoCPUs); err != nil {
+	if err := p.docker.UpdateLimits(ctx, c.id, memoryMB, milliCPUs); err != nil {
 		if errors.Is(err, sandbox.ErrNotFound) {
 			return err
 		}

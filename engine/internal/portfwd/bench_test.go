@@ -39,7 +39,7 @@ func benchForward(b *testing.B) *portfwd.Forward {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	id, err := c.Create(ctx, runtime.CreateOptions{Image: dockertest.Image(b), Labels: dockertest.Labels(b), Agent: dockertest.Agent(b),
-		Network: "none", MemoryMB: 512, NanoCPUs: 2e9, PidsLimit: 256})
+		Network: "none", MemoryMB: 512, MilliCPUs: 2000, PidsLimit: 256})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func (s *Store) restoreRoot(ctx context.Context, b Box, image string, plan []str
 // from (the runtime's copy, from outside); done removes it.
 func (s *Store) openImage(ctx context.Context, image string) (id string, done func(), err error) {
 	id, err = s.rt.Create(ctx, runtime.CreateOptions{Image: image, Cmd: []string{"true"}, Network: sandbox.NetworkNone,
-		MemoryMB: 64, NanoCPUs: 1e8, PidsLimit: 16, Labels: maps.Clone(s.config().Labels)})
+		MemoryMB: 64, MilliCPUs: 100, PidsLimit: 16, Labels: maps.Clone(s.config().Labels)})
 	if err != nil {
 		return "", nil, err
 	}

@@ -149,7 +149,7 @@ func hostConfig(o runtime.CreateOptions) *container.HostConfig {
 		hc.Memory = o.MemoryMB << 20
 		hc.MemorySwap = hc.Memory
 	}
-	hc.NanoCPUs = max(o.NanoCPUs, 0)
+	hc.NanoCPUs = max(o.MilliCPUs, 0) * 1e6
 	if o.PidsLimit > 0 {
 		limit := o.PidsLimit
 		hc.PidsLimit = &limit

@@ -74,7 +74,7 @@ func TestCreateAppliesHardening(t *testing.T) {
 		{"network none", hc.NetworkMode == "none", hc.NetworkMode},
 		{"memory limit", hc.Memory == testMemoryMB<<20, hc.Memory},
 		{"swap equals memory", hc.MemorySwap == hc.Memory, hc.MemorySwap},
-		{"NanoCPUs", hc.NanoCpus == testNanoCPUs, hc.NanoCpus},
+		{"NanoCPUs", hc.NanoCpus == testMilliCPUs*1e6, hc.NanoCpus},
 		{"PidsLimit", hc.PidsLimit != nil && *hc.PidsLimit == testPidsLimit, hc.PidsLimit},
 		{"no binds", len(hc.Binds) == 0, hc.Binds},
 		{"no host-config mounts", len(hc.Mounts) == 0, hc.Mounts},

@@ -22,7 +22,7 @@ const testTimeout = 2 * time.Minute
 // stats output.
 const (
 	testMemoryMB  = 128
-	testNanoCPUs  = 500_000_000
+	testMilliCPUs = 500
 	testPidsLimit = 64
 )
 
@@ -45,7 +45,7 @@ func createOptions(t *testing.T) runtime.CreateOptions {
 		Workdir:   "/workspace",
 		Network:   "none",
 		MemoryMB:  testMemoryMB,
-		NanoCPUs:  testNanoCPUs,
+		MilliCPUs: testMilliCPUs,
 		PidsLimit: testPidsLimit,
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// minNanoCPUs is the smallest CPU limit Docker accepts (0.01 CPUs); a
-// NanoCPUs of 0 would mean no limit at all.
-const minNanoCPUs = 10_000_000
+// minMilliCPUs is the smallest CPU limit Docker accepts (0.01 CPUs); a
+// limit of 0 would mean no limit at all.
+const minMilliCPUs = 10
 
 // volumeTmpfsMB is the size of the tmpfs that covers each VOLUME an image
 // declares, at most the sandbox's memory limit (tmpfs pages count in it).
@@ -33,8 +33,8 @@ func checkLimits(o runtime.CreateOptions) error {
 	switch {
 	case o.MemoryMB <= 0:
 		return fmt.Errorf("memory limit %d MB: every sandbox needs a memory limit: %w", o.MemoryMB, sandbox.ErrInvalid)
-	case o.NanoCPUs < minNanoCPUs:
-		return fmt.Errorf("CPU limit %g CPUs: every sandbox needs one of at least 0.01 CPUs: %w", float64(o.NanoCPUs)/1e9, sandbox.ErrInvalid)
+	case o.MilliCPUs < minMilliCPUs:
+		return fmt.Errorf("CPU limit %g CPUs: every sandbox needs one of at least 0.01 CPUs: %w", float64(o.MilliCPUs)/1000, sandbox.ErrInvalid)
 	case o.PidsLimit <= 0:
 		return fmt.Errorf("pids limit %d: every sandbox needs a pids limit: %w", o.PidsLimit, sandbox.ErrInvalid)
 	}

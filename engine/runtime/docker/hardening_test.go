@@ -20,8 +20,8 @@ func TestCreateRefusesUnlimited(t *testing.T) {
 	ctx := testCtx(t)
 	for name, change := range map[string]func(*runtime.CreateOptions){
 		"no memory limit":            func(o *runtime.CreateOptions) { o.MemoryMB = 0 },
-		"no CPU limit":               func(o *runtime.CreateOptions) { o.NanoCPUs = 0 },
-		"a CPU limit Docker rounds":  func(o *runtime.CreateOptions) { o.NanoCPUs = 1 },
+		"no CPU limit":               func(o *runtime.CreateOptions) { o.MilliCPUs = 0 },
+		"a CPU limit Docker rounds":  func(o *runtime.CreateOptions) { o.MilliCPUs = 1 },
 		"no pids limit":              func(o *runtime.CreateOptions) { o.PidsLimit = 0 },
 		"a negative memory limit":    func(o *runtime.CreateOptions) { o.MemoryMB = -1 },
 		"uid 0 by number":            func(o *runtime.CreateOptions) { o.User = "0:0" },

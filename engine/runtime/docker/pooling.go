@@ -18,13 +18,13 @@ import (
 // as Create sets it) and CPU quota in place. A zero value leaves that limit
 // as it is. Docker refuses a memory limit below what the container uses now
 // (sandbox.ErrInvalid or ErrConflict, by daemon).
-func (c *Client) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error {
+func (c *Client) UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error {
 	var r container.Resources
 	if memoryMB > 0 {
 		r.Memory = memoryMB << 20
 		r.MemorySwap = r.Memory
 	}
-	r.NanoCPUs = max(nanoCPUs, 0)
+	r.NanoCPUs = max(milliCPUs, 0) * 1e6
 	_, err := c.api.ContainerUpdate(ctx, id, client.ContainerUpdateOptions{Resources: &r})
 	return wrap(fmt.Sprintf("update limits of container %s", id), err)
 }

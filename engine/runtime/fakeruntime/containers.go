@@ -20,21 +20,21 @@ import (
 // container is one container of the fake daemon; the daemon's lock guards
 // it.
 type container struct {
-	id, name           string
-	opts               runtime.CreateOptions
-	imageID            string
-	labels             map[string]string
-	state              string // created, running, paused, exited
-	created, startedAt time.Time
-	exitCode           int
-	oomKilled          bool
-	oomKills           int64 // the cgroup's count, as the engine's probe reads it
-	networks           []string
-	files              memFS
-	procs              map[*Proc]struct{}
-	memoryMB, nanoCPUs int64
-	cpu                uint64 // cumulative CPU time, ns (Stats)
-	signals            []string
+	id, name            string
+	opts                runtime.CreateOptions
+	imageID             string
+	labels              map[string]string
+	state               string // created, running, paused, exited
+	created, startedAt  time.Time
+	exitCode            int
+	oomKilled           bool
+	oomKills            int64 // the cgroup's count, as the engine's probe reads it
+	networks            []string
+	files               memFS
+	procs               map[*Proc]struct{}
+	memoryMB, milliCPUs int64
+	cpu                 uint64 // cumulative CPU time, ns (Stats)
+	signals             []string
 }
 
 var validContainerName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]+$`)
@@ -92,9 +92,9 @@ func notRunning(op string, c *container) error {
 // it, the workdir owned by o.User.
 func (r *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, error) {
 	op := "create container from image " + o.Image
-	if o.MemoryMB <= 0 || o.NanoCPUs < 1e7 || o.PidsLimit <= 0 {
-		return "", fmt.Errorf("%s: a sandbox needs a memory, CPU and pids limit (got %d MB, %d nano-CPUs, %d pids): %w",
-			op, o.MemoryMB, o.NanoCPUs, o.PidsLimit, sandbox.ErrInvalid)
+	if o.MemoryMB <= 0 || o.MilliCPUs < 10 || o.PidsLimit <= 0 {
+		return "", fmt.Errorf("%s: a sandbox needs a memory, CPU and pids limit (got %d MB, %d millicores, %d pids): %w",
+			op, o.MemoryMB, o.MilliCPUs, o.PidsLimit, sandbox.ErrInvalid)
 	}
 	if o.Name != "" && !validContainerName.MatchString(o.Name) {
 		return "", fmt.Errorf("%s: %w (Invalid container name (%s))", op, sandbox.ErrInvalid, o.Name)
@@ -145,7 +145,7 @@ func (r *Runtime) Create(ctx context.Context, o runtime.CreateOptions) (string, 
 	c := &container{
 		id: id, name: name, opts: o, imageID: img.cfg.ID, labels: o.Labels, state: "created",
 		created: time.Now(), networks: []string{network}, files: files, procs: map[*Proc]struct{}{},
-		memoryMB: o.MemoryMB, nanoCPUs: o.NanoCPUs,
+		memoryMB: o.MemoryMB, milliCPUs: o.MilliCPUs,
 	}
 	d.containers[id] = c
 	d.emit(c, "create")
@@ -375,7 +375,7 @@ func (r *Runtime) List(ctx context.Context, labels map[string]string, all bool) 
 
 // UpdateLimits changes a container's memory and CPU limits (a zero leaves
 // one as it is).
-func (r *Runtime) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error {
+func (r *Runtime) UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error {
 	if err := r.lock(ctx, "UpdateLimits"); err != nil {
 		return err
 	}
@@ -387,22 +387,22 @@ func (r *Runtime) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPU
 	if memoryMB > 0 {
 		c.memoryMB = memoryMB
 	}
-	if nanoCPUs > 0 {
-		c.nanoCPUs = nanoCPUs
+	if milliCPUs > 0 {
+		c.milliCPUs = milliCPUs
 	}
 	r.d.emit(c, "update")
 	return nil
 }
 
 // Limits reports a container's memory and CPU limits now.
-func (r *Runtime) Limits(id string) (memoryMB, nanoCPUs int64, err error) {
+func (r *Runtime) Limits(id string) (memoryMB, milliCPUs int64, err error) {
 	r.d.mu.Lock()
 	defer r.d.mu.Unlock()
 	c, err := r.d.get("limits of container "+id, id)
 	if err != nil {
 		return 0, 0, err
 	}
-	return c.memoryMB, c.nanoCPUs, nil
+	return c.memoryMB, c.milliCPUs, nil
 }
 
 // ConnectNetwork attaches a container to a network; one on "none" cannot

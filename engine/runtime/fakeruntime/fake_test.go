@@ -21,7 +21,7 @@ const img = "fake/img:1"
 
 func opts(name string) runtime.CreateOptions {
 	return runtime.CreateOptions{Name: name, Image: img, Labels: map[string]string{"t": "1"}, Workdir: "/work",
-		Cmd: []string{"sleep", "infinity"}, MemoryMB: 256, NanoCPUs: 1e9, PidsLimit: 64}
+		Cmd: []string{"sleep", "infinity"}, MemoryMB: 256, MilliCPUs: 1000, PidsLimit: 64}
 }
 
 func started(t *testing.T, rt *fakeruntime.Runtime, name string) string {
@@ -50,7 +50,7 @@ func TestContainerLifecycleAndKinds(t *testing.T) {
 	evctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, errs := rt.Events(evctx, map[string]string{"t": "1"})
-	if _, err := rt.Create(ctx, runtime.CreateOptions{Image: "nope", MemoryMB: 1, NanoCPUs: 1e9, PidsLimit: 1}); !errors.Is(err, sandbox.ErrNotFound) {
+	if _, err := rt.Create(ctx, runtime.CreateOptions{Image: "nope", MemoryMB: 1, MilliCPUs: 1000, PidsLimit: 1}); !errors.Is(err, sandbox.ErrNotFound) {
 		t.Errorf("create from a missing image: %v", err)
 	}
 	if _, err := rt.Create(ctx, runtime.CreateOptions{Image: img}); !errors.Is(err, sandbox.ErrInvalid) {

@@ -575,7 +575,7 @@ func actions(t watch.EventType, before runtime.State, p *corev1.Pod) []string {
 
 // UpdateLimits resizes Pod id's memory and CPU limits in place (the resize
 // subresource; requests follow as at create).
-func (c *Client) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs int64) error {
+func (c *Client) UpdateLimits(ctx context.Context, id string, memoryMB, milliCPUs int64) error {
 	p, err := c.get(ctx, id)
 	if err != nil {
 		return err
@@ -589,8 +589,8 @@ func (c *Client) UpdateLimits(ctx context.Context, id string, memoryMB, nanoCPUs
 			ct.Resources.Limits[corev1.ResourceMemory] = *resource.NewQuantity(memoryMB<<20, resource.BinarySI)
 			ct.Resources.Requests[corev1.ResourceMemory] = *resource.NewQuantity(min(max(memoryMB/4, 1), memRequestMaxMB)<<20, resource.BinarySI)
 		}
-		if nanoCPUs > 0 {
-			milli := nanoCPUs / 1e6
+		if milliCPUs > 0 {
+			milli := milliCPUs
 			ct.Resources.Limits[corev1.ResourceCPU] = *resource.NewMilliQuantity(milli, resource.DecimalSI)
 			ct.Resources.Requests[corev1.ResourceCPU] = *resource.NewMilliQuantity(max(milli/cpuRequestShare, 10), resource.DecimalSI)
 		}

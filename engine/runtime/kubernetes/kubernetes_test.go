@@ -43,7 +43,7 @@ func options() runtime.CreateOptions {
 			sandbox.LabelSpec: `{"image":"sandtray/sandbox:latest","memory_mb":512}`,
 		},
 		Env: []string{"LANG=C.UTF-8", "HOME=/workspace"}, Network: sandbox.NetworkNone,
-		MemoryMB: 512, NanoCPUs: 1_500_000_000, PidsLimit: 256, User: "1000:1000", Hostname: "demo",
+		MemoryMB: 512, MilliCPUs: 1500, PidsLimit: 256, User: "1000:1000", Hostname: "demo",
 		ReadOnlyRoot: true, Tmpfs: map[string]int64{"/workspace": 256, "/tmp": 64}, FileSizeMB: 1024,
 		Agent: &runtime.Agent{Binary: []byte("agent"), Digest: strings.Repeat("ab", 32)},
 	}

@@ -91,8 +91,8 @@ func (c *Client) podSpec(id string, o runtime.CreateOptions) (*corev1.Pod, *netw
 	if o.Image == "" {
 		return nil, nil, fmt.Errorf("kubernetes: a sandbox needs an image: %w", sandbox.ErrInvalid)
 	}
-	if o.MemoryMB <= 0 || o.NanoCPUs < 1e7 {
-		return nil, nil, fmt.Errorf("kubernetes: a sandbox needs a memory limit and at least 0.01 CPUs (got %d MB, %d nano-CPUs): %w", o.MemoryMB, o.NanoCPUs, sandbox.ErrInvalid)
+	if o.MemoryMB <= 0 || o.MilliCPUs < 10 {
+		return nil, nil, fmt.Errorf("kubernetes: a sandbox needs a memory limit and at least 0.01 CPUs (got %d MB, %d millicores): %w", o.MemoryMB, o.MilliCPUs, sandbox.ErrInvalid)
 	}
 	if o.GPUs != 0 {
 		return nil, nil, unsupported("give a sandbox GPUs", "Sandtray requests no GPUs from a cluster; ask for none")
@@ -119,7 +119,7 @@ func (c *Client) podSpec(id string, o runtime.CreateOptions) (*corev1.Pod, *netw
 	}
 	memLimit := resource.MustParse(strconv.FormatInt(o.MemoryMB, 10) + "Mi")
 	memReq := resource.MustParse(strconv.FormatInt(min(max(o.MemoryMB/4, 1), memRequestMaxMB), 10) + "Mi")
-	milli := o.NanoCPUs / 1e6
+	milli := o.MilliCPUs
 	cpuLimit := *resource.NewMilliQuantity(milli, resource.DecimalSI)
 	cpuReq := *resource.NewMilliQuantity(max(milli/cpuRequestShare, 10), resource.DecimalSI)
 	res := corev1.ResourceRequirements{

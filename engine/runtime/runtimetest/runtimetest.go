@@ -122,7 +122,7 @@ func (s *suite) fixture(t *testing.T) *fixture {
 func (f *fixture) options(name string) runtime.CreateOptions {
 	return runtime.CreateOptions{Name: name, Image: f.s.o.Image, Labels: f.labels,
 		Cmd: []string{"sleep", "infinity"}, Network: sandbox.NetworkNone,
-		MemoryMB: 256, NanoCPUs: 1e9, PidsLimit: 64}
+		MemoryMB: 256, MilliCPUs: 1000, PidsLimit: 64}
 }
 
 // running creates and starts a container.
