@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/runtime"
 )
 
 // sshStderrKept bounds what a connection's process may say on stderr that is
@@ -25,7 +26,7 @@ type cmdConn struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
-	stderr *cappedBuffer
+	stderr *runtime.Capped
 	peer   string
 	exited chan struct{} // closed when the process has been waited for
 	// waitErr is the process's exit status, set before exited is closed.
@@ -45,7 +46,7 @@ func startCmdConn(cmd *exec.Cmd, peer string) (*cmdConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &cmdConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: &cappedBuffer{max: sshStderrKept},
+	c := &cmdConn{cmd: cmd, stdin: stdin, stdout: stdout, stderr: runtime.NewCapped(sshStderrKept),
 		peer: peer, exited: make(chan struct{})}
 	cmd.Stderr = c.stderr
 	if err := cmd.Start(); err != nil {
@@ -131,26 +132,3 @@ type cmdAddr string
 
 func (a cmdAddr) Network() string { return "ssh" }
 func (a cmdAddr) String() string  { return string(a) }
-
-// cappedBuffer keeps the first max bytes written to it; it is safe for the
-// process's stderr copier and a reader at once.
-type cappedBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-	max int
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *cappedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

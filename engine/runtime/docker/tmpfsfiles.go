@@ -1,7 +1,6 @@
 package docker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,7 +76,7 @@ func (c *Client) onTmpfs(ctx context.Context, id, p string) (bool, error) {
 // the path's stat as JSON (agent/wire.Stat) or exits 3 when it is missing.
 func (c *Client) execStat(ctx context.Context, id, p string) (runtime.PathStat, error) {
 	op := fmt.Sprintf("stat %s in container %s", p, id)
-	out, errOut := &capped{max: 64 << 10}, &capped{max: 4 << 10}
+	out, errOut := runtime.NewCapped(64<<10), runtime.NewCapped(4<<10)
 	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{runtime.AgentPath, "stat", p}, Stdout: out, Stderr: errOut})
 	switch {
 	case err != nil:
@@ -100,24 +99,11 @@ func (c *Client) execStat(ctx context.Context, id, p string) (runtime.PathStat, 
 	return runtime.PathStat{Name: path.Base(p), Size: st.Size, Mode: st.Mode, ModTime: time.Unix(st.ModTime, 0), LinkTarget: st.Link}, nil
 }
 
-// capped keeps the first max bytes written to it.
-type capped struct {
-	bytes.Buffer
-	max int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	if room := c.max - c.Len(); room > 0 {
-		c.Buffer.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
 // execCopyTo is CopyTo through an exec of the agent's tar, extracting as the container's
 // user (so what it writes is that user's, whatever the headers say).
 func (c *Client) execCopyTo(ctx context.Context, id, dstDir string, tarStream io.Reader) error {
 	op := fmt.Sprintf("copy into %s in container %s", dstDir, id)
-	errOut := &capped{max: 4 << 10}
+	errOut := runtime.NewCapped(4 << 10)
 	code, err := c.Exec(ctx, id, runtime.ExecOptions{Cmd: []string{runtime.AgentPath, "tarin", dstDir}, Stdin: tarStream, Stderr: errOut})
 	switch {
 	case err != nil:
@@ -138,34 +124,15 @@ func (c *Client) execCopyFrom(ctx context.Context, id, p string) (io.ReadCloser,
 	if err != nil {
 		return nil, runtime.PathStat{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		errOut := &capped{max: 4 << 10}
+	return runtime.Stream(ctx, func(ctx context.Context, stdout io.Writer) error {
+		errOut := runtime.NewCapped(4 << 10)
 		code, err := c.Exec(ctx, id, runtime.ExecOptions{
 			Cmd:    []string{runtime.AgentPath, "tarout", path.Clean(p)},
-			Stdout: pw, Stderr: errOut,
+			Stdout: stdout, Stderr: errOut,
 		})
 		if err == nil && code != 0 {
 			err = fmt.Errorf("copy %s from container %s: tar exit %d (%s)", p, id, code, strings.TrimSpace(errOut.String()))
 		}
-		pw.CloseWithError(err)
-	}()
-	return &execReader{PipeReader: pr, cancel: cancel, done: done}, st, nil
-}
-
-// execReader is the archive of execCopyFrom; Close stops the exec.
-type execReader struct {
-	*io.PipeReader
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func (r *execReader) Close() error {
-	r.cancel()
-	err := r.PipeReader.Close()
-	<-r.done
-	return err
+		return err
+	}), st, nil
 }

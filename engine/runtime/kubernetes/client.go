@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/klog/v2"
 
 	"github.com/sandtray/sandtray/engine/runtime"
@@ -87,6 +88,9 @@ type Client struct {
 	nsReady   bool
 	cpu       map[string]*cpuAcc // pod id → its CPU time so far (stats.go)
 	noMetrics bool               // the cluster has no metrics API: stats read cgroups (stats.go)
+
+	// execs, when set, stands in for the cluster's exec (unit tests).
+	execs func(id, ctr string, cmd []string) remotecommand.Executor
 }
 
 // pingTimeout bounds the first request to the cluster.

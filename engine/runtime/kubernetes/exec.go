@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +25,9 @@ import (
 // non-zero exit is an error too, and falling back on any error would run
 // it a second time.
 func (c *Client) executor(id, ctr string, cmd []string, stdin bool) (remotecommand.Executor, error) {
+	if c.execs != nil {
+		return c.execs(id, ctr, cmd), nil
+	}
 	if c.cfg == nil {
 		return nil, fmt.Errorf("kubernetes: exec in sandbox %s: this client has no connection to a cluster: %w", id, sandbox.ErrUnavailable)
 	}
@@ -153,9 +155,9 @@ func (c *Client) UserIDs(ctx context.Context, id, user string) (int, int, error)
 		name, _, _ := strings.Cut(user, ":")
 		args = append(args, name)
 	}
-	var out, errOut bytes.Buffer
+	out, errOut := runtime.NewCapped(outKept), runtime.NewCapped(stderrKept)
 	script := `id -u "$@" && id -g "$@"`
-	code, err := c.exec(ctx, id, containerName, append([]string{"/bin/sh", "-c", script, "sh"}, args...), nil, &out, &errOut)
+	code, err := c.exec(ctx, id, containerName, append([]string{"/bin/sh", "-c", script, "sh"}, args...), nil, out, errOut)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -187,7 +189,7 @@ func (c *Client) ExecStream(ctx context.Context, id, user string, cmd []string) 
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	s := &execConn{in: inW, out: outR, cancel: cancel, done: make(chan struct{}), started: make(chan struct{})}
+	s := &execConn{in: inW, out: outR, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), stderr: runtime.Capped{Max: stderrKept}}
 	go func() {
 		defer close(s.done)
 		err := ex.StreamWithContext(sctx, remotecommand.StreamOptions{Stdin: inR, Stdout: &firstByte{w: outW, s: s}, Stderr: &s.stderr})
@@ -211,7 +213,7 @@ type execConn struct {
 	err     error
 	started chan struct{} // closed at the first output, or at a clean end
 	once    sync.Once
-	stderr  capped
+	stderr  runtime.Capped
 }
 
 func (s *execConn) Read(p []byte) (int, error)  { return s.out.Read(p) }
@@ -265,28 +267,13 @@ func (f *firstByte) Write(p []byte) (int, error) {
 	return f.w.Write(p)
 }
 
-// capped keeps the first stderrKept bytes written to it.
-type capped struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-const stderrKept = 4 << 10
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := stderrKept - c.buf.Len(); room > 0 {
-		c.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (c *capped) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
-}
+// stderrKept is how much of a process's stderr is kept, and outKept of an
+// answer read whole (a stat, a user's ids, a cgroup's figures): the sandbox
+// writes them, and could make them endless.
+const (
+	stderrKept = 4 << 10
+	outKept    = 64 << 10
+)
 
 func orDiscard(w io.Writer) io.Writer {
 	if w == nil {

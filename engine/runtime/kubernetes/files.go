@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,8 +85,8 @@ func (c *Client) StatPath(ctx context.Context, id, p string) (runtime.PathStat, 
 	if err != nil {
 		return runtime.PathStat{}, err
 	}
-	var out, errOut bytes.Buffer
-	code, err := c.exec(ctx, id, containerName, cmd, nil, &out, &errOut)
+	out, errOut := runtime.NewCapped(outKept), runtime.NewCapped(stderrKept)
+	code, err := c.exec(ctx, id, containerName, cmd, nil, out, errOut)
 	switch {
 	case err != nil:
 		return runtime.PathStat{}, err
@@ -120,8 +119,8 @@ func (c *Client) CopyTo(ctx context.Context, id, dstDir string, tarStream io.Rea
 	if err != nil {
 		return err
 	}
-	var errOut bytes.Buffer
-	code, err := c.exec(ctx, id, containerName, cmd, tarStream, io.Discard, &errOut)
+	errOut := runtime.NewCapped(stderrKept)
+	code, err := c.exec(ctx, id, containerName, cmd, tarStream, io.Discard, errOut)
 	switch {
 	case err != nil:
 		return err
@@ -144,31 +143,12 @@ func (c *Client) CopyFrom(ctx context.Context, id, p string) (io.ReadCloser, run
 	if err != nil {
 		return nil, runtime.PathStat{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	pr, pw := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var errOut bytes.Buffer
-		code, err := c.exec(ctx, id, containerName, cmd, nil, pw, &errOut)
+	return runtime.Stream(ctx, func(ctx context.Context, stdout io.Writer) error {
+		errOut := runtime.NewCapped(stderrKept)
+		code, err := c.exec(ctx, id, containerName, cmd, nil, stdout, errOut)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("kubernetes: copy %s from sandbox %s: tar exit %d (%s)", p, id, code, strings.TrimSpace(errOut.String()))
 		}
-		pw.CloseWithError(err)
-	}()
-	return &execReader{PipeReader: pr, cancel: cancel, done: done}, st, nil
-}
-
-// execReader is CopyFrom's archive; Close stops the exec.
-type execReader struct {
-	*io.PipeReader
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func (r *execReader) Close() error {
-	r.cancel()
-	err := r.PipeReader.Close()
-	<-r.done
-	return err
+		return err
+	}), st, nil
 }

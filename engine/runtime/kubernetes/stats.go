@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,8 +99,8 @@ echo "$m $l $p $u"`
 // cgroupStats is Pod id's sample from its container's cgroup, read over an
 // exec: CPU as cumulative time against the wall clock (one CPU's worth).
 func (c *Client) cgroupStats(ctx context.Context, id string) (runtime.StatsSample, error) {
-	var out, errOut bytes.Buffer
-	code, err := c.exec(ctx, id, containerName, []string{"/bin/sh", "-c", readCgroup}, nil, &out, &errOut)
+	out, errOut := runtime.NewCapped(outKept), runtime.NewCapped(stderrKept)
+	code, err := c.exec(ctx, id, containerName, []string{"/bin/sh", "-c", readCgroup}, nil, out, errOut)
 	if err != nil {
 		return runtime.StatsSample{}, err
 	}
