@@ -258,8 +258,10 @@ func (x *Runtime) linkSession(ctx context.Context, id string) *agentclient.Sessi
 	if l == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, linkWait)
-	defer cancel()
+	// The wait is the link's own: a caller whose deadline comes first gives
+	// up alone, and the link stays for the next session.
+	wait := time.NewTimer(linkWait)
+	defer wait.Stop()
 	asked := false
 	for {
 		x.links.mu.Lock()
@@ -280,12 +282,12 @@ func (x *Runtime) linkSession(ctx context.Context, id string) *agentclient.Sessi
 		select {
 		case <-ready:
 		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				x.links.mu.Lock()
-				l.failed = true
-				x.links.mu.Unlock()
-				x.logger().Debug("a sandbox's agent did not come on its link: its sessions are execs", "sandbox", sandbox.ShortID(id))
-			}
+			return nil
+		case <-wait.C:
+			x.links.mu.Lock()
+			l.failed = true
+			x.links.mu.Unlock()
+			x.logger().Debug("a sandbox's agent did not come on its link: its sessions are execs", "sandbox", sandbox.ShortID(id))
 			return nil
 		}
 	}
