@@ -84,21 +84,3 @@ func (e *Engine) savedPorts() []portfwd.Saved {
 	})
 	return out
 }
-
-// changeState applies change to a sandbox's state under the registry's lock and saves it at
-// once, unless the sandbox is gone; what names the change in a failure's log.
-func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
-	var st boxState
-	live := false
-	e.locked(func() {
-		change(&b.state)
-		st = b.state
-		_, live = e.boxes[b.id]
-	})
-	if !live {
-		return
-	}
-	if err := e.store.save(b.id, st); err != nil {
-		e.log.Error("save "+what, "sandbox", b.name, "err", err)
-	}
-}
