@@ -338,7 +338,7 @@ func (e *Engine) forget(id string) {
 	e.regMu.Unlock()
 	defer e.snap.Drop(id, image) // engine/internal/snapshot
 	e.kernels.Close(id)
-	e.egressDown(id)
+	e.networkPart.EgressDown(id)
 	e.drop(id)
 	// Its host ports close now, not when the runtime's event of the
 	// container's end arrives: whoever was told it is gone may reuse them.
