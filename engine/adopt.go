@@ -96,7 +96,7 @@ func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.locked(func() { b.status = sandbox.StatusRunning })
-	if err := e.egressUp(ctx, b); err != nil {
+	if err := e.networkPart.EgressUp(ctx, netBox{e, b}); err != nil {
 		e.log.Warn("start the egress channel", "sandbox", b.name, "err", err)
 	}
 	e.publish()

@@ -33,7 +33,7 @@ func (t boxTarget) captureTarget() capture.Target {
 		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
-		Gate:       e.installGate(b),
+		Gate:       e.networkPart.InstallGate(netBox{e, b}),
 		SignalInit: func(ctx context.Context, sig string) error { return e.signalInit(ctx, b, sig) },
 		Installed: func(pkgs []sandbox.Package) { // saved at once, so a crash right after the install keeps the record
 			e.changeState(b, "package manifest", func(st *boxState) { st.Packages = capture.MergePackages(st.Packages, pkgs) })

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/agentclient"
+	"github.com/sandtray/sandtray/engine/internal/network"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -66,7 +67,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	// state write, the log and the reply overlap it.
 	e.warmSoon(id, spec) // see warm.go
 	info := e.register(owner, id, spec, now, st)
-	return info, e.egressOrRemove(ctx, owner, id)
+	return info, e.networkPart.EgressOrRemove(ctx, owner, id)
 }
 
 // attachSession starts the session with a new sandbox's agent on its
@@ -78,24 +79,6 @@ func (e *Engine) attachSession(ctx context.Context, id string, conn io.ReadWrite
 		return
 	}
 	e.execs.SetSession(id, s)
-}
-
-// egressOrRemove starts a new egress sandbox's channel to the gate; a
-// sandbox whose channel cannot start (no python3 in its image) is removed,
-// never left behind.
-func (e *Engine) egressOrRemove(ctx context.Context, owner sandbox.Owner, id string) error {
-	b, ok := e.boxOf(id)
-	if !ok || b.spec.Network != sandbox.NetworkEgress {
-		return nil
-	}
-	err := e.egressUp(ctx, b)
-	if err == nil {
-		return nil
-	}
-	if derr := e.Delete(context.WithoutCancel(ctx), owner, id); derr != nil {
-		e.log.Error("remove a sandbox whose egress channel failed", "sandbox", b.name, "err", derr)
-	}
-	return fmt.Errorf("create sandbox with network \"egress\": %w", err)
 }
 
 // sandboxLabels are the immutable labels of a new container made from spec:
@@ -150,21 +133,10 @@ func (c *settings) harden(o runtime.CreateOptions) runtime.CreateOptions {
 	return o
 }
 
-// containerEnv is spec's env, with the proxy's for an egress sandbox (its
-// own values of those names win: the model may point a tool elsewhere,
-// which then simply reaches nothing).
+// containerEnv is spec's env, with the proxy's and the secrets' for an
+// egress sandbox (network.Env).
 func containerEnv(spec sandbox.Spec) []string {
-	env := sandbox.EnvList(spec.Env)
-	if spec.Network != sandbox.NetworkEgress {
-		return env
-	}
-	for _, kv := range proxyEnv(proxyURL) {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, set := spec.Env[k]; !set {
-			env = append(env, kv)
-		}
-	}
-	return append(env, secretEnv(spec)...)
+	return append(sandbox.EnvList(spec.Env), network.Env(spec)...)
 }
 
 // dockerNetwork is the container's network for a sandbox's: an egress

@@ -27,6 +27,9 @@
 //   - probe: what the runtime is and can do (the daemon's watch, GPU
 //     checks, sandtray doctor's probes);
 //   - jobs: the table of background jobs (job_status, job_stop);
+//   - network: the engine's side of the sandboxes' network (the egress
+//     gate's channels and approvals, the secrets, expose_port's forwards),
+//     embedded in the Engine;
 //   - portfwd: port forwards, with expose_port's policy and the table of
 //     every sandbox's forwards;
 //   - egress: the gate of sandboxes with network "egress" (rules, asks,

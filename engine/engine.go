@@ -17,6 +17,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/network"
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/probe"
@@ -47,9 +48,8 @@ type Engine struct {
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
-	ports *portfwd.Ports // the sandboxes' port forwards (ports.go)
-
-	egress *egressSet // the egress gate and the sandboxes' channels to it (egress.go)
+	*networkPart                // the egress gate and the sandboxes' channels to it, the secrets, the port forwards (engine/internal/network)
+	ports        *portfwd.Ports // the network part's table of forwards: the lists read it, a sandbox that stops ends its own
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a sandbox created on demand gets its agent's session on
@@ -194,10 +194,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
 	e.jobs, e.outputs = newJobs(cfg)
-	lo, hi := cfg.Ports.HostPorts()
-	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
-		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Agents(x), e.savePorts, log)
-	if err := e.newGate(cfg); err != nil {
+	if e.networkPart, e.ports, err = network.New(cfg, x, netHost{e}, log); err != nil {
 		return nil, err
 	}
 	e.saves = newLastUse(e.saveState)
@@ -233,8 +230,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 		cancelLoops()
 		return nil, err
 	}
-	e.ports.RestoreAll(ctx, e.savedPorts())
-	e.egressRestore()
+	e.networkPart.RestoreNetwork(ctx)
 	tick := opts.Tick
 	if tick <= 0 {
 		tick = 2 * time.Second
@@ -277,7 +273,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
-	e.closeEgress()
+	e.networkPart.CloseEgress()
 	e.pool().Drain(ctx)     // pooled containers are not sandboxes: none outlives the engine
 	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()

@@ -104,7 +104,7 @@ func (e *Engine) newSpec(req sandbox.CreateRequest) (sandbox.Spec, error) {
 		return spec, err
 	}
 	if spec.Network == sandbox.NetworkEgress {
-		spec.Secrets = e.placeholders()
+		spec.Secrets = e.networkPart.SecretPlaceholders()
 	}
 	return spec, nil
 }

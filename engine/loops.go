@@ -81,10 +81,10 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 		if e.ports.End(b.id) {
 			e.publish()
 		}
-		e.egressDown(b.id)
+		e.networkPart.EgressDown(b.id)
 	}
 	if s == sandbox.StatusRunning && changed {
-		e.egressSoon(b)
+		e.networkPart.EgressSoon(netBox{e, b})
 	}
 	if changed {
 		e.publish()

@@ -60,7 +60,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []
 	}
 	if anyUnder(live, "egress") {
 		eg := merged.Egress
-		if err := e.egress.gate.SetRules(eg.Allow, eg.Deny, eg.Ask); err != nil {
+		if err := e.networkPart.SetEgressRules(eg.Allow, eg.Deny, eg.Ask); err != nil {
 			return nil, err
 		}
 	}

@@ -219,6 +219,24 @@ func (e *Engine) saveState(id string) {
 	}
 }
 
+// changeState applies change to a sandbox's state under the registry's lock and saves it at
+// once, unless the sandbox is gone; what names the change in a failure's log.
+func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
+	var st boxState
+	live := false
+	e.locked(func() {
+		change(&b.state)
+		st = b.state
+		_, live = e.boxes[b.id]
+	})
+	if !live {
+		return
+	}
+	if err := e.store.save(b.id, st); err != nil {
+		e.log.Error("save "+what, "sandbox", b.name, "err", err)
+	}
+}
+
 // info is the public view of b, with its port forwards and, while it runs,
 // its stats. Callers hold r.regMu.
 func (b *box) info(forwards []sandbox.PortForward, stats sandbox.Stats) sandbox.Info {
@@ -320,7 +338,7 @@ func (e *Engine) forget(id string) {
 	e.regMu.Unlock()
 	defer e.snap.Drop(id, image) // engine/internal/snapshot
 	e.kernels.Close(id)
-	e.egressDown(id)
+	e.networkPart.EgressDown(id)
 	e.drop(id)
 	// Its host ports close now, not when the runtime's event of the
 	// container's end arrives: whoever was told it is gone may reuse them.

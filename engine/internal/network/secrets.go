@@ -1,7 +1,8 @@
-package engine
+package network
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -92,7 +93,7 @@ func loadSecrets(cfg config.Config, store *keychain.Store) []secretState {
 }
 
 // secretsConfigDir is where the CA and the secrets' fallback file live.
-func secretsConfigDir(cfg config.Config) string { return cmpOr(cfg.ConfigDir, cfg.StateDir) }
+func secretsConfigDir(cfg config.Config) string { return cmp.Or(cfg.ConfigDir, cfg.StateDir) }
 
 // gateSecrets are the options of the gate for cfg's secrets: the values,
 // the CA (name-constrained to their hosts, made anew when they change) and
@@ -126,14 +127,14 @@ func gateSecrets(cfg config.Config, secrets []secretState, log *slog.Logger) ([]
 	return out, ca, roots, nil
 }
 
-// placeholders are a new egress sandbox's stand-ins for the secrets that
-// have a value, each random and as long as its value (at least 32).
-func (e *Engine) placeholders() map[string]string {
-	if len(e.egress.secrets) == 0 {
+// SecretPlaceholders are a new egress sandbox's stand-ins for the secrets
+// that have a value, each random and as long as its value (at least 32).
+func (n *Network) SecretPlaceholders() map[string]string {
+	if len(n.secrets) == 0 {
 		return nil
 	}
 	out := map[string]string{}
-	for _, s := range e.egress.secrets {
+	for _, s := range n.secrets {
 		if s.value != "" {
 			out[s.name] = egress.NewPlaceholder(len(s.value))
 		}
@@ -168,15 +169,15 @@ func secretEnv(spec sandbox.Spec) []string {
 
 // trustCA installs the gate's CA in a running egress sandbox with
 // placeholders (as root, each time it starts: idempotent).
-func (e *Engine) trustCA(ctx context.Context, b *box) error {
-	ca := e.egress.ca
-	if ca == nil || len(b.spec.Secrets) == 0 {
+func (n *Network) trustCA(ctx context.Context, b Box) error {
+	ca := n.ca
+	if ca == nil || len(b.Spec().Secrets) == 0 {
 		return nil
 	}
 	// The agent's own trustca, as root: never the sandbox's shell or tools.
-	_, err := e.execs.ExecAgent(ctx, b.id, "0", []string{"trustca", sandboxCAFile, sandboxCABundle}, bytes.NewReader(ca.PEM), 256)
+	_, err := n.execs.ExecAgent(ctx, b.ID(), "0", []string{"trustca", sandboxCAFile, sandboxCABundle}, bytes.NewReader(ca.PEM), 256)
 	if err != nil {
-		return fmt.Errorf("install the egress gate's CA in sandbox %s (HTTPS to the hosts of its secrets needs it): %w", b.name, err)
+		return fmt.Errorf("install the egress gate's CA in sandbox %s (HTTPS to the hosts of its secrets needs it): %w", b.Name(), err)
 	}
 	return nil
 }
@@ -189,9 +190,9 @@ type SecretInfo = sandbox.SecretInfo
 // name, hosts, whether the gate swaps it in bodies, and whether it has a
 // value; why one has none is said without the host's paths or variables
 // (doctor has them, SecretsStatus).
-func (e *Engine) ListSecrets() []SecretInfo {
+func (n *Network) ListSecrets() []SecretInfo {
 	out := []SecretInfo{}
-	for _, s := range e.egress.secrets {
+	for _, s := range n.secrets {
 		info := SecretInfo{Name: s.name, Hosts: append([]string(nil), s.cfg.Hosts...), Body: s.cfg.Body, Header: s.cfg.Header, Query: s.cfg.Query, Available: s.value != ""}
 		if !info.Available {
 			info.Why = "Sandtray has no value for it; the user can add one in the Sandtray app's Settings → Secrets (`sandtray doctor` says what is missing)"

@@ -1,4 +1,4 @@
-package engine
+package network
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 // rules in its Info (EgressRules), so a watcher hears of them as they change.
 
 // EgressPending lists the requests waiting for the user, oldest first.
-func (e *Engine) EgressPending() []sandbox.EgressPending { return e.egress.gate.Pending() }
+func (n *Network) EgressPending() []sandbox.EgressPending { return n.gate.Pending() }
 
 // AnswerEgress answers the pending request id (EgressPending's ID) with a:
 // allow once, always for its sandbox, always for every sandbox, deny once,
 // or deny always for its sandbox. Only the user may call it: it is never
 // reachable through MCP tools or from inside a sandbox.
-func (e *Engine) AnswerEgress(ctx context.Context, id string, a sandbox.EgressAnswer) error {
-	return e.egress.gate.Answer(id, a)
+func (n *Network) AnswerEgress(ctx context.Context, id string, a sandbox.EgressAnswer) error {
+	return n.gate.Answer(id, a)
 }
 
 // AnswerEgressHost answers the pending requests of sandbox ref (id, id
@@ -32,44 +32,44 @@ func (e *Engine) AnswerEgress(ctx context.Context, id string, a sandbox.EgressAn
 // how many it answered. With none pending, the "always" answers add their
 // rule for later; once and deny are sandbox.ErrNotFound. Only the user may
 // call it, as AnswerEgress.
-func (e *Engine) AnswerEgressHost(ctx context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
+func (n *Network) AnswerEgressHost(ctx context.Context, ref, target string, a sandbox.EgressAnswer) (int, error) {
 	host, port, err := egress.Target(target, 0)
 	if err != nil {
 		return 0, err
 	}
-	b, err := e.resolve(ref)
+	b, err := n.host.Resolve(ref)
 	if err != nil {
 		return 0, err
 	}
-	n, err := e.egress.gate.AnswerHost(b.id, host, port, a)
+	answered, err := n.gate.AnswerHost(b.ID(), host, port, a)
 	if err != nil {
-		return 0, fmt.Errorf("sandbox %s: %w", b.name, err)
+		return 0, fmt.Errorf("sandbox %s: %w", b.Name(), err)
 	}
-	return n, nil
+	return answered, nil
 }
 
 // RequestNetwork is a model asking up front for hosts ("host" or
 // "host:port") of sandbox ref, with a reason the user sees: the hosts a
 // rule allows, those refused, and those now waiting for the user. It never
 // waits for the answer.
-func (e *Engine) RequestNetwork(ctx context.Context, owner sandbox.Owner, ref string, hosts []string, reason string) (sandbox.EgressRequestResult, error) {
+func (n *Network) RequestNetwork(ctx context.Context, owner sandbox.Owner, ref string, hosts []string, reason string) (sandbox.EgressRequestResult, error) {
 	if len(hosts) == 0 || len(hosts) > 32 {
 		return sandbox.EgressRequestResult{}, fmt.Errorf("give 1 to 32 hosts, such as [\"pypi.org\"] or [\"api.example.com:8443\"]: %w", sandbox.ErrInvalid)
 	}
-	b, err := e.acquire(ref)
+	b, release, err := n.host.Acquire(ref)
 	if err != nil {
 		return sandbox.EgressRequestResult{}, err
 	}
-	defer e.release(b)
-	if b.spec.Network != sandbox.NetworkEgress {
-		return sandbox.EgressRequestResult{}, fmt.Errorf("sandbox %s has network %q; request_network is for sandboxes created with network \"egress\": create one with create_sandbox network \"egress\": %w", b.name, b.spec.Network, sandbox.ErrInvalid)
+	defer release()
+	if network := b.Spec().Network; network != sandbox.NetworkEgress {
+		return sandbox.EgressRequestResult{}, fmt.Errorf("sandbox %s has network %q; request_network is for sandboxes created with network \"egress\": create one with create_sandbox network \"egress\": %w", b.Name(), network, sandbox.ErrInvalid)
 	}
-	if err := e.ensureRunning(ctx, b); err != nil {
+	if err := b.EnsureRunning(ctx); err != nil {
 		return sandbox.EgressRequestResult{}, err
 	}
-	res, err := e.egress.gate.Request(ctx, b.id, hosts, reason)
+	res, err := n.gate.Request(ctx, b.ID(), hosts, reason)
 	if err == nil {
-		e.record(b.id, sandbox.Activity{Tool: "request_network", Client: owner.Client, Input: fmt.Sprintf("%v: %s", hosts, reason),
+		n.host.Record(b.ID(), sandbox.Activity{Tool: "request_network", Client: owner.Client, Input: fmt.Sprintf("%v: %s", hosts, reason),
 			Stdout: fmt.Sprintf("allowed %v, pending %v, denied %d", res.Allowed, res.Pending, len(res.Denied))})
 	}
 	return res, err
@@ -78,17 +78,14 @@ func (e *Engine) RequestNetwork(ctx context.Context, owner sandbox.Owner, ref st
 // EgressNetwork returns sandbox ref's view of the gate: its rules, the
 // approvals for every sandbox and the config's, the hosts it reached or
 // tried with bytes each way, and its latest decisions (at most 200).
-func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressNetwork, error) {
-	var rules sandbox.EgressRules
-	b, err := e.resolve(ref)
-	if err == nil {
-		e.locked(func() { rules = b.state.Egress })
-	}
+func (n *Network) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressNetwork, error) {
+	b, err := n.host.Resolve(ref)
 	if err != nil {
 		return sandbox.EgressNetwork{}, err
 	}
-	if n, ok := e.egress.gate.Network(b.id); ok {
-		return n, nil
+	rules := b.State().Egress
+	if view, ok := n.gate.Network(b.ID()); ok {
+		return view, nil
 	}
 	return sandbox.EgressNetwork{Rules: rules}, nil
 }
@@ -98,19 +95,19 @@ func (e *Engine) EgressNetwork(ctx context.Context, ref string) (sandbox.EgressN
 // is asked about (or refused) again from the next connection. A pattern
 // the sandbox has no rule for is sandbox.ErrNotFound. Only the user may
 // call it, as AnswerEgress.
-func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) error {
+func (n *Network) RemoveEgressRule(ctx context.Context, ref, pattern string) error {
 	rule, err := hostrule.Parse(pattern, hostrule.SourceSandbox)
 	if err != nil {
 		return err
 	}
-	b, err := e.resolve(ref)
+	b, err := n.host.Resolve(ref)
 	if err != nil {
 		return err
 	}
 	want := rule.String()
 	removed := false
 	// The state first: a start that reads it now registers without the rule.
-	e.changeState(b, "egress rules", func(st *boxState) {
+	b.SaveEgress(func(rules *sandbox.EgressRules) {
 		keep := func(list []string) []string {
 			return slices.DeleteFunc(slices.Clone(list), func(p string) bool {
 				r, err := hostrule.Parse(p, hostrule.SourceSandbox)
@@ -121,19 +118,19 @@ func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) erro
 				return false
 			})
 		}
-		st.Egress.Allow, st.Egress.Deny = keep(st.Egress.Allow), keep(st.Egress.Deny)
+		rules.Allow, rules.Deny = keep(rules.Allow), keep(rules.Deny)
 	})
-	if e.egress.gate.Registered(b.id) {
-		ok, err := e.egress.gate.RemoveRule(b.id, want)
+	if n.gate.Registered(b.ID()) {
+		ok, err := n.gate.RemoveRule(b.ID(), want)
 		if err != nil && !errors.Is(err, sandbox.ErrNotFound) { // it stopped meanwhile: the state is what counts
 			return err
 		}
 		removed = removed || ok
 	}
 	if !removed {
-		return fmt.Errorf("sandbox %s has no egress rule %q; `sandtray egress rules %s` lists its rules: %w", b.name, want, b.name, sandbox.ErrNotFound)
+		return fmt.Errorf("sandbox %s has no egress rule %q; `sandtray egress rules %s` lists its rules: %w", b.Name(), want, b.Name(), sandbox.ErrNotFound)
 	}
-	e.publish()
+	n.host.Publish()
 	return nil
 }
 
@@ -141,8 +138,8 @@ func (e *Engine) RemoveEgressRule(ctx context.Context, ref, pattern string) erro
 // (what "allow for all sandboxes" added; the config's rules stay the
 // config's). One that is not there is sandbox.ErrNotFound. Only the user
 // may call it, as AnswerEgress.
-func (e *Engine) RemoveEgressApproval(ctx context.Context, pattern string) error {
-	ok, err := e.egress.gate.RemoveGlobal(pattern)
+func (n *Network) RemoveEgressApproval(ctx context.Context, pattern string) error {
+	ok, err := n.gate.RemoveGlobal(pattern)
 	if err != nil {
 		return err
 	}
