@@ -50,7 +50,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.reapOnce(ctx)
-	e.sweepSnapshots(ctx) // snapshot.go
+	e.SweepSnapshots(ctx) // engine/internal/snapshot
 	return nil
 }
 

@@ -20,9 +20,9 @@
 //     between it and the host;
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
 //   - pool: the warm pool;
-//   - snapshot: snapshots and forks' images (taking, the limits' ledger,
-//     restoring in place, the committed images' budget, the sweep of
-//     what a gone sandbox left);
+//   - snapshot: snapshots and forks (the tools, embedded in the Engine;
+//     taking, the limits' ledger, restoring in place, the committed
+//     images' budget, the sweep of what a gone sandbox left);
 //   - stats: CPU and memory sampling for what someone looks at;
 //   - probe: what the runtime is and can do (the daemon's watch, GPU
 //     checks, sandtray doctor's probes);

@@ -93,6 +93,10 @@ type Engine struct {
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
 	snap  *snapshot.Store   // snapshots and the images of forks, and those under way against their limits (engine/internal/snapshot); its own lock
+
+	// The parts under engine/internal whose tools are the Engine's
+	// methods, promoted.
+	*snapPart // snapshots and forks over snap (snapshot.go)
 }
 
 // Options are what New needs besides the config.
@@ -216,6 +220,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	cc := e.cfg().captureConfig()
 	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
+	e.snapPart = newSnapPart(e)
 	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)

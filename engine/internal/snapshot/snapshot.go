@@ -18,13 +18,17 @@
 // snapshots of a persistent sandbox are there again after a restart, and
 // those of a sandbox that is gone are removed (Sweep).
 //
-// The package knows no registry and no call: the engine resolves the
-// sandbox, holds its calls and processes out (as an install does) while a
-// snapshot is taken or restored, and hands a Box. It reaches the runtime
-// through the engine's engine/internal/execgate Runtime, so every process
-// it starts in a sandbox (the agent's removeall and emptydir) passes the
-// gate; the rest are the runtime's own calls (commit, diff, archive copies,
-// images).
+// The tools (list_snapshots, snapshot_sandbox, restore_sandbox,
+// delete_snapshot, fork_sandbox) are a Service, which the engine embeds:
+// it knows no registry and no call of the engine's, but reaches them
+// through the Host the engine fills in, which resolves the sandbox, holds
+// its calls and processes out (as an install does) while a snapshot is
+// taken or restored, ends what a restore ends and makes a fork's
+// sandboxes. The Store's mechanics see a sandbox as a Box. Both reach the
+// runtime through the engine's engine/internal/execgate Runtime, so every
+// process they start in a sandbox (the agent's removeall and emptydir)
+// passes the gate; the rest are the runtime's own calls (inspect, commit,
+// diff, archive copies, images).
 package snapshot
 
 import (
@@ -78,6 +82,7 @@ var ErrNoLive = fmt.Errorf("live snapshots (running processes and their memory) 
 // Runtime is what snapshots need of the container runtime: the engine's
 // execgate.Runtime, whose ExecAgent is the gate's own exec of the agent.
 type Runtime interface {
+	Inspect(ctx context.Context, id string) (runtime.Container, error)
 	Create(ctx context.Context, o runtime.CreateOptions) (string, error)
 	Remove(ctx context.Context, id string) error
 	TmpfsMounts(ctx context.Context, id string) ([]string, error)
@@ -108,6 +113,9 @@ type Config struct {
 	MaxSnapshots int               // limits.max_snapshots: per sandbox
 	BudgetMB     int64             // limits.max_snapshot_mb: all of the engine's snapshots together
 	CommittedMB  int64             // limits.max_committed_mb: the engine's commits and fork images together (committed.go)
+	MaxForks     int               // limits.max_forks: sandboxes one fork makes
+	MaxSandboxes int               // limits.max_sandboxes: a fork's sandboxes count
+	DiskMB       int64             // limits.disk_mb: what a fork's image carries over its base image counts
 }
 
 // Box is the sandbox a snapshot is of, as the engine knows it.
