@@ -6,6 +6,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/hostfs"
+	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -72,7 +73,7 @@ func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref s
 	if err := capture.CheckInstall(req); err != nil {
 		return sandbox.InstallResult{}, err
 	}
-	timeout, err := e.cfg().timeoutFor(req.Timeout, true)
+	timeout, err := jobs.Timeout(e.cfg().Limits, req.Timeout, true)
 	if err != nil {
 		return sandbox.InstallResult{}, err
 	}

@@ -60,7 +60,7 @@ func (e *Engine) startJob(b *box, act sandbox.Activity, x *execution, j *jobs.Jo
 		<-x.done
 		x.out.ReleaseStreams() // the result has its copies; the job keeps the combined output
 		x.res.Render()
-		e.record(b.id, ranActivity(act, x.res, x.err))
+		e.record(b.id, x.res.Activity(act, x.err))
 		e.jobs.Finish(j, x.res, x.err)
 	}()
 	return sandbox.ExecOutcome{SandboxID: b.id, JobID: j.ID(), Result: sofar, NextOffset: offset}
