@@ -68,10 +68,9 @@ type Engine struct {
 	noticeSeq    uint64
 
 	jobs    *jobs.Table // background jobs; their own lock
-	outputs *run.Budget // the job output kept in memory and spilled (jobs.go)
+	outputs *run.Budget // the job output kept in memory and spilled
 
-	images  imageBuilds // the build of the default image under way (image.go); its own lock
-	jobInfo jobIndex    // what started each job, for the app's Jobs view (joblist.go); its own lock
+	images imageBuilds // the build of the default image under way (image.go); its own lock
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
@@ -89,6 +88,11 @@ type Engine struct {
 	capture  *capture.Capture // installs, commits, diffs, exports
 	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 	files    *files.Files     // write_file, read_file, make_directory, list_files
+
+	// The tools' parts (files.go): the background jobs (their table is
+	// jobs, above), with their own state; their exported methods are the
+	// engine's.
+	*jobsPart
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
@@ -193,7 +197,8 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	x.SetAgent(agent, log)
 	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
-	e.jobs, e.outputs = newJobs(cfg)
+	e.jobs, e.outputs = jobs.New(cfg)
+	e.jobsPart = jobs.NewService(e.jobs, e.outputs, toolHost{e}, log)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,
 		MaxConns: cfg.Ports.MaxConnections, HostRange: portfwd.HostRange{Lo: lo, Hi: hi}}, portfwd.Agents(x), e.savePorts, log)
@@ -273,7 +278,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs and loops; cancels the kernels' execs
 	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
-	e.closeJobs()        // their output's memory and spill files
+	e.jobsPart.Close()   // their output's memory and spill files
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()

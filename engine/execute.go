@@ -98,16 +98,6 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 // runFunc does a call's work, writing output to out as it comes.
 type runFunc func(ctx context.Context, out *run.Output) (run.Result, error)
 
-// execution is a run on its own goroutine: a job, or a call that may become one.
-type execution struct {
-	out     *run.Output
-	cancel  context.CancelFunc
-	started time.Time
-	done    chan struct{} // closed when res and err are set
-	res     run.Result
-	err     error
-}
-
 // dispatch runs a call's work and logs it. Work that ends (timeout and
 // kill included) before the caller's wait runs on the caller's goroutine.
 // Other work runs on its own: if it is still going after the wait, at once
@@ -126,50 +116,50 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o j
 	}
 	// The run may outlive the caller as a job: it derives from the engine's
 	// lifetime, and the caller's ctx cancels it only until then. Its
-	// output is held under the engine's job-output budget (jobs.go).
+	// output is held under the engine's job-output budget (jobs.New).
 	runCtx, cancel := context.WithCancel(e.base)
-	x := &execution{out: run.NewOutput(keep, e.outputs, o.Progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	x := &jobs.Execution{Out: run.NewOutput(keep, e.outputs, o.Progress), Cancel: cancel, Started: time.Now(), Done: make(chan struct{})}
 	var job *jobs.Job
 	if o.Wait == 0 { // background: refused before it starts when the job limits are reached
 		var err error
-		if job, err = e.addJob(b, x); err != nil {
+		if job, err = e.jobsPart.AddJob(b.id, b.name, x); err != nil {
 			cancel()
-			x.out.Release()
+			x.Out.Release()
 			e.releaseSoon(b)
 			return sandbox.ExecOutcome{}, err
 		}
 	}
 	go func() {
-		defer close(x.done)
-		x.res, x.err = work(runCtx, x.out)
+		defer close(x.Done)
+		x.Res, x.Err = work(runCtx, x.Out)
 	}()
 	if job != nil {
-		return e.startJob(b, act, x, job), nil
+		return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
 	}
 	timer := time.NewTimer(o.Wait)
 	defer timer.Stop()
 	select {
-	case <-x.done:
+	case <-x.Done:
 	case <-ctx.Done():
 		cancel()
-		<-x.done
+		<-x.Done
 	case <-timer.C:
-		if job, err := e.addJob(b, x); err == nil {
-			return e.startJob(b, act, x, job), nil
+		if job, err := e.jobsPart.AddJob(b.id, b.name, x); err == nil {
+			return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
 		}
 		// At the job limits the call goes on in the foreground, as if its
 		// wait were its timeout.
 		select {
-		case <-x.done:
+		case <-x.Done:
 		case <-ctx.Done():
 			cancel()
-			<-x.done
+			<-x.Done
 		}
 	}
 	cancel()
-	x.out.StopProgress()
-	defer x.out.Release() // finishCall has taken the result's copies
-	return e.finishCall(ctx, b, act, x.res, x.err, o.Timeout)
+	x.Out.StopProgress()
+	defer x.Out.Release() // finishCall has taken the result's copies
+	return e.finishCall(ctx, b, act, x.Res, x.Err, o.Timeout)
 }
 
 // finishCall ends a call that ran to its end while the caller waited.

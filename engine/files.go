@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 
+	"github.com/sandtray/sandtray/engine/config"
+	"github.com/sandtray/sandtray/engine/internal/jobs"
+
 	"github.com/sandtray/sandtray/engine/internal/files"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -83,3 +86,14 @@ func (e *Engine) ListFiles(ctx context.Context, owner sandbox.Owner, ref, p stri
 		return e.files.List(ctx, t, files.Path(t, p), depth, all)
 	})
 }
+
+// The jobs are engine/internal/jobs' part, embedded in the Engine through
+// this alias so its methods are the engine's; toolHost is the engine as it
+// reaches it (jobs.Host).
+type jobsPart = jobs.Service
+
+// toolHost is the engine as the jobs see it.
+type toolHost struct{ e *Engine }
+
+func (h toolHost) Record(id string, a sandbox.Activity) { h.e.record(id, a) }
+func (h toolHost) Config() *config.Config               { return &h.e.cfg().Config }
