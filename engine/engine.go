@@ -87,11 +87,12 @@ type Engine struct {
 	reconf   sync.Mutex
 	capture  *capture.Capture // installs, commits, diffs, exports
 	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files    *files.Files     // write_file, read_file, make_directory, list_files
 
-	// The tools' parts (files.go): the background jobs (their table is
-	// jobs, above), with their own state; their exported methods are the
-	// engine's.
+	// The tools' parts (files.go): the file and copy tools, the capture
+	// tools, and the background jobs (their table is jobs, above), each
+	// with its own state; their exported methods are the engine's.
+	*filesPart
+	*capturePart
 	*jobsPart
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
@@ -221,10 +222,11 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	cc := e.cfg().captureConfig()
+	cc := capture.ConfigOf(&e.cfg().Config, id)
 	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
-	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
+	e.capturePart = capture.NewService(e.capture, e.caps, toolHost{e})
+	e.filesPart = files.NewService(files.New(x, files.Config{Limits: files.CopyLimits(&e.cfg().Config), Log: log}), toolHost{e})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
