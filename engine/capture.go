@@ -5,24 +5,14 @@ import (
 	"slices"
 
 	"github.com/sandtray/sandtray/engine/internal/capture"
-	"github.com/sandtray/sandtray/engine/internal/hostfs"
 	"github.com/sandtray/sandtray/engine/internal/run"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // The capture tools (install_packages, commit_sandbox, export_dockerfile,
-// diff_sandbox) are engine/internal/capture's; the engine resolves the
-// sandbox, keeps it busy, and records the activity and the manifest.
-
-// captureConfig is what capture needs of the configuration.
-func (s *settings) captureConfig() capture.Config {
-	return capture.Config{
-		AllowNetwork: s.Sandbox.AllowNetwork, OutputBytes: s.Limits.OutputBytes,
-		MaxTimeout: s.Limits.MaxExecTimeout.Duration, Private: run.PidDir, Protected: s.configuredImages(),
-		CopyLimits: s.copyLimits(), ExportRecords: capture.RecordsIn(s.StateDir), Engine: s.engine,
-	}
-}
+// diff_sandbox) are engine/internal/capture's (its Service, embedded in the
+// Engine); the engine holds the sandbox for them (toolHost) and is the
+// sandbox as an install sees it: its hold, gate, init and manifest.
 
 // captureTarget is the sandbox as capture sees it.
 func (t boxTarget) captureTarget() capture.Target {
@@ -58,131 +48,40 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 	return capture.Ran{Result: out.Result, LogOut: out.LogOut, LogErr: out.LogErr}, err
 }
 
-// InstallPackages installs packages in a sandbox with the image's package
-// manager (req.Manager, or the one auto picks) as root, and records the exact
-// versions installed in the sandbox's manifest. A sandbox without the
-// bridge network (none or egress) reaches the manager's package hosts
-// through the egress gate, for this call only, on a channel of its own: no
-// Docker network is attached at any point. Meanwhile new calls wait and its
-// other processes are stopped (see capture's freeze.go and holdForInstall),
-// as defence in depth.
-// Output lines stream to progress. A failed or timed-out install is an error
-// wrapping sandbox.ErrInvalid that quotes the end of the output.
-func (e *Engine) InstallPackages(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.InstallRequest, progress sandbox.Progress) (sandbox.InstallResult, error) {
-	if err := capture.CheckInstall(req); err != nil {
-		return sandbox.InstallResult{}, err
-	}
-	timeout, err := e.cfg().timeoutFor(req.Timeout, true)
+// Acquire marks the sandbox ref names busy, for a commit or a diff.
+func (h toolHost) Acquire(ref string) (sandbox.Handle, func(), error) {
+	b, err := h.e.acquire(ref)
 	if err != nil {
-		return sandbox.InstallResult{}, err
+		return nil, nil, err
 	}
-	b, err := e.ready(ctx, ref)
-	if err != nil {
-		return sandbox.InstallResult{}, err
-	}
-	defer e.release(b)
-	unlock, err := e.lockInstall(ctx, b)
-	if err != nil {
-		return sandbox.InstallResult{}, err
-	}
-	defer unlock()
-	// Everything the install starts in the sandbox is its own: it passes the
-	// gates the install closes (enterCall, and engine/internal/execgate).
-	ctx = installContext(ctx, b)
-	return e.capture.Install(ctx, boxTarget{e, b}.captureTarget(), boxRunner{e, b}, req, timeout, progress, func(a sandbox.Activity) {
-		a.Client = owner.Client
-		e.record(b.id, a)
-	})
+	return boxTarget{h.e, b}, func() { h.e.release(b) }, nil
 }
 
-// Packages returns a sandbox's package manifest: what install_packages
-// installed, with exact versions, sorted by manager and name.
-func (e *Engine) Packages(ctx context.Context, ref string) ([]sandbox.Package, error) {
-	var pkgs []sandbox.Package
-	err := e.withRef(ref, func(b *box) error {
+// Install holds the sandbox ref names for an install: ready, and its
+// install slot taken; everything the install starts in it passes the gates
+// the install closes (enterCall, and engine/internal/execgate).
+func (h toolHost) Install(ctx context.Context, ref string) (context.Context, capture.Target, capture.Runner, func(), error) {
+	e := h.e
+	b, err := e.ready(ctx, ref)
+	if err != nil {
+		return nil, capture.Target{}, nil, nil, err
+	}
+	unlock, err := e.lockInstall(ctx, b)
+	if err != nil {
+		e.release(b)
+		return nil, capture.Target{}, nil, nil, err
+	}
+	return installContext(ctx, b), boxTarget{e, b}.captureTarget(), boxRunner{e, b}, func() { unlock(); e.release(b) }, nil
+}
+
+// Target is a sandbox held by Acquire or Hold (a boxTarget) as capture sees it.
+func (h toolHost) Target(t sandbox.Handle) capture.Target { return t.(boxTarget).captureTarget() }
+
+// Packages is a sandbox's manifest.
+func (h toolHost) Packages(ref string) (pkgs []sandbox.Package, err error) {
+	err = h.e.withRef(ref, func(b *box) error {
 		pkgs = append([]sandbox.Package{}, b.state.Packages...)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return pkgs, nil
-}
-
-// Commit saves a sandbox's filesystem as the image req.Image ("repo:tag";
-// "latest" when no tag is given), under commit.namespace (see capture.Tag);
-// the result names the real reference. It refuses a tag that exists unless
-// req.Overwrite, moves only tags of this engine's own commits, and never writes
-// to the sandbox's own base image or the configured images. The image is labelled with its source sandbox and the time,
-// keeps its base image's command and user, and carries no label that would
-// make its containers look managed by Sandtray. Docker pauses the sandbox
-// while it copies the filesystem; progress hears before and after.
-func (e *Engine) Commit(ctx context.Context, owner sandbox.Owner, ref string, req sandbox.CommitRequest, progress sandbox.Progress) (sandbox.CommitResult, error) {
-	if err := e.caps.Missing(runtime.CapCommit); err != nil {
-		return sandbox.CommitResult{}, err
-	}
-	tag, err := capture.Tag(req.Image, e.cfg().Commit.Namespace)
-	if err != nil {
-		return sandbox.CommitResult{}, err
-	}
-	b, err := e.acquire(ref)
-	if err != nil {
-		return sandbox.CommitResult{}, err
-	}
-	defer e.release(b)
-	t := boxTarget{e, b}
-	res, err := e.capture.Commit(ctx, t.captureTarget(), tag, req.Overwrite, progress)
-	t.log("commit_sandbox", owner)(tag, err, res.ImageID)
-	return res, err
-}
-
-// ExportDockerfile returns a Dockerfile that rebuilds the sandbox: FROM its
-// base image, its env and workdir, RUN lines for the packages installed with
-// pinned versions, the files added or changed (from a rootfs.tar build
-// context) and RUN rm for files of the image it deleted. With hostPath, a
-// folder under the allowed roots, it also writes Dockerfile, .dockerignore
-// and rootfs.tar there (see SaveDockerfile for which folders are accepted).
-func (e *Engine) ExportDockerfile(ctx context.Context, owner sandbox.Owner, ref, hostPath string) (sandbox.Export, error) {
-	if err := e.caps.Missing(runtime.CapCommit); err != nil { // the export is the diff's
-		return sandbox.Export{}, err
-	}
-	dir := ""
-	if hostPath != "" {
-		var err error
-		if dir, err = e.cfg().hostPath(hostPath, false); err != nil {
-			return sandbox.Export{}, err
-		}
-	}
-	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Export, error) {
-		return e.capture.Export(ctx, t.captureTarget(), dir, t.log("export_dockerfile", owner))
-	})
-}
-
-// SaveDockerfile writes a sandbox's export (see ExportDockerfile) to hostDir,
-// a folder the user picked in the app, so it skips the allowed-roots check.
-// The folder must be new (its parent exists), empty, or hold an earlier
-// Sandtray export, whose Dockerfile, .dockerignore and rootfs.tar are then
-// replaced; anything else is refused with sandbox.ErrConflict.
-func (e *Engine) SaveDockerfile(ctx context.Context, ref, hostDir string) (sandbox.Export, error) {
-	dir, err := hostfs.Picked(hostDir)
-	if err != nil {
-		return sandbox.Export{}, err
-	}
-	return withFiles(ctx, e, ref, func(t boxTarget) (sandbox.Export, error) {
-		return e.capture.Export(ctx, t.captureTarget(), dir, t.log("export_dockerfile", appOwner))
-	})
-}
-
-// Diff lists the paths added, changed and deleted in a sandbox against its
-// image, limited to those under p when p is given.
-func (e *Engine) Diff(ctx context.Context, owner sandbox.Owner, ref, p string) (sandbox.Diff, error) {
-	if err := e.caps.Missing(runtime.CapCommit); err != nil {
-		return sandbox.Diff{}, err
-	}
-	b, err := e.acquire(ref)
-	if err != nil {
-		return sandbox.Diff{}, err
-	}
-	defer e.release(b)
-	return e.capture.Diff(ctx, boxTarget{e, b}.captureTarget(), p)
+	return pkgs, err
 }

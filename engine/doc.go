@@ -4,9 +4,12 @@
 //
 // The engine package keeps the registry (registry.go: the sandboxes with
 // explicit states, the MCP sessions, the calls' gate and the engine's one
-// lifetime), background jobs, the reaper and the other loops, the
-// snapshots the GUI watches, the state dir and the activity log, and
-// composes the packages under engine/internal that each own one job:
+// lifetime), the reaper and the other loops, the snapshots the GUI
+// watches, the state dir and the activity log, and composes the packages
+// under engine/internal that each own one job. The file, capture and jobs
+// tools are parts of their packages (files.Service, capture.Service,
+// jobs.Service) the Engine embeds, so their methods are the engine's;
+// they reach its sandboxes through a Host (toolHost, files.go):
 //
 //   - execgate: the one way every process the engine starts in a sandbox
 //     reaches the runtime (the session with the sandbox's agent, the
@@ -26,7 +29,8 @@
 //   - stats: CPU and memory sampling for what someone looks at;
 //   - probe: what the runtime is and can do (the daemon's watch, GPU
 //     checks, sandtray doctor's probes);
-//   - jobs: the table of background jobs (job_status, job_stop);
+//   - jobs: background jobs (job_status, job_stop, the app's list of
+//     them), their output's budget, and a call's timing;
 //   - network: the engine's side of the sandboxes' network (the egress
 //     gate's channels and approvals, the secrets, expose_port's forwards),
 //     embedded in the Engine;

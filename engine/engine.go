@@ -68,10 +68,9 @@ type Engine struct {
 	noticeSeq    uint64
 
 	jobs    *jobs.Table // background jobs; their own lock
-	outputs *run.Budget // the job output kept in memory and spilled (jobs.go)
+	outputs *run.Budget // the job output kept in memory and spilled
 
-	images  imageBuilds // the build of the default image under way (image.go); its own lock
-	jobInfo jobIndex    // what started each job, for the app's Jobs view (joblist.go); its own lock
+	images imageBuilds // the build of the default image under way (image.go); its own lock
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
@@ -88,7 +87,13 @@ type Engine struct {
 	reconf   sync.Mutex
 	capture  *capture.Capture // installs, commits, diffs, exports
 	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files    *files.Files     // write_file, read_file, make_directory, list_files
+
+	// The tools' parts (files.go): the file and copy tools, the capture
+	// tools, and the background jobs (their table is jobs, above), each
+	// with its own state; their exported methods are the engine's.
+	*filesPart
+	*capturePart
+	*jobsPart
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
@@ -197,7 +202,8 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	x.SetAgent(agent, log)
 	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
-	e.jobs, e.outputs = newJobs(cfg)
+	e.jobs, e.outputs = jobs.New(cfg)
+	e.jobsPart = jobs.NewService(e.jobs, e.outputs, toolHost{e}, log)
 	if e.networkPart, e.ports, err = network.New(cfg, x, netHost{e}, log); err != nil {
 		return nil, err
 	}
@@ -217,11 +223,12 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
-	cc := e.cfg().captureConfig()
+	cc := capture.ConfigOf(&e.cfg().Config, id)
 	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
 	e.snapPart = newSnapPart(e)
-	e.files = files.New(x, files.Config{Limits: e.cfg().copyLimits(), Log: log})
+	e.capturePart = capture.NewService(e.capture, e.caps, toolHost{e})
+	e.filesPart = files.NewService(files.New(x, files.Config{Limits: files.CopyLimits(&e.cfg().Config), Log: log}), toolHost{e})
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
@@ -274,7 +281,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs and loops; cancels the kernels' execs
 	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
-	e.closeJobs()        // their output's memory and spill files
+	e.jobsPart.Close()   // their output's memory and spill files
 	e.saves.flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()

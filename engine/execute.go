@@ -23,7 +23,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	if strings.TrimSpace(req.Command) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("command is empty; give a shell command such as \"ls -la\": %w", sandbox.ErrInvalid)
 	}
-	o, err := e.cfg().callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := jobs.TimingOf(e.cfg().Limits, req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -42,7 +42,7 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}
 	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
-		r := run.Process{Cmd: []string{"/bin/sh", "-c", cmd}, Env: env, Workdir: b.spec.Workdir, Timeout: o.timeout, Out: out}
+		r := run.Process{Cmd: []string{"/bin/sh", "-c", cmd}, Env: env, Workdir: b.spec.Workdir, Timeout: o.Timeout, Out: out}
 		if req.Stdin != "" {
 			r.Stdin = strings.NewReader(req.Stdin)
 		}
@@ -72,7 +72,7 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	if strings.TrimSpace(req.Code) == "" {
 		return sandbox.ExecOutcome{}, fmt.Errorf("code is empty; pass the %s source to run: %w", lang.Name, sandbox.ErrInvalid)
 	}
-	o, err := e.cfg().callOptions(req.Timeout, req.Wait, req.Background, req.Progress)
+	o, err := jobs.TimingOf(e.cfg().Limits, req.Timeout, req.Wait, req.Background, req.Progress)
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -83,11 +83,11 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	act := sandbox.Activity{Tool: "execute_code", Client: owner.Client, Language: lang.Name, Input: req.Code}
 	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
 		if kernels && lang.Kernel {
-			if res, ok, err := e.kernels.Run(ctx, boxTarget{e, b}, lang.Name, req.Code, req.Reset, o.timeout, out); ok {
+			if res, ok, err := e.kernels.Run(ctx, boxTarget{e, b}, lang.Name, req.Code, req.Reset, o.Timeout, out); ok {
 				return res, err
 			}
 		}
-		res, err := e.runner.Run(ctx, boxTarget{e, b}, lang.Script(req.Code, b.spec.Workdir, o.timeout, out))
+		res, err := e.runner.Run(ctx, boxTarget{e, b}, lang.Script(req.Code, b.spec.Workdir, o.Timeout, out))
 		if err == nil {
 			err = lang.NoRuntime(res, b.spec.Image)
 		}
@@ -95,106 +95,71 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 	})
 }
 
-// callOpts are an execute call's timing: its timeout, how long the caller
-// waits before a run still going continues as a job, and where progress goes.
-type callOpts struct {
-	timeout, wait time.Duration
-	progress      sandbox.Progress
-}
-
-// callOptions applies the defaults and limits to a call's timing: wait is 0
-// for background, DefaultWait when not given, and at most the maximum timeout.
-func (s *settings) callOptions(timeout, wait time.Duration, background bool, progress sandbox.Progress) (callOpts, error) {
-	t, err := s.timeoutFor(timeout, background)
-	if err != nil {
-		return callOpts{}, err
-	}
-	switch {
-	case wait < 0:
-		return callOpts{}, fmt.Errorf("wait_s must not be negative: %w", sandbox.ErrInvalid)
-	case background:
-		wait = 0
-	case wait == 0:
-		wait = sandbox.DefaultWait
-	}
-	return callOpts{timeout: t, wait: min(wait, s.Limits.MaxExecTimeout.Duration), progress: progress}, nil
-}
-
 // runFunc does a call's work, writing output to out as it comes.
 type runFunc func(ctx context.Context, out *run.Output) (run.Result, error)
-
-// execution is a run on its own goroutine: a job, or a call that may become one.
-type execution struct {
-	out     *run.Output
-	cancel  context.CancelFunc
-	started time.Time
-	done    chan struct{} // closed when res and err are set
-	res     run.Result
-	err     error
-}
 
 // dispatch runs a call's work and logs it. Work that ends (timeout and
 // kill included) before the caller's wait runs on the caller's goroutine.
 // Other work runs on its own: if it is still going after the wait, at once
 // for background, it continues as a job and the caller gets the output so
 // far and the job's id. Until then, the caller's ctx cancels it.
-func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o callOpts, work runFunc) (sandbox.ExecOutcome, error) {
+func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o jobs.Timing, work runFunc) (sandbox.ExecOutcome, error) {
 	keep := e.cfg().Limits.LogOutputBytes
 	work = e.guarded(b, work)
-	if o.wait > o.timeout+2*kernel.Grace {
-		out := run.NewOutput(keep, nil, o.progress)
+	if o.Wait > o.Timeout+2*kernel.Grace {
+		out := run.NewOutput(keep, nil, o.Progress)
 		runCtx, cancel := e.bound(ctx)
 		res, err := work(runCtx, out)
 		cancel()
 		out.StopProgress()
-		return e.finishCall(ctx, b, act, res, err, o.timeout)
+		return e.finishCall(ctx, b, act, res, err, o.Timeout)
 	}
 	// The run may outlive the caller as a job: it derives from the engine's
 	// lifetime, and the caller's ctx cancels it only until then. Its
-	// output is held under the engine's job-output budget (jobs.go).
+	// output is held under the engine's job-output budget (jobs.New).
 	runCtx, cancel := context.WithCancel(e.base)
-	x := &execution{out: run.NewOutput(keep, e.outputs, o.progress), cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	x := &jobs.Execution{Out: run.NewOutput(keep, e.outputs, o.Progress), Cancel: cancel, Started: time.Now(), Done: make(chan struct{})}
 	var job *jobs.Job
-	if o.wait == 0 { // background: refused before it starts when the job limits are reached
+	if o.Wait == 0 { // background: refused before it starts when the job limits are reached
 		var err error
-		if job, err = e.addJob(b, x); err != nil {
+		if job, err = e.jobsPart.AddJob(b.id, b.name, x); err != nil {
 			cancel()
-			x.out.Release()
+			x.Out.Release()
 			e.releaseSoon(b)
 			return sandbox.ExecOutcome{}, err
 		}
 	}
 	go func() {
-		defer close(x.done)
-		x.res, x.err = work(runCtx, x.out)
+		defer close(x.Done)
+		x.Res, x.Err = work(runCtx, x.Out)
 	}()
 	if job != nil {
-		return e.startJob(b, act, x, job), nil
+		return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
 	}
-	timer := time.NewTimer(o.wait)
+	timer := time.NewTimer(o.Wait)
 	defer timer.Stop()
 	select {
-	case <-x.done:
+	case <-x.Done:
 	case <-ctx.Done():
 		cancel()
-		<-x.done
+		<-x.Done
 	case <-timer.C:
-		if job, err := e.addJob(b, x); err == nil {
-			return e.startJob(b, act, x, job), nil
+		if job, err := e.jobsPart.AddJob(b.id, b.name, x); err == nil {
+			return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
 		}
 		// At the job limits the call goes on in the foreground, as if its
 		// wait were its timeout.
 		select {
-		case <-x.done:
+		case <-x.Done:
 		case <-ctx.Done():
 			cancel()
-			<-x.done
+			<-x.Done
 		}
 	}
 	cancel()
-	x.out.StopProgress()
-	defer x.out.Release() // finishCall has taken the result's copies
-	return e.finishCall(ctx, b, act, x.res, x.err, o.timeout)
+	x.Out.StopProgress()
+	defer x.Out.Release() // finishCall has taken the result's copies
+	return e.finishCall(ctx, b, act, x.Res, x.Err, o.Timeout)
 }
 
 // finishCall ends a call that ran to its end while the caller waited.
@@ -211,7 +176,7 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 		}
 	}
 	res.Render()
-	e.record(b.id, ranActivity(act, res, err))
+	e.record(b.id, res.Activity(act, err))
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
@@ -219,36 +184,6 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was stopped.", act.Tool, b.name, timeout))
 	}
 	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.Result}, nil
-}
-
-// ranActivity is act completed with how its run ended.
-func ranActivity(act sandbox.Activity, out run.Result, err error) sandbox.Activity {
-	if err != nil {
-		act.Error = err.Error()
-	} else {
-		code := out.Result.ExitCode
-		act.ExitCode = &code
-		act.Duration = out.Result.Duration.Milliseconds()
-		act.Stdout, act.Stderr, act.TimedOut = out.LogOut, out.LogErr, out.Result.TimedOut
-	}
-	return act
-}
-
-// timeoutFor applies the configured default and maximum to a requested timeout.
-func (s *settings) timeoutFor(requested time.Duration, background bool) (time.Duration, error) {
-	maxT := s.Limits.MaxExecTimeout.Duration
-	switch {
-	case requested < 0:
-		return 0, fmt.Errorf("timeout_s must not be negative: %w", sandbox.ErrInvalid)
-	case requested > maxT:
-		return 0, fmt.Errorf("timeout_s %d exceeds the maximum %d (limits.max_exec_timeout in the config): %w",
-			int(requested.Seconds()), int(maxT.Seconds()), sandbox.ErrInvalid)
-	case requested > 0:
-		return requested, nil
-	case background:
-		return maxT, nil
-	}
-	return s.Limits.ExecTimeout.Duration, nil
 }
 
 // boxTarget is a sandbox of the engine as the packages under engine/internal

@@ -14,7 +14,7 @@ import (
 
 // What a call passes through in its sandbox: the gate (a call enters,
 // enterCall; an install holds the sandbox, lockInstall and holdForInstall;
-// the file tools' work counts as a call, readyForFiles), and the guards
+// the file tools' work counts as a call, toolHost.Hold), and the guards
 // that may stop it from outside (guarded: the disk watchdog, its sandbox
 // dying).
 
@@ -85,30 +85,6 @@ func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
 		return nil, err
 	}
 	return b, nil
-}
-
-// readyForFiles is ready for the file, copy and export tools: their work
-// counts as a call. It waits while an install holds the sandbox online
-// (list_files and make_directory run the sandbox's own programs), an install
-// waits for it to end, and the disk watch between calls leaves the sandbox
-// alone meanwhile (what it writes is the caller's, not a hidden process's).
-// done releases all of it.
-func (e *Engine) readyForFiles(ctx context.Context, ref string) (b *box, done func(), err error) {
-	b, err = e.ready(ctx, ref)
-	if err != nil {
-		return nil, nil, err
-	}
-	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
-	if err != nil {
-		e.release(b)
-		return nil, nil, err
-	}
-	b.disk.CallStarted()
-	return b, func() {
-		b.disk.CallEnded()
-		leave()
-		e.releaseSoon(b) // a file tool changes the last use alone: saved off its path
-	}, nil
 }
 
 // guarded wraps a call's work with what may stop it from outside: the disk

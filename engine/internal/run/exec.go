@@ -35,6 +35,20 @@ type Result struct {
 	LogOut, LogErr string
 }
 
+// Activity is act, a call's entry in its sandbox's activity log,
+// completed with how its run ended: r, or err.
+func (r Result) Activity(act sandbox.Activity, err error) sandbox.Activity {
+	if err != nil {
+		act.Error = err.Error()
+	} else {
+		code := r.Result.ExitCode
+		act.ExitCode = &code
+		act.Duration = r.Result.Duration.Milliseconds()
+		act.Stdout, act.Stderr, act.TimedOut = r.LogOut, r.LogErr, r.Result.TimedOut
+	}
+	return act
+}
+
 // Run runs p in t (through the sandbox's agent: see
 // engine/internal/execgate), killing its process group, and whatever it
 // started, at the timeout or when ctx is cancelled, and caps each stream.
