@@ -35,6 +35,8 @@
 //     (state.go keeps what a state holds);
 //   - imagebuild: the sandbox image, from the embedded Dockerfile or from
 //     Debian's mirror;
+//   - images: what the runtime has of an image, the default image's one
+//     build at a time, and a create's missing image (built or pulled);
 //   - safetext: output made safe for JSON, the GUI and terminals.
 //
 // They never import the engine: each defines the small interface or value

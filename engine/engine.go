@@ -15,6 +15,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/files"
+	"github.com/sandtray/sandtray/engine/internal/images"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/pool"
@@ -70,8 +71,8 @@ type Engine struct {
 	jobs    *jobs.Table // background jobs; their own lock
 	outputs *run.Budget // the job output kept in memory and spilled (jobs.go)
 
-	images  imageBuilds // the build of the default image under way (image.go); its own lock
-	jobInfo jobIndex    // what started each job, for the app's Jobs view (joblist.go); its own lock
+	*imagesPart          // what Docker has of an image, the default image's build under way (image.go); its own lock
+	jobInfo     jobIndex // what started each job, for the app's Jobs view (joblist.go); its own lock
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
@@ -193,6 +194,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	x.SetAgent(agent, log)
 	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
+	e.imagesPart = images.New(imageHost{e}, images.Options{Docker: x, Builder: x.Full, Caps: e.caps, Labels: opts.Labels, Base: e.base, Log: log})
 	e.jobs, e.outputs = newJobs(cfg)
 	lo, hi := cfg.Ports.HostPorts()
 	e.ports = portfwd.NewPorts(portfwd.Policy{Forbidden: cfg.Ports.Forbidden, MaxPerSandbox: cfg.Ports.MaxPerSandbox,

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -67,7 +65,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// round trip less on the cold path for the image that is there.
 	info, err := e.createContainer(ctx, owner, spec, boxState{})
 	if errors.Is(err, sandbox.ErrNotFound) {
-		if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
+		if err := e.EnsureImage(ctx, spec.Image, progress); err != nil {
 			return sandbox.Info{}, err
 		}
 		info, err = e.createContainer(ctx, owner, spec, boxState{})
@@ -156,38 +154,6 @@ func cmpOr[T comparable](v, fallback T) T {
 		return fallback
 	}
 	return v
-}
-
-func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.Progress) error {
-	if !e.caps.Images { // no local image store: the runtime fetches the image at create
-		return nil
-	}
-	ok, err := e.docker.ImageExists(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("image %s: %w", ref, err)
-	}
-	if ok {
-		return nil
-	}
-	if err := e.autoBuild(ref); !errors.Is(err, errNotBuiltin) {
-		if err != nil {
-			return err
-		}
-		return e.ensureBuiltin(ctx, progress) // Sandtray's own image: built here, not pulled
-	}
-	if err := e.cfg().CheckPull(ref); err != nil {
-		return err
-	}
-	err = e.docker.PullImage(ctx, ref, func(p runtime.PullProgress) {
-		if progress != nil {
-			progress(float64(p.Current), float64(p.Total), strings.TrimSpace(p.Status+" "+p.ID))
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("image %s is not on this machine and could not be pulled (%v); build or pull it first (the default image: `make image`), or pick a local image (`docker images`): %w",
-			ref, err, sandbox.ErrNotFound)
-	}
-	return nil
 }
 
 // Stop stops a sandbox's container; its files stay, and the next call that
