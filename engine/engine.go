@@ -79,17 +79,13 @@ type Engine struct {
 	cancelLoops context.CancelFunc
 	saves       *lastUse       // coalesced saves of last-use times
 	loops       sync.WaitGroup // the loops alone, for stopLoops in tests
-	// warm is the warm pool (nil when disabled), replaced whole by
-	// Reconfigure; read it with pool. poolStop stops its Run, poolCtx and
-	// tick are what a new one runs with; reconf serialises Reconfigure.
-	warm     atomic.Pointer[pool.Pool]
-	poolStop func()
-	poolCtx  context.Context
-	tick     time.Duration
-	reconf   sync.Mutex
-	capture  *capture.Capture // installs, commits, diffs, exports
-	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
-	files    *files.Files     // write_file, read_file, make_directory, list_files
+	// warmPart is the warm pool, replaced whole by Reconfigure (pool.go);
+	// reconf serialises Reconfigure.
+	*warmPart
+	reconf  sync.Mutex
+	capture *capture.Capture // installs, commits, diffs, exports
+	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	files   *files.Files     // write_file, read_file, make_directory, list_files
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
@@ -218,6 +214,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
+	e.warmPart = pool.NewWarm(poolHost{e}, x, e.kernels, e.caps, e.publish, log)
 	cc := e.cfg().captureConfig()
 	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
@@ -247,8 +244,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.tick, e.poolCtx = tick, loopCtx
-	e.startPool(loopCtx)
+	e.StartPool(loopCtx, tick)
 	for _, loop := range loops {
 		e.wg.Add(1)
 		e.loops.Add(1)
@@ -280,7 +276,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()
-	e.pool().Drain(ctx)     // pooled containers are not sandboxes: none outlives the engine
+	e.WarmPool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()

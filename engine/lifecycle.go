@@ -54,9 +54,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// The pool's spares are made without the proxy's environment: an
 	// egress sandbox is always made on demand.
 	if spec.Network != sandbox.NetworkEgress {
-		if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+		if info, ok, err := e.CreateFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 			if err == nil {
-				e.pool().NoteUse(spec)
+				e.WarmPool().NoteUse(spec)
 			}
 			return info, err
 		}
@@ -71,7 +71,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 		info, err = e.createContainer(ctx, owner, spec, boxState{})
 	}
 	if err == nil {
-		e.pool().NoteUse(spec)
+		e.WarmPool().NoteUse(spec)
 	}
 	return info, err
 }
