@@ -194,7 +194,7 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 // register makes a started container a sandbox of the engine: its state is
 // saved, it is listed, and its log starts with its creation.
 func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
-	e.store.saveOrWarn(e.log, id, st)
+	e.store.SaveStateOrWarn(e.log, id, st)
 	return e.list(owner, id, spec, created, st)
 }
 

@@ -42,8 +42,8 @@ type Engine struct {
 	// caps is what the runtime can do of its optional parts (runtime.Capabilities).
 	caps  runtime.Capabilities
 	log   *slog.Logger
-	store *stateStore
-	lock  *statedir.Lock // the state dir is this engine's while it runs
+	store *statedir.Store // the state files, activity logs and identity (engine/internal/statedir)
+	lock  *statedir.Lock  // the state dir is this engine's while it runs
 	start time.Time
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
@@ -77,8 +77,8 @@ type Engine struct {
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
-	saves       *lastUse       // coalesced saves of last-use times
-	loops       sync.WaitGroup // the loops alone, for stopLoops in tests
+	saves       *statedir.LastUse // coalesced saves of last-use times
+	loops       sync.WaitGroup    // the loops alone, for stopLoops in tests
 	// warmPart is the warm pool, replaced whole by Reconfigure (pool.go);
 	// reconf serialises Reconfigure.
 	*warmPart
@@ -118,7 +118,7 @@ type Options struct {
 }
 
 // New connects to the container runtime (opts.Runtime, or the one cfg leads
-// to), adopts its own containers (identity.go), removing
+// to), adopts its own containers (statedir.Store.ListOwned), removing
 // expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
 func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
@@ -170,11 +170,11 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 			lock.Release()
 		}
 	}()
-	store, err := newStateStore(cfg.StateDir)
+	store, err := statedir.New(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	id, err := engineIdentity(store, cfg.StateDir)
+	id, err := store.Identity()
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	if err := e.newGate(cfg); err != nil {
 		return nil, err
 	}
-	e.saves = newLastUse(e.saveState)
+	e.saves = statedir.NewLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
 	info, ierr := d.Daemon(ctx)
@@ -272,7 +272,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs and loops; cancels the kernels' execs
 	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
 	e.closeJobs()        // their output's memory and spill files
-	e.saves.flush()
+	e.saves.Flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.closeEgress()

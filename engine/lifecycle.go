@@ -246,7 +246,7 @@ func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref str
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	if err := e.store.save(b.id, st); err != nil {
+	if err := e.store.Save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
 	}
 	e.record(b.id, sandbox.Activity{Tool: "persist_sandbox", Client: owner.Client, Input: fmt.Sprint(persistent)})

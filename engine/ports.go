@@ -98,7 +98,7 @@ func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
 	if !live {
 		return
 	}
-	if err := e.store.save(b.id, st); err != nil {
+	if err := e.store.Save(b.id, st); err != nil {
 		e.log.Error("save "+what, "sandbox", b.name, "err", err)
 	}
 }
