@@ -14,9 +14,9 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// adopt loads the engine's own containers (statedir.Store.ListOwned): those of another
-// engine, and those of an older Sandtray its state dir does not know, are
-// left alone. Expired ephemeral sandboxes are reaped by the first reaper
+// adopt loads the engine's own containers (statedir.Store.ListOwned):
+// those of another engine, and those of an older Sandtray its state dir
+// does not know, are left alone. Expired ephemeral sandboxes are reaped by the first reaper
 // pass, which runs before New returns.
 func (e *Engine) adopt(ctx context.Context) error {
 	list, legacy, err := e.store.ListOwned(ctx, e.docker, e.cfg().managed(), e.cfg().engine)

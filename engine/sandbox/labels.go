@@ -30,7 +30,7 @@ const (
 	// LabelPool marks a container made for the engine's warm pool; its value
 	// is the pool instance (one engine run) that made it. The label stays when the container
 	// is handed out as a sandbox (labels are immutable): a container is still
-	// in a pool only while its name is the pool's (see engine/pool.go).
+	// in a pool only while its name is the pool's (see engine/internal/pool).
 	LabelPool = "io.sandtray.pool"
 	// LabelLink names a sandbox's link folder in the engine's state dir
 	// (engine/internal/execgate: the socket its agent dials), so an engine
