@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -29,7 +30,7 @@ func TestTrimActivity(t *testing.T) {
 }
 
 func TestActivityFileRotates(t *testing.T) {
-	s, err := newStateStore(t.TempDir())
+	s, err := statedir.New(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +43,17 @@ func TestActivityFileRotates(t *testing.T) {
 	if err := s.AppendActivity("abc", sandbox.Activity{Tool: "last"}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.loadActivity("abc", activityKept)
+	// What adopt keeps of a sandbox's log: the last entries, trimmed.
+	loadActivity := func(id string, max int) ([]sandbox.Activity, error) {
+		acts, err := s.LoadActivity(id, max)
+		return trimActivity(acts), err
+	}
+	got, err := loadActivity("abc", activityKept)
 	if err != nil || len(got) == 0 || got[len(got)-1].Tool != "last" {
 		t.Fatalf("loadActivity after rotation: %d entries, %v", len(got), err)
 	}
 	s.Remove("abc")
-	if got, _ := s.loadActivity("abc", activityKept); len(got) != 0 {
+	if got, _ := loadActivity("abc", activityKept); len(got) != 0 {
 		t.Errorf("remove left %d entries", len(got))
 	}
 }

@@ -9,20 +9,21 @@ import (
 
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/run"
+	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// adopt loads the engine's own containers (listOwned): those of another
-// engine, and those of an older Sandtray its state dir does not know, are
-// left alone. Expired ephemeral sandboxes are reaped by the first reaper
+// adopt loads the engine's own containers (statedir.Store.ListOwned):
+// those of another engine, and those of an older Sandtray its state dir
+// does not know, are left alone. Expired ephemeral sandboxes are reaped by the first reaper
 // pass, which runs before New returns.
 func (e *Engine) adopt(ctx context.Context) error {
-	list, legacy, err := e.listOwned(ctx)
+	list, legacy, err := e.store.ListOwned(ctx, e.docker, e.cfg().managed(), e.cfg().engine)
 	if err != nil {
 		return fmt.Errorf("list sandboxes: %w", err)
 	}
-	e.logLegacy(legacy)
+	statedir.LogLegacy(e.log, legacy)
 	var leftovers []string
 	for _, c := range list {
 		if pool.IsLeftover(c, e.cfg().scope()) {
@@ -30,17 +31,17 @@ func (e *Engine) adopt(ctx context.Context) error {
 			continue
 		}
 		b := e.cfg().boxFromContainer(c)
-		if st, ok, err := e.store.load(c.ID); err != nil {
+		if st, ok, err := e.store.LoadState(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
 			b.state = st
 			b.adoptPooled(e.execs)
 		}
-		acts, err := e.store.loadActivity(c.ID, activityKept)
+		acts, err := e.store.LoadActivity(c.ID, activityKept)
 		if err != nil {
 			e.log.Warn("read activity log", "id", sandbox.ShortID(c.ID), "err", err)
 		}
-		b.activity = acts
+		b.activity = trimActivity(acts) // to what a sandbox keeps in memory
 		e.boxes[c.ID] = b
 	}
 	e.log.Info("adopted sandboxes", "count", len(e.boxes))

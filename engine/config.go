@@ -11,7 +11,7 @@ import (
 type settings struct {
 	config.Config
 	labels map[string]string // added to every container (tests tag theirs)
-	engine string            // the engine's identity, sandbox.LabelEngine (identity.go)
+	engine string            // the engine's identity, sandbox.LabelEngine (statedir.Store.Identity)
 	agent  *runtime.Agent    // the agent every sandbox gets (agent.go)
 }
 

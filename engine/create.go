@@ -65,7 +65,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Egress: from.Egress, Packages: from.Packages, Inherited: from.Inherited}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
-	e.warmSoon(id, spec) // see warm.go
+	e.WarmSoon(id, spec) // see engine/internal/pool
 	info := e.register(owner, id, spec, now, st)
 	return info, e.networkPart.EgressOrRemove(ctx, owner, id)
 }
@@ -166,7 +166,7 @@ func (e *Engine) startOrRemove(ctx context.Context, id, image string) error {
 // register makes a started container a sandbox of the engine: its state is
 // saved, it is listed, and its log starts with its creation.
 func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
-	e.store.saveOrWarn(e.log, id, st)
+	e.store.SaveStateOrWarn(e.log, id, st)
 	return e.list(owner, id, spec, created, st)
 }
 

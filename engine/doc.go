@@ -38,10 +38,13 @@
 //     every sandbox's forwards;
 //   - egress: the gate of sandboxes with network "egress" (rules, asks,
 //     records);
-//   - statedir: the state dir's per-sandbox state files and activity logs
-//     (state.go keeps what a state holds);
+//   - statedir: the state dir's per-sandbox state files (what a state
+//     holds) and activity logs, the coalesced saves of last-use times, and
+//     the engine's identity, which derives from the state dir;
 //   - imagebuild: the sandbox image, from the embedded Dockerfile or from
 //     Debian's mirror;
+//   - images: what the runtime has of an image, the default image's one
+//     build at a time, and a create's missing image (built or pulled);
 //   - safetext: output made safe for JSON, the GUI and terminals.
 //
 // They never import the engine: each defines the small interface or value

@@ -15,6 +15,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/capture"
 	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/files"
+	"github.com/sandtray/sandtray/engine/internal/images"
 	"github.com/sandtray/sandtray/engine/internal/jobs"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
 	"github.com/sandtray/sandtray/engine/internal/network"
@@ -42,8 +43,8 @@ type Engine struct {
 	// caps is what the runtime can do of its optional parts (runtime.Capabilities).
 	caps  runtime.Capabilities
 	log   *slog.Logger
-	store *stateStore
-	lock  *statedir.Lock // the state dir is this engine's while it runs
+	store *statedir.Store // the state files, activity logs and identity (engine/internal/statedir)
+	lock  *statedir.Lock  // the state dir is this engine's while it runs
 	start time.Time
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
@@ -70,23 +71,19 @@ type Engine struct {
 	jobs    *jobs.Table // background jobs; their own lock
 	outputs *run.Budget // the job output kept in memory and spilled
 
-	images imageBuilds // the build of the default image under way (image.go); its own lock
+	*imagesPart // what Docker has of an image, the default image's build under way (image.go); its own lock
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
 	cancelLoops context.CancelFunc
-	saves       *lastUse       // coalesced saves of last-use times
-	loops       sync.WaitGroup // the loops alone, for stopLoops in tests
-	// warm is the warm pool (nil when disabled), replaced whole by
-	// Reconfigure; read it with pool. poolStop stops its Run, poolCtx and
-	// tick are what a new one runs with; reconf serialises Reconfigure.
-	warm     atomic.Pointer[pool.Pool]
-	poolStop func()
-	poolCtx  context.Context
-	tick     time.Duration
-	reconf   sync.Mutex
-	capture  *capture.Capture // installs, commits, diffs, exports
-	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	saves       *statedir.LastUse // coalesced saves of last-use times
+	loops       sync.WaitGroup    // the loops alone, for stopLoops in tests
+	// warmPart is the warm pool, replaced whole by Reconfigure (pool.go);
+	// reconf serialises Reconfigure.
+	*warmPart
+	reconf  sync.Mutex
+	capture *capture.Capture // installs, commits, diffs, exports
+	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 
 	// The tools' parts (files.go): the file and copy tools, the capture
 	// tools, and the background jobs (their table is jobs, above), each
@@ -130,7 +127,7 @@ type Options struct {
 }
 
 // New connects to the container runtime (opts.Runtime, or the one cfg leads
-// to), adopts its own containers (identity.go), removing
+// to), adopts its own containers (statedir.Store.ListOwned), removing
 // expired ephemeral ones, and starts the background loops: events, stats and
 // the reaper. They run until Close.
 func New(ctx context.Context, cfg config.Config, opts Options) (*Engine, error) {
@@ -182,11 +179,11 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 			lock.Release()
 		}
 	}()
-	store, err := newStateStore(cfg.StateDir)
+	store, err := statedir.New(cfg.StateDir)
 	if err != nil {
 		return nil, err
 	}
-	id, err := engineIdentity(store, cfg.StateDir)
+	id, err := store.Identity()
 	if err != nil {
 		return nil, err
 	}
@@ -202,12 +199,13 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	x.SetAgent(agent, log)
 	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
+	e.imagesPart = images.New(imageHost{e}, images.Options{Docker: x, Builder: x.Full, Caps: e.caps, Labels: opts.Labels, Base: e.base, Log: log})
 	e.jobs, e.outputs = jobs.New(cfg)
 	e.jobsPart = jobs.NewService(e.jobs, e.outputs, toolHost{e}, log)
 	if e.networkPart, e.ports, err = network.New(cfg, x, netHost{e}, log); err != nil {
 		return nil, err
 	}
-	e.saves = newLastUse(e.saveState)
+	e.saves = statedir.NewLastUse(e.saveState)
 	e.cgroupRoot = opts.CgroupRoot
 	e.attachFirst = true
 	info, ierr := d.Daemon(ctx)
@@ -223,6 +221,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	}
 	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
+	e.warmPart = pool.NewWarm(poolHost{e}, x, e.kernels, e.caps, e.publish, log)
 	cc := capture.ConfigOf(&e.cfg().Config, id)
 	cc.Images = e.snap.Committed()
 	e.capture = capture.New(x, cc, log)
@@ -253,8 +252,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.tick, e.poolCtx = tick, loopCtx
-	e.startPool(loopCtx)
+	e.StartPool(loopCtx, tick)
 	for _, loop := range loops {
 		e.wg.Add(1)
 		e.loops.Add(1)
@@ -282,11 +280,11 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.close()            // calls, jobs and loops; cancels the kernels' execs
 	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
 	e.jobsPart.Close()   // their output's memory and spill files
-	e.saves.flush()
+	e.saves.Flush()
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.networkPart.CloseEgress()
-	e.pool().Drain(ctx)     // pooled containers are not sandboxes: none outlives the engine
+	e.WarmPool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()

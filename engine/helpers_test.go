@@ -84,7 +84,7 @@ func newTestEngineWith(t testing.TB, wrap func(runtime.Full) runtime.Full, opts 
 func (e *Engine) stopLoops() {
 	e.cancelLoops()
 	e.loops.Wait()
-	e.saves.flush()
+	e.saves.Flush()
 	e.execs.CloseSessions() // its sessions and links end with it
 	e.lock.Release()
 }

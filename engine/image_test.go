@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/sandtray/sandtray/engine/config"
-
+	"github.com/sandtray/sandtray/engine/internal/images"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -19,18 +19,18 @@ import (
 // does not know how to make.
 func TestOnlyTheBuiltinImageIsBuilt(t *testing.T) {
 	te := newTestEngine(t)
-	if err := te.autoBuild(BuiltinImage); err != nil {
+	if err := images.AutoBuild(&te.Engine.cfg().Config, BuiltinImage); err != nil {
 		t.Errorf("the built-in image with the default config (allow_network = false): %v; want it built", err)
 	}
 	te.Engine.cfg().Sandbox.AllowNetwork = true
-	if err := te.autoBuild(BuiltinImage); err != nil {
+	if err := images.AutoBuild(&te.Engine.cfg().Config, BuiltinImage); err != nil {
 		t.Errorf("the built-in image with allow_network = true: %v; want it built", err)
 	}
-	if err := te.autoBuild("python:3.12"); !errors.Is(err, errNotBuiltin) {
+	if err := images.AutoBuild(&te.Engine.cfg().Config, "python:3.12"); !errors.Is(err, images.ErrNotBuiltin) {
 		t.Errorf("another image: %v; want it pulled, not built", err)
 	}
 	te.Engine.cfg().Pull.Policy = config.PullNever
-	if err := te.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "sandtray image build") {
+	if err := images.AutoBuild(&te.Engine.cfg().Config, BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) || !strings.Contains(err.Error(), "sandtray image build") {
 		t.Errorf("pull.policy = never: %v; want ErrForbidden naming `sandtray image build`", err)
 	}
 	te.Engine.cfg().Pull.Policy, te.Engine.cfg().Sandbox.AllowNetwork = "registries", false

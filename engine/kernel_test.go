@@ -248,7 +248,7 @@ func TestKernelCancelAndJobStopInterrupt(t *testing.T) {
 func TestWarmKernel(t *testing.T) {
 	te := newTestEngine(t)
 	id := te.create(t, sandbox.CreateRequest{}).ID
-	if err := te.kernels.Warm(context.Background(), te.containerTarget(id, "/workspace"), "python"); err != nil {
+	if err := te.kernels.Warm(context.Background(), poolHost{te.Engine}.Target(id, "/workspace"), "python"); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Now()

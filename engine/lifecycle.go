@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/probe"
 	"github.com/sandtray/sandtray/engine/internal/run"
-	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
@@ -56,9 +54,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// The pool's spares are made without the proxy's environment: an
 	// egress sandbox is always made on demand.
 	if spec.Network != sandbox.NetworkEgress {
-		if info, ok, err := e.createFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+		if info, ok, err := e.CreateFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 			if err == nil {
-				e.pool().NoteUse(spec)
+				e.WarmPool().NoteUse(spec)
 			}
 			return info, err
 		}
@@ -67,13 +65,13 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// round trip less on the cold path for the image that is there.
 	info, err := e.createContainer(ctx, owner, spec, boxState{})
 	if errors.Is(err, sandbox.ErrNotFound) {
-		if err := e.ensureImage(ctx, spec.Image, progress); err != nil {
+		if err := e.EnsureImage(ctx, spec.Image, progress); err != nil {
 			return sandbox.Info{}, err
 		}
 		info, err = e.createContainer(ctx, owner, spec, boxState{})
 	}
 	if err == nil {
-		e.pool().NoteUse(spec)
+		e.WarmPool().NoteUse(spec)
 	}
 	return info, err
 }
@@ -156,38 +154,6 @@ func cmpOr[T comparable](v, fallback T) T {
 		return fallback
 	}
 	return v
-}
-
-func (e *Engine) ensureImage(ctx context.Context, ref string, progress sandbox.Progress) error {
-	if !e.caps.Images { // no local image store: the runtime fetches the image at create
-		return nil
-	}
-	ok, err := e.docker.ImageExists(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("image %s: %w", ref, err)
-	}
-	if ok {
-		return nil
-	}
-	if err := e.autoBuild(ref); !errors.Is(err, errNotBuiltin) {
-		if err != nil {
-			return err
-		}
-		return e.ensureBuiltin(ctx, progress) // Sandtray's own image: built here, not pulled
-	}
-	if err := e.cfg().CheckPull(ref); err != nil {
-		return err
-	}
-	err = e.docker.PullImage(ctx, ref, func(p runtime.PullProgress) {
-		if progress != nil {
-			progress(float64(p.Current), float64(p.Total), strings.TrimSpace(p.Status+" "+p.ID))
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("image %s is not on this machine and could not be pulled (%v); build or pull it first (the default image: `make image`), or pick a local image (`docker images`): %w",
-			ref, err, sandbox.ErrNotFound)
-	}
-	return nil
 }
 
 // Stop stops a sandbox's container; its files stay, and the next call that
@@ -280,7 +246,7 @@ func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref str
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	if err := e.store.save(b.id, st); err != nil {
+	if err := e.store.Save(b.id, st); err != nil {
 		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
 	}
 	e.record(b.id, sandbox.Activity{Tool: "persist_sandbox", Client: owner.Client, Input: fmt.Sprint(persistent)})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/imagebuild"
+	"github.com/sandtray/sandtray/engine/internal/images"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/runtime/fakeruntime"
 	"github.com/sandtray/sandtray/engine/sandbox"
@@ -52,9 +53,9 @@ func TestLogicFirstCallPreparesTheImage(t *testing.T) {
 	defer mirror.Close()
 	defer close(held)
 	t.Setenv(imagebuild.MirrorEnv, mirror.URL)
-	old := buildWaitInCall
-	buildWaitInCall = 200 * time.Millisecond
-	t.Cleanup(func() { buildWaitInCall = old })
+	old := images.BuildWaitInCall
+	images.BuildWaitInCall = 200 * time.Millisecond
+	t.Cleanup(func() { images.BuildWaitInCall = old })
 
 	cfg := logicConfig(t)
 	cfg.DefaultImage = BuiltinImage
@@ -88,35 +89,7 @@ func TestLogicFirstCallPreparesTheImage(t *testing.T) {
 		t.Error("no build runs")
 	}
 	le.Engine.cfg().Pull.Policy = config.PullNever
-	if err := le.autoBuild(BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
+	if err := images.AutoBuild(&le.Engine.cfg().Config, BuiltinImage); !errors.Is(err, sandbox.ErrForbidden) {
 		t.Errorf("pull.policy = never: %v; want the build forbidden", err)
-	}
-}
-
-// TestBuildEstimates: the time a build takes yet follows how far it says
-// it is; a step that counts nothing (unpacking after the downloads) keeps
-// the fraction reached, instead of starting the estimate over.
-func TestBuildEstimates(t *testing.T) {
-	steps := []struct {
-		p       ImageBuildProgress
-		elapsed time.Duration
-		want    string
-	}{
-		{ImageBuildProgress{Step: "Reading bookworm's package index"}, 10 * time.Second, "8 min"},
-		{ImageBuildProgress{Step: "Downloading 171 packages", Done: 50, Total: 100, Bytes: true}, time.Minute, "9 min"},
-		{ImageBuildProgress{Step: "Downloading 171 packages", Done: 100, Total: 100, Bytes: true}, 2 * time.Minute, "8 min"},
-		{ImageBuildProgress{Step: "Unpacking Debian's required packages"}, 2*time.Minute + 30*time.Second, "10 min"},
-		{ImageBuildProgress{Step: "Installing", Done: 100, Total: 200}, 6 * time.Minute, "4 min"},
-		{ImageBuildProgress{Step: "Installing", Done: 199, Total: 200}, 20 * time.Minute, "1 min"},
-	}
-	frac := 0.0
-	for _, s := range steps {
-		frac = max(frac, fraction(s.p))
-		if got := minutesText(estimateLeft(frac, s.elapsed)); got != s.want {
-			t.Errorf("at %+v after %v: %s left, want %s", s.p, s.elapsed, got, s.want)
-		}
-	}
-	if got := ImageStepText(ImageBuildProgress{Step: "Downloading 171 packages", Done: 64 << 20, Total: 128 << 20, Bytes: true}); got != "Downloading 171 packages: 64 of 128 MB" {
-		t.Errorf("ImageStepText = %q", got)
 	}
 }

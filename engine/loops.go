@@ -44,7 +44,7 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	b, ok := e.boxOf(id)
 	if !ok {
 		if action == "die" || action == "destroy" {
-			e.pool().Gone(ctx, id) // a spare died or was removed outside Sandtray
+			e.WarmPool().Gone(ctx, id) // a spare died or was removed outside Sandtray
 		}
 		return
 	}
@@ -93,7 +93,7 @@ func (e *Engine) setStatus(b *box, s sandbox.Status) {
 
 // resync reconciles the engine's sandboxes with Docker's containers.
 func (e *Engine) resync(ctx context.Context) {
-	list, _, err := e.listOwned(ctx)
+	list, _, err := e.store.ListOwned(ctx, e.docker, e.cfg().managed(), e.cfg().engine)
 	if err != nil {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 func TestCallWaitsWhilePaused(t *testing.T) {
 	te := newTestEngine(t)
 	id := te.create(t, sandbox.CreateRequest{}).ID
-	// A new sandbox starts its python kernel in the background (warmSoon); a
+	// A new sandbox starts its python kernel in the background (WarmSoon); a
 	// pause that freezes an exec while runc is still joining it wedges the
 	// container in Docker (rm -f and inspect hang). Let the kernel come up
 	// first: the test is about calls that arrive while paused.

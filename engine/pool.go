@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"time"
 
 	"github.com/sandtray/sandtray/engine/internal/execgate"
@@ -10,34 +9,47 @@ import (
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
-// PoolReady reports how many warm containers are ready, and how many the
-// pool means to hold now (0 when the pool is disabled).
-func (e *Engine) PoolReady() (ready, size int) { return e.pool().Ready() }
+// warmPart is the engine's warm pool (engine/internal/pool), embedded in
+// Engine: PoolReady and PoolStatus for the app; WarmPool, StartPool,
+// ReplacePool, CreateFromPool and WarmSoon for the engine's centre.
+type warmPart = pool.Warm
 
-// PoolStatus reports what the warm pool holds and wants, image by image.
-func (e *Engine) PoolStatus() []sandbox.PoolImage { return e.pool().Status() }
+// poolHost is the engine as its warm pool sees it (pool.Host).
+type poolHost struct{ e *Engine }
 
-// createFromPool makes a sandbox of spec from a pooled container when one
-// can serve it; see pool.Take for ok and err. Limits are changed in place
-// by the pool; env, which Docker cannot change in a running container, is
-// passed to every process the engine starts in it (see engine/internal/execgate), and
-// the spare's kernel, started without it, is restarted with it.
-func (e *Engine) createFromPool(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec, named bool) (sandbox.Info, bool, error) {
-	id, name, ok, err := e.pool().Take(ctx, spec, named)
-	if !ok || err != nil {
-		return sandbox.Info{}, ok, err
-	}
-	spec.Name = name
-	now := time.Now().UTC()
-	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language,
-		Adjusted: pool.AdjustedFrom(spec)}
-	if len(spec.Env) > 0 {
-		e.execs.SetEnv(id, spec.Env)
-		e.kernels.Close(id)
-		e.warmSoon(id, spec)
-	}
-	return e.register(owner, id, spec, now, st), true, nil
+func (h poolHost) Config() pool.Config {
+	c := h.e.cfg()
+	pc := pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope())
+	pc.Spec, pc.Container = c.poolSpec, c.poolContainer
+	return pc
 }
+
+func (h poolHost) Go(f func(), loop bool) {
+	h.e.wg.Add(1)
+	if loop {
+		h.e.loops.Add(1)
+	}
+	go func() {
+		defer h.e.wg.Done()
+		if loop {
+			defer h.e.loops.Done()
+		}
+		f()
+	}()
+}
+
+// Target is a running container the engine has no box for (yet): a pooled
+// one, or one just created.
+func (h poolHost) Target(id, workdir string) sandbox.Handle {
+	return boxTarget{h.e, &box{id: id, name: short(id), status: sandbox.StatusRunning, spec: sandbox.Spec{Workdir: workdir}}}
+}
+
+func (h poolHost) Register(owner sandbox.Owner, id string, spec sandbox.Spec, now time.Time, adjusted *pool.Adjusted) sandbox.Info {
+	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Created: now, Language: spec.Language, Adjusted: adjusted}
+	return h.e.register(owner, id, spec, now, st)
+}
+
+func (h poolHost) SetEnv(id string, env map[string]string) { h.e.execs.SetEnv(id, env) }
 
 // poolSpec is the spec a spare of image is made with: the defaults, with
 // no name.
@@ -72,7 +84,3 @@ func (b *box) adoptPooled(x *execgate.Runtime) {
 		x.SetEnv(b.id, a.Env)
 	}
 }
-
-// pool is the warm pool in force (nil when disabled: its methods then do
-// nothing).
-func (e *Engine) pool() *pool.Pool { return e.warm.Load() }

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/sandtray/sandtray/engine/config"
-
-	"github.com/sandtray/sandtray/engine/internal/pool"
 )
 
 // stateDirKey names Config.StateDir (set by the host, not the file) in
@@ -66,7 +64,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []
 	}
 	e.conf.Store(&settings{Config: merged, labels: old.labels, engine: old.engine, agent: old.agent})
 	if anyUnder(live, "pool", "default_image", "images", "limits", "sandbox") {
-		e.replacePool(ctx) // its spares were made for the old defaults
+		e.ReplacePool(ctx) // its spares were made for the old defaults
 	}
 	e.log.Info("settings applied", "now", live, "at_restart", restart)
 	e.publish()
@@ -78,47 +76,6 @@ func anyUnder(keys []string, prefixes ...string) bool {
 	return slices.ContainsFunc(keys, func(k string) bool {
 		return slices.ContainsFunc(prefixes, func(p string) bool { return k == p || strings.HasPrefix(k, p+".") })
 	})
-}
-
-// startPool makes the warm pool for the configuration in force (none when
-// its size is 0) and runs it under ctx; the engine's wait group holds Close
-// until it has ended.
-func (e *Engine) startPool(ctx context.Context) {
-	c := e.cfg()
-	pc := pool.ConfigFrom(c.Pool, c.DefaultImage, c.containerName, c.scope())
-	pc.Spec, pc.Container = c.poolSpec, c.poolContainer
-	if !e.caps.Rename || !e.caps.UpdateLimits || !e.caps.Images { // a spare cannot become a sandbox
-		pc.Size = 0
-	}
-	p := pool.New(pc, e.docker, e.kernels, e.publish, e.log)
-	e.warm.Store(p)
-	if p == nil { // disabled
-		e.poolStop = func() {}
-		return
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	e.wg.Add(1)
-	e.loops.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.loops.Done()
-		defer close(done)
-		p.Run(ctx, e.tick)
-	}()
-	e.poolStop = func() { cancel(); <-done }
-}
-
-// replacePool swaps the warm pool for one made with the configuration in
-// force: the old one stops filling, and its spares are removed in the
-// background. Called under e.reconf, inside enter.
-func (e *Engine) replacePool(ctx context.Context) {
-	e.poolStop()
-	old := e.warm.Load()
-	e.startPool(e.poolCtx)
-	if old != nil {
-		e.wg.Go(func() { old.Drain(context.WithoutCancel(ctx)) })
-	}
 }
 
 // changedKeys lists the config keys whose values differ between a and b,

@@ -30,7 +30,7 @@ type registry struct {
 	// notices and noticeSeq. Lock order: only leaf locks are taken under regMu
 	// (the pool's, probe.Watch's and the port table's, which the snapshot
 	// reads); every other lock of the engine or of its packages (kernel.Set,
-	// lastUse, the stats sampler, run.Disk, a box's install slot, the port
+	// statedir.LastUse, the stats sampler, run.Disk, a box's install slot, the port
 	// saves') is taken before regMu, never under it. regMu is never held across a
 	// Docker call or a disk write. Only registry.go takes it, in the
 	// registry's methods (locked, withRef, …): TestOnlyTheRegistryTakesItsLock.
@@ -194,7 +194,7 @@ func (r *registry) bound(ctx context.Context) (context.Context, context.CancelFu
 // release ends a call started by acquire and saves the last-use time.
 func (e *Engine) release(b *box) {
 	if st, live := e.done(b); live {
-		e.store.saveOrWarn(e.log, b.id, st)
+		e.store.SaveStateOrWarn(e.log, b.id, st)
 	}
 }
 
@@ -202,10 +202,10 @@ func (e *Engine) release(b *box) {
 // last-use time later, coalesced, off the caller's path.
 func (e *Engine) releaseSoon(b *box) {
 	e.done(b)
-	e.saves.mark(b.id)
+	e.saves.Mark(b.id)
 }
 
-// saveState writes a registered sandbox's state (see lastUse).
+// saveState writes a registered sandbox's state (see statedir.LastUse).
 func (e *Engine) saveState(id string) {
 	e.regMu.Lock()
 	b, live := e.boxes[id]
@@ -215,7 +215,7 @@ func (e *Engine) saveState(id string) {
 	}
 	e.regMu.Unlock()
 	if live {
-		e.store.saveOrWarn(e.log, id, st)
+		e.store.SaveStateOrWarn(e.log, id, st)
 	}
 }
 
@@ -232,7 +232,7 @@ func (e *Engine) changeState(b *box, what string, change func(*boxState)) {
 	if !live {
 		return
 	}
-	if err := e.store.save(b.id, st); err != nil {
+	if err := e.store.Save(b.id, st); err != nil {
 		e.log.Error("save "+what, "sandbox", b.name, "err", err)
 	}
 }

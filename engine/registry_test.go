@@ -185,7 +185,7 @@ func TestLastUseIsSaved(t *testing.T) {
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{Persistent: true})
 	saved := func() time.Time {
-		st, ok, err := te.store.load(info.ID)
+		st, ok, err := te.store.LoadState(info.ID)
 		if err != nil || !ok {
 			t.Fatalf("load state: %v (found %v)", err, ok)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/sandtray/sandtray/engine/config"
 
 	"github.com/sandtray/sandtray/engine/internal/pool"
+	"github.com/sandtray/sandtray/engine/internal/statedir"
 	"github.com/sandtray/sandtray/engine/runtime/docker"
 	"github.com/sandtray/sandtray/engine/sandbox"
 	"github.com/sandtray/sandtray/test/dockertest"
@@ -91,11 +92,11 @@ func TestOlderSandtrayContainers(t *testing.T) {
 	older := olderSandtray{settings{Config: cfg, labels: labels}, dockertest.Client(t)}
 
 	known := older.start(t, "old-known-"+randomHex(2), false)
-	store, err := newStateStore(cfg.StateDir)
+	store, err := statedir.New(cfg.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.save(known, boxState{Persistent: true, LastUsed: time.Now().UTC()}); err != nil {
+	if err := store.Save(known, boxState{Persistent: true, LastUsed: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	unknownName := "old-unknown-" + randomHex(2)

@@ -52,7 +52,7 @@ func (e *Engine) snapshotLocked() sandbox.Snapshot {
 	return sandbox.Snapshot{
 		Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked(e.ports, e.stats), Docker: e.runtimeStatus(),
 		Sessions: e.liveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
-		Pool:   e.pool().Status(),             // the pool's lock is a leaf: safe under regMu
+		Pool:   e.PoolStatus(),                // the pool's lock is a leaf: safe under regMu
 		Egress: e.networkPart.EgressPending(), // so is the gate's
 	}
 }

@@ -7,10 +7,10 @@ package sandbox
 const (
 	LabelManaged = "io.sandtray.managed" // "true" on every Sandtray container
 	// LabelEngine is the identity of the engine that made the container (its
-	// OS user and state dir, see engine/identity.go). An engine adopts, lists,
-	// reaps and removes only containers with its own; a container without one
-	// (made by an older Sandtray) only when its state dir has a state file
-	// for it.
+	// OS user and state dir, see engine/internal/statedir's Identity). An
+	// engine adopts, lists, reaps and removes only containers with its own;
+	// a container without one (made by an older Sandtray) only when its
+	// state dir has a state file for it.
 	LabelEngine  = "io.sandtray.engine"
 	LabelName    = "io.sandtray.name"    // the user-visible name, unique in its engine
 	LabelCreated = "io.sandtray.created" // RFC 3339 creation time
@@ -30,7 +30,7 @@ const (
 	// LabelPool marks a container made for the engine's warm pool; its value
 	// is the pool instance (one engine run) that made it. The label stays when the container
 	// is handed out as a sandbox (labels are immutable): a container is still
-	// in a pool only while its name is the pool's (see engine/pool.go).
+	// in a pool only while its name is the pool's (see engine/internal/pool).
 	LabelPool = "io.sandtray.pool"
 	// LabelLink names a sandbox's link folder in the engine's state dir
 	// (engine/internal/execgate: the socket its agent dials), so an engine

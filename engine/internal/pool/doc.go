@@ -36,6 +36,11 @@
 // persistence do not matter: the name is applied by the rename and the other
 // two live in the state file.
 //
+// The pool in force. Warm holds the Pool made for the engine's configuration,
+// replaces it whole when that changes, hands a spare out as a sandbox
+// (CreateFromPool) and starts a new sandbox's kernel (WarmSoon); the engine
+// embeds it.
+//
 // The pool never sees the engine: it gets what it needs as a Host, a small
 // interface the engine implements.
 package pool

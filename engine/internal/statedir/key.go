@@ -26,7 +26,7 @@ func (s *Store) Has(id string) bool {
 }
 
 // Key returns the state dir's random key, making it on first use. The
-// engine's identity derives from it (see engine/identity.go): it stays the
+// engine's identity derives from it (see Identity): it stays the
 // same for as long as the state dir does, and no other state dir has it.
 //
 // Two engines starting on a new state dir at once agree on one key: the

@@ -1,8 +1,10 @@
-// Package statedir is Sandtray's state dir: one JSON state file and one
-// JSON-lines activity log (rotated once) per sandbox, written so that a
-// crash loses at most the entry being written, and the lock that keeps a
-// state dir to one running engine (Lock). What a state holds is the
-// engine's; the store only keeps it.
+// Package statedir is Sandtray's state dir: one JSON state file (what
+// changes about a sandbox over its life, State) and one JSON-lines activity
+// log (rotated once) per sandbox, written so that a crash loses at most the
+// entry being written; the coalesced saves of last-use times that keep
+// calls off the disk (LastUse); the engine's identity, which derives from
+// the state dir (Identity), and the containers it owns by it (ListOwned);
+// and the lock that keeps a state dir to one running engine (Lock).
 package statedir
 
 import (

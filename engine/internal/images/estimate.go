@@ -1,8 +1,10 @@
-package engine
+package images
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/sandtray/sandtray/engine/internal/imagebuild"
 )
 
 // How long the default image's build takes yet, for the app's banner and
@@ -18,7 +20,7 @@ const firstBuild = 8 * time.Minute
 
 // fraction is how far a build at p is, 0 to 1; 0 when its step counts
 // nothing.
-func fraction(p ImageBuildProgress) float64 {
+func fraction(p imagebuild.Progress) float64 {
 	switch {
 	case p.Total <= 0:
 		return 0
@@ -46,9 +48,9 @@ func minutesText(d time.Duration) string {
 	return fmt.Sprintf("%d min", n)
 }
 
-// ImageStepText is a build's step with how far it is: "Downloading 171
+// StepText is a build's step with how far it is: "Downloading 171
 // packages: 64 of 128 MB".
-func ImageStepText(p ImageBuildProgress) string {
+func StepText(p imagebuild.Progress) string {
 	switch {
 	case p.Step == "":
 		return "starting"
@@ -62,24 +64,22 @@ func ImageStepText(p ImageBuildProgress) string {
 
 // BuildLeft estimates how long the default image's build under way takes
 // yet (0 when none runs).
-func (e *Engine) BuildLeft() time.Duration {
-	bs := e.imageBuilds()
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if bs.cur == nil {
+func (im *Images) BuildLeft() time.Duration {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.cur == nil {
 		return 0
 	}
-	return estimateLeft(bs.cur.frac, time.Since(bs.cur.started))
+	return estimateLeft(im.cur.frac, time.Since(im.cur.started))
 }
 
 // BuildStarted is when the default image's build under way began (zero
 // when none runs).
-func (e *Engine) BuildStarted() time.Time {
-	bs := e.imageBuilds()
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	if bs.cur == nil {
+func (im *Images) BuildStarted() time.Time {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.cur == nil {
 		return time.Time{}
 	}
-	return bs.cur.started
+	return im.cur.started
 }

@@ -1,4 +1,4 @@
-package engine
+package statedir
 
 import (
 	"sync/atomic"
@@ -14,19 +14,19 @@ func TestLastUseFlushWaitsForTheOneUnderWay(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var saves atomic.Int32
 		release := make(chan struct{})
-		s := newLastUse(func(string) {
+		s := NewLastUse(func(string) {
 			saves.Add(1)
 			<-release
 		})
-		s.mark("a")
-		s.mark("a")
-		time.Sleep(lastUseSaveDelay)
+		s.Mark("a")
+		s.Mark("a")
+		time.Sleep(LastUseSaveDelay)
 		synctest.Wait() // the timer's flush is saving, held by release
 		if n := saves.Load(); n != 1 {
 			t.Fatalf("%d saves after the delay, want 1", n)
 		}
 		flushed := make(chan struct{})
-		go func() { s.flush(); close(flushed) }()
+		go func() { s.Flush(); close(flushed) }()
 		synctest.Wait()
 		select {
 		case <-flushed:
