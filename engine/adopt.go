@@ -51,7 +51,7 @@ func (e *Engine) adopt(ctx context.Context) error {
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.reapOnce(ctx)
-	e.SweepSnapshots(ctx) // engine/internal/snapshot
+	e.snapPart.SweepSnapshots(ctx) // engine/internal/snapshot
 	return nil
 }
 

@@ -65,7 +65,7 @@ func (e *Engine) createContainer(ctx context.Context, owner sandbox.Owner, spec 
 	st := boxState{Persistent: spec.Persistent, Owner: owner, LastUsed: now, Egress: from.Egress, Packages: from.Packages, Inherited: from.Inherited}
 	// The kernel first: its start is the first call's longest wait, and the
 	// state write, the log and the reply overlap it.
-	e.WarmSoon(id, spec) // see engine/internal/pool
+	e.warmPart.WarmSoon(id, spec) // see engine/internal/pool
 	info := e.register(owner, id, spec, now, st)
 	return info, e.networkPart.EgressOrRemove(ctx, owner, id)
 }

@@ -79,7 +79,7 @@ func BenchmarkEgressGate(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { e.stopLoops(); e.kernels.CloseAll(); e.CloseEgress() })
+	b.Cleanup(func() { e.stopLoops(); e.kernels.CloseAll(); e.networkPart.CloseEgress() })
 	ctx := context.Background()
 	owner := sandbox.Owner{Session: "bench", Client: "engine-bench 1.0"}
 	e.SessionStarted(owner)

@@ -172,7 +172,7 @@ func TestEgressAptAndInstallWithoutANetwork(t *testing.T) {
 		}
 		if network == sandbox.NetworkNone {
 			// Its install window is over: nothing of the gate is left for it.
-			if te.EgressRegistered(id) {
+			if te.networkPart.EgressRegistered(id) {
 				t.Fatalf("a none sandbox is still on the gate after its install")
 			}
 		}
@@ -269,14 +269,14 @@ func TestEgressRulesOutliveARestart(t *testing.T) {
 		t.Fatalf("rules in Info: %+v", got.EgressRules)
 	}
 	te.stopLoops()
-	te.CloseEgress()
+	te.networkPart.CloseEgress()
 	e2, err := newEngine(ctx, te.cfg, te.docker, Options{Labels: te.labels, Tick: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { e2.stopLoops(); e2.CloseEgress() }()
+	defer func() { e2.stopLoops(); e2.networkPart.CloseEgress() }()
 	testwait.Eventually(t, 60*time.Second, "the adopted sandbox back on the gate with its rules", func() bool {
 		n, err := e2.EgressNetwork(ctx, info.ID)
-		return err == nil && e2.EgressRegistered(info.ID) && fmt.Sprint(n.Rules) == "{[api.example.org] [tracker.example.org:8080]}"
+		return err == nil && e2.networkPart.EgressRegistered(info.ID) && fmt.Sprint(n.Rules) == "{[api.example.org] [tracker.example.org:8080]}"
 	})
 }

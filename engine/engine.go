@@ -49,8 +49,8 @@ type Engine struct {
 
 	kernels *kernel.Set // the sandboxes' persistent interpreters
 
-	*networkPart                // the egress gate and the sandboxes' channels to it, the secrets, the port forwards (engine/internal/network)
-	ports        *portfwd.Ports // the network part's table of forwards: the lists read it, a sandbox that stops ends its own
+	networkPart *networkPart   // the egress gate and the sandboxes' channels to it, the secrets, the port forwards (engine/internal/network)
+	ports       *portfwd.Ports // the network part's table of forwards: the lists read it, a sandbox that stops ends its own
 
 	cgroupRoot string // Options.CgroupRoot, for the disk watch (diskwatch.go)
 	// attachFirst: a sandbox created on demand gets its agent's session on
@@ -71,7 +71,7 @@ type Engine struct {
 	jobs    *jobs.Table // background jobs; their own lock
 	outputs *run.Budget // the job output kept in memory and spilled
 
-	*imagesPart // what Docker has of an image, the default image's build under way (image.go); its own lock
+	imagesPart *imagesPart // what Docker has of an image, the default image's build under way (image.go); its own lock
 
 	// cancelLoops stops the background loops alone (a child of base), as a
 	// crash would stop them, for tests.
@@ -80,25 +80,52 @@ type Engine struct {
 	loops       sync.WaitGroup    // the loops alone, for stopLoops in tests
 	// warmPart is the warm pool, replaced whole by Reconfigure (pool.go);
 	// reconf serialises Reconfigure.
-	*warmPart
+	warmPart *warmPart
 	reconf  sync.Mutex
 	capture *capture.Capture // installs, commits, diffs, exports
 	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 
 	// The tools' parts (files.go): the file and copy tools, the capture
 	// tools, and the background jobs (their table is jobs, above), each
-	// with its own state; their exported methods are the engine's.
-	*filesPart
-	*capturePart
-	*jobsPart
+	// with its own state.
+	filesPart   *filesPart
+	capturePart *capturePart
+	jobsPart    *jobsPart
 
 	execs *execgate.Runtime // wraps docker: the env of sandboxes taken from the pool, and installs' hold (engine/internal/execgate)
 	stats *stats.Sampler    // what is sampled, for whom (stats.go)
 	snap  *snapshot.Store   // snapshots and the images of forks, and those under way against their limits (engine/internal/snapshot); its own lock
 
-	// The parts under engine/internal whose tools are the Engine's
-	// methods, promoted.
-	*snapPart // snapshots and forks over snap (snapshot.go)
+	snapPart *snapPart // snapshots and forks over snap (snapshot.go)
+
+	// What the parts give the Engine's callers: their API's methods are the
+	// Engine's, promoted (each is the part above; setParts). The rest of a
+	// part's methods are the centre's to call, through its field.
+	networkAPI
+	imagesAPI
+	poolAPI
+	filesAPI
+	captureAPI
+	jobsAPI
+	snapshotAPI
+}
+
+// The parts' APIs under names of the engine's own, so their fields in
+// Engine are unexported.
+type (
+	networkAPI  = network.API
+	imagesAPI   = images.API
+	poolAPI     = pool.API
+	filesAPI    = files.API
+	captureAPI  = capture.API
+	jobsAPI     = jobs.API
+	snapshotAPI = snapshot.API
+)
+
+// setParts makes the parts' APIs the Engine's (see Engine's last fields).
+func (e *Engine) setParts() {
+	e.networkAPI, e.imagesAPI, e.poolAPI = e.networkPart, e.imagesPart, e.warmPart
+	e.filesAPI, e.captureAPI, e.jobsAPI, e.snapshotAPI = e.filesPart, e.capturePart, e.jobsPart, e.snapPart
 }
 
 // Options are what New needs besides the config.
@@ -228,6 +255,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	e.snapPart = newSnapPart(e)
 	e.capturePart = capture.NewService(e.capture, e.caps, toolHost{e})
 	e.filesPart = files.NewService(files.New(x, files.Config{Limits: files.CopyLimits(&e.cfg().Config), Log: log}), toolHost{e})
+	e.setParts()
 	e.stats = stats.New(x, e.statsRunning, e.publish, log)
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
@@ -252,7 +280,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 		func() { e.reaper(loopCtx, tick) },
 		func() { e.diskWatch(loopCtx, tick) },
 	}
-	e.StartPool(loopCtx, tick)
+	e.warmPart.StartPool(loopCtx, tick)
 	for _, loop := range loops {
 		e.wg.Add(1)
 		e.loops.Add(1)
@@ -284,7 +312,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	// Forwards end with the engine; persistent sandboxes' come back at the next start.
 	e.ports.Close()
 	e.networkPart.CloseEgress()
-	e.WarmPool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
+	e.warmPart.WarmPool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
 	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()

@@ -54,9 +54,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// The pool's spares are made without the proxy's environment: an
 	// egress sandbox is always made on demand.
 	if spec.Network != sandbox.NetworkEgress {
-		if info, ok, err := e.CreateFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
+		if info, ok, err := e.warmPart.CreateFromPool(ctx, owner, spec, req.Name != ""); ok || err != nil {
 			if err == nil {
-				e.WarmPool().NoteUse(spec)
+				e.warmPart.WarmPool().NoteUse(spec)
 			}
 			return info, err
 		}
@@ -65,13 +65,13 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	// round trip less on the cold path for the image that is there.
 	info, err := e.createContainer(ctx, owner, spec, boxState{})
 	if errors.Is(err, sandbox.ErrNotFound) {
-		if err := e.EnsureImage(ctx, spec.Image, progress); err != nil {
+		if err := e.imagesPart.EnsureImage(ctx, spec.Image, progress); err != nil {
 			return sandbox.Info{}, err
 		}
 		info, err = e.createContainer(ctx, owner, spec, boxState{})
 	}
 	if err == nil {
-		e.WarmPool().NoteUse(spec)
+		e.warmPart.WarmPool().NoteUse(spec)
 	}
 	return info, err
 }

@@ -44,7 +44,7 @@ func TestLogicAnEngineOnTheCoreAlone(t *testing.T) {
 	if f, err := e.ReadFile(ctx, owner, out.SandboxID, "notes.txt", 0, 0); err != nil || string(f.Data) != "kept" {
 		t.Errorf("read the file back: %+v, %v", f, err)
 	}
-	if p := e.WarmPool(); p != nil {
+	if p := e.warmPart.WarmPool(); p != nil {
 		t.Error("a warm pool runs on a runtime that cannot rename a spare")
 	}
 	if _, err := e.Snapshot(ctx, owner, out.SandboxID, sandbox.SnapshotRequest{}); !errors.Is(err, sandbox.ErrUnsupported) || !strings.Contains(err.Error(), `"core" runtime`) {

@@ -43,8 +43,8 @@ func TestLogicPoolFillsAndHandsOut(t *testing.T) {
 		return size == 2 && ready == 2
 	})
 	spares := pooled(t, le.rt)
-	if len(spares) != 2 || !slices.Equal(spares, sortedCopy(le.WarmPool().IDs())) {
-		t.Fatalf("the daemon's pooled containers %v, the pool's %v: want the same 2", spares, le.WarmPool().IDs())
+	if len(spares) != 2 || !slices.Equal(spares, sortedCopy(le.warmPart.WarmPool().IDs())) {
+		t.Fatalf("the daemon's pooled containers %v, the pool's %v: want the same 2", spares, le.warmPart.WarmPool().IDs())
 	}
 	for _, id := range spares {
 		if got := containerState(le.rt, id); got != "running" {

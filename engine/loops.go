@@ -44,7 +44,7 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	b, ok := e.boxOf(id)
 	if !ok {
 		if action == "die" || action == "destroy" {
-			e.WarmPool().Gone(ctx, id) // a spare died or was removed outside Sandtray
+			e.warmPart.WarmPool().Gone(ctx, id) // a spare died or was removed outside Sandtray
 		}
 		return
 	}

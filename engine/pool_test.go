@@ -33,7 +33,7 @@ func (te *testEngine) waitPoolFull(t *testing.T) {
 // readyIDs are the containers in the pool now.
 func (te *testEngine) readyIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, id := range te.WarmPool().IDs() {
+	for _, id := range te.warmPart.WarmPool().IDs() {
 		ids[id] = true
 	}
 	return ids

@@ -64,7 +64,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []
 	}
 	e.conf.Store(&settings{Config: merged, labels: old.labels, engine: old.engine, agent: old.agent})
 	if anyUnder(live, "pool", "default_image", "images", "limits", "sandbox") {
-		e.ReplacePool(ctx) // its spares were made for the old defaults
+		e.warmPart.ReplacePool(ctx) // its spares were made for the old defaults
 	}
 	e.log.Info("settings applied", "now", live, "at_restart", restart)
 	e.publish()

@@ -229,7 +229,7 @@ func TestSecretWithoutAValue(t *testing.T) {
 		st[1].Available || !strings.Contains(st[1].Why, "the value of SHORT_KEY has 7 bytes; Sandtray needs at least 8") {
 		t.Fatalf("SecretsStatus = %+v", st)
 	}
-	if p := te.SecretPlaceholders(); p != nil {
+	if p := te.networkPart.SecretPlaceholders(); p != nil {
 		t.Fatalf("placeholders %v", p)
 	}
 	if _, err := os.Stat(filepath.Join(te.cfg.ConfigDir, egress.CACertFile)); err == nil {
