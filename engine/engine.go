@@ -81,9 +81,9 @@ type Engine struct {
 	// warmPart is the warm pool, replaced whole by Reconfigure (pool.go);
 	// reconf serialises Reconfigure.
 	warmPart *warmPart
-	reconf  sync.Mutex
-	capture *capture.Capture // installs, commits, diffs, exports
-	runner  *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
+	reconf   sync.Mutex
+	capture  *capture.Capture // installs, commits, diffs, exports
+	runner   *run.Runner      // one process in a sandbox: caps, sweep, timeout, output
 
 	// The tools' parts (files.go): the file and copy tools, the capture
 	// tools, and the background jobs (their table is jobs, above), each
@@ -313,7 +313,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.ports.Close()
 	e.networkPart.CloseEgress()
 	e.warmPart.WarmPool().Drain(ctx) // pooled containers are not sandboxes: none outlives the engine
-	e.execs.CloseSessions() // and the links: the sandboxes' agents dial the next engine's
+	e.execs.CloseSessions()          // and the links: the sandboxes' agents dial the next engine's
 	err := e.docker.Close()
 	e.lock.Release()
 	return err
