@@ -22,7 +22,8 @@
 //   - files: single files and listings inside a sandbox, and copies
 //     between it and the host;
 //   - hostfs: host paths under the allowed roots, tar to and from the host;
-//   - pool: the warm pool;
+//   - pool: the warm pool, and the one in force (made for the config,
+//     replaced when it changes, a spare handed out as a sandbox);
 //   - snapshot: snapshots and forks (the tools, embedded in the Engine;
 //     taking, the limits' ledger, restoring in place, the committed
 //     images' budget, the sweep of what a gone sandbox left);

@@ -64,9 +64,14 @@ func NewWarm(h Host, d Docker, kernels WarmKernels, caps runtime.Capabilities, c
 	return &Warm{host: h, docker: d, kernels: kernels, caps: caps, changed: changed, log: log, stop: func() {}}
 }
 
-// WarmPool is the warm pool in force (nil when disabled: its methods then
-// do nothing).
-func (w *Warm) WarmPool() *Pool { return w.cur.Load() }
+// WarmPool is the warm pool in force (nil when disabled, or before the
+// engine made its Warm: its methods then do nothing).
+func (w *Warm) WarmPool() *Pool {
+	if w == nil {
+		return nil
+	}
+	return w.cur.Load()
+}
 
 // PoolReady reports how many warm containers are ready, and how many the
 // pool means to hold now (0 when the pool is disabled).
