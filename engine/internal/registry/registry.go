@@ -262,13 +262,13 @@ func (r *Registry) Acquire(ref string) (*Box, error) {
 	if b.Stage != Live {
 		return nil, fmt.Errorf("sandbox %s is being removed (its session ended, it idled, or it was deleted); create a new one: %w", b.Name, sandbox.ErrNotFound)
 	}
-	r.wg.Add(1) // under regMu, before close can see closing: see Registry.wg
+	r.wg.Add(1) // under regMu, before Close can see closing: see Registry.wg
 	b.Busy++
 	b.State.LastUsed = time.Now().UTC()
 	return b, nil
 }
 
-// Done ends a call started by acquire, and returns the sandbox's state to
+// Done ends a call started by Acquire, and returns the sandbox's state to
 // save and whether it is still registered.
 func (r *Registry) Done(b *Box) (statedir.State, bool) {
 	r.regMu.Lock()
@@ -287,7 +287,7 @@ func (r *Registry) Enter() error {
 	if r.closing {
 		return ErrClosing
 	}
-	r.wg.Add(1) // under regMu, before close can see closing: see Registry.wg
+	r.wg.Add(1) // under regMu, before Close can see closing: see Registry.wg
 	return nil
 }
 
@@ -522,7 +522,7 @@ func (r *Registry) Locked(fn func()) {
 }
 
 // WithRef resolves ref (see lookup) and runs fn on its box, with the lock
-// held as locked holds it.
+// held as Locked holds it.
 func (r *Registry) WithRef(ref string, fn func(*Box) error) error {
 	r.regMu.Lock()
 	defer r.regMu.Unlock()
@@ -558,8 +558,8 @@ func (r *Registry) StatusOf(b *Box) sandbox.Status {
 // The install gate's side of the registry: what guard.go's holds and a
 // call's entry change of a box, under the lock.
 
-// EnterCall records a call in b.Calls (see guarded), and returns what ends
-// the record. While an install holds b (holdForInstall), a new call waits
+// EnterCall records a call in b.Calls (see the engine's guarded), and returns what ends
+// the record. While an install holds b (HoldForInstall), a new call waits
 // for it to end, or for ctx: the install's own exec alone goes in.
 func (r *Registry) EnterCall(ctx context.Context, b *Box, cancel context.CancelCauseFunc, out *run.Output) (leave func(), err error) {
 	for {
@@ -609,14 +609,14 @@ func (r *Registry) CallsWaiting(b *Box) int {
 	return b.gate.waiting
 }
 
-// HoldForInstall keeps new calls out of b (they wait in enterCall) until
+// HoldForInstall keeps new calls out of b (they wait in EnterCall) until
 // release, and returns once the calls in flight in b have ended, but for
 // background jobs (as jobs tells), which go on (the install stops their
 // processes).
 func (r *Registry) HoldForInstall(ctx context.Context, b *Box, jobs JobsOf) (release func(), err error) {
 	w := make(chan struct{})
 	r.regMu.Lock()
-	if b.gate.window != nil { // installs take turns (lockInstall): never
+	if b.gate.window != nil { // installs take turns (LockInstall): never
 		r.regMu.Unlock()
 		return nil, fmt.Errorf("sandbox %s is already held for an install: %w", b.Name, sandbox.ErrConflict)
 	}
