@@ -18,10 +18,10 @@ func (e *Engine) record(id string, a sandbox.Activity) {
 	}
 	a.Input = safetext.CapString(a.Input, inputKept)
 	var ok bool
-	e.locked(func() {
+	e.reg.Locked(func() {
 		var b *box
-		if b, ok = e.boxes[id]; ok {
-			b.activity = trimActivity(append(b.activity, a))
+		if b, ok = e.reg.BoxesLocked()[id]; ok {
+			b.Activity = trimActivity(append(b.Activity, a))
 		}
 	})
 	if !ok {
@@ -66,8 +66,8 @@ func trimActivity(acts []sandbox.Activity) []sandbox.Activity {
 // tail <= 0), oldest first.
 func (e *Engine) Logs(ctx context.Context, ref string, tail int) ([]sandbox.Activity, error) {
 	var acts []sandbox.Activity
-	err := e.withRef(ref, func(b *box) error {
-		acts = b.activity
+	err := e.reg.WithRef(ref, func(b *box) error {
+		acts = b.Activity
 		if tail > 0 && len(acts) > tail {
 			acts = acts[len(acts)-tail:]
 		}

@@ -34,20 +34,20 @@ func (e *Engine) adopt(ctx context.Context) error {
 		if st, ok, err := e.store.LoadState(c.ID); err != nil {
 			e.log.Warn("unreadable sandbox state; treating it as new", "id", sandbox.ShortID(c.ID), "err", err)
 		} else if ok {
-			b.state = st
-			b.adoptPooled(e.execs)
+			b.State = st
+			adoptPooled(b, e.execs)
 		}
 		acts, err := e.store.LoadActivity(c.ID, activityKept)
 		if err != nil {
 			e.log.Warn("read activity log", "id", sandbox.ShortID(c.ID), "err", err)
 		}
-		b.activity = trimActivity(acts) // to what a sandbox keeps in memory
-		e.boxes[c.ID] = b
+		b.Activity = trimActivity(acts) // to what a sandbox keeps in memory
+		e.reg.BoxesLocked()[c.ID] = b
 	}
-	e.log.Info("adopted sandboxes", "count", len(e.boxes))
+	e.log.Info("adopted sandboxes", "count", len(e.reg.BoxesLocked()))
 	// The spares this engine left when it crashed are removed.
 	pool.RemoveAll(ctx, e.docker, e.kernels.Close, e.log, leftovers)
-	for _, b := range e.boxes { // an install cut short by a crash must not leave a sandbox online
+	for _, b := range e.reg.BoxesLocked() { // an install cut short by a crash must not leave a sandbox online
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
 	e.reapOnce(ctx)
@@ -73,32 +73,32 @@ func (c *settings) boxFromContainer(ctr runtime.Container) *box {
 	}
 	spec.Name = name
 	return &box{
-		id: ctr.ID, name: name, spec: spec, created: created, status: run.StatusOf(ctr.State),
-		state: boxState{Persistent: spec.Persistent, LastUsed: created},
+		ID: ctr.ID, Name: name, Spec: spec, Created: created, Status: run.StatusOf(ctr.State),
+		State: boxState{Persistent: spec.Persistent, LastUsed: created},
 	}
 }
 
 // ensureRunning starts a stopped sandbox, so a persistent sandbox stopped by
 // a reboot or by the user just works on its next use.
 func (e *Engine) ensureRunning(ctx context.Context, b *box) error {
-	status := e.statusOf(b)
+	status := e.reg.StatusOf(b)
 	if status == sandbox.StatusPaused {
 		return e.waitUnpaused(ctx, b)
 	}
 	if status == sandbox.StatusRunning {
 		return nil
 	}
-	if err := e.docker.Start(ctx, b.id); err != nil {
-		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.name, err))
+	if err := e.docker.Start(ctx, b.ID); err != nil {
+		return e.gone(b, fmt.Errorf("start sandbox %s: %w", b.Name, err))
 	}
-	if b.spec.Network == sandbox.NetworkBridge && !e.cfg().Sandbox.AllowNetwork {
+	if b.Spec.Network == sandbox.NetworkBridge && !e.cfg().Sandbox.AllowNetwork {
 		// Docker reconnects a bridged sandbox at every start; the user's
 		// config now forbids the network.
 		e.capture.RestoreOffline(ctx, boxTarget{e, b}.captureTarget())
 	}
-	e.locked(func() { b.status = sandbox.StatusRunning })
+	e.reg.Locked(func() { b.Status = sandbox.StatusRunning })
 	if err := e.networkPart.EgressUp(ctx, netBox{e, b}); err != nil {
-		e.log.Warn("start the egress channel", "sandbox", b.name, "err", err)
+		e.log.Warn("start the egress channel", "sandbox", b.Name, "err", err)
 	}
 	e.publish()
 	return nil
@@ -111,9 +111,9 @@ func (e *Engine) waitUnpaused(ctx context.Context, b *box) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	for {
-		c, err := e.docker.Inspect(ctx, b.id)
+		c, err := e.docker.Inspect(ctx, b.ID)
 		if err != nil {
-			return e.gone(b, fmt.Errorf("sandbox %s: %w", b.name, err))
+			return e.gone(b, fmt.Errorf("sandbox %s: %w", b.Name, err))
 		}
 		if st := run.StatusOf(c.State); st != sandbox.StatusPaused {
 			e.setStatus(b, st)
@@ -121,7 +121,7 @@ func (e *Engine) waitUnpaused(ctx context.Context, b *box) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sandbox %s stayed paused (was it paused with docker pause? run docker unpause %s): %w", b.name, sandbox.ShortID(b.id), sandbox.ErrConflict)
+			return fmt.Errorf("sandbox %s stayed paused (was it paused with docker pause? run docker unpause %s): %w", b.Name, sandbox.ShortID(b.ID), sandbox.ErrConflict)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -133,11 +133,11 @@ func (e *Engine) gone(b *box, err error) error {
 	if !errors.Is(err, sandbox.ErrNotFound) {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(e.base, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.reg.Base(), 10*time.Second)
 	defer cancel()
-	if _, ierr := e.docker.Inspect(ctx, b.id); !errors.Is(ierr, sandbox.ErrNotFound) {
+	if _, ierr := e.docker.Inspect(ctx, b.ID); !errors.Is(ierr, sandbox.ErrNotFound) {
 		return err // the container is there; something inside it was not found
 	}
-	e.forget(b.id)
-	return fmt.Errorf("sandbox %s no longer exists: its container was removed outside Sandtray; create a new one: %w", b.name, sandbox.ErrNotFound)
+	e.forget(b.ID)
+	return fmt.Errorf("sandbox %s no longer exists: its container was removed outside Sandtray; create a new one: %w", b.Name, sandbox.ErrNotFound)
 }

@@ -181,7 +181,7 @@ cp /tmp/x /usr/local/bin/python3; cp /usr/bin/dash /tmp/dash; cp /tmp/x /usr/loc
 	if got := hex.EncodeToString(h.Sum(nil)); got != te.Engine.cfg().agent.Digest {
 		t.Errorf("the agent in the sandbox has digest %s, the engine's %s", got, te.Engine.cfg().agent.Digest)
 	}
-	b, _ := te.boxOf(id)
+	b, _ := te.reg.BoxOf(id)
 	if pid1, err := te.initOf(ctx, b); err != nil || !pid1.Ours {
 		t.Errorf("the engine's view of PID 1 after a restart: %+v, %v; want its own", pid1, err)
 	}

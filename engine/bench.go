@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/registry"
 	"github.com/sandtray/sandtray/engine/runtime"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -16,11 +17,11 @@ import (
 type Bench struct {
 	docker runtime.Full
 	cfg    *settings
-	reg    *registry
+	reg    *registry.Registry
 }
 
 // Bench returns the engine's baselines.
-func (e *Engine) Bench() Bench { return Bench{docker: e.docker, cfg: e.cfg(), reg: &e.registry} }
+func (e *Engine) Bench() Bench { return Bench{docker: e.docker, cfg: e.cfg(), reg: e.reg} }
 
 // BareCreateStart times what Docker alone takes to create and start a
 // container of image with the hardening and limits of a default sandbox (no
@@ -71,13 +72,13 @@ func (bn Bench) Untag(ctx context.Context, ref string) error {
 // timeouts, output caps, the activity log); callers bound it with ctx.
 func (bn Bench) DirectExec(ctx context.Context, ref string, cmd []string) (string, int, error) {
 	var sb *box
-	if err := bn.reg.withRef(ref, func(b *box) error { sb = b; return nil }); err != nil { // not acquire: its state save would slow the baseline down
+	if err := bn.reg.WithRef(ref, func(b *box) error { sb = b; return nil }); err != nil { // not acquire: its state save would slow the baseline down
 		return "", 0, err
 	}
 	var out, errOut bytes.Buffer
-	code, err := bn.docker.Exec(ctx, sb.id, runtime.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
+	code, err := bn.docker.Exec(ctx, sb.ID, runtime.ExecOptions{Cmd: cmd, Stdout: &out, Stderr: &errOut})
 	if err != nil {
-		return "", 0, fmt.Errorf("exec in sandbox %s: %w", sb.name, err)
+		return "", 0, fmt.Errorf("exec in sandbox %s: %w", sb.Name, err)
 	}
 	return out.String(), code, nil
 }

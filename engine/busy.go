@@ -5,9 +5,9 @@ package engine
 // dialog names it).
 func (e *Engine) CallsRunning() int {
 	n := 0
-	e.locked(func() {
-		for _, b := range e.boxes {
-			n += len(b.calls)
+	e.reg.Locked(func() {
+		for _, b := range e.reg.BoxesLocked() {
+			n += len(b.Calls)
 		}
 	})
 	return n
@@ -16,6 +16,6 @@ func (e *Engine) CallsRunning() int {
 // Sessions counts the live MCP sessions (connected assistants).
 func (e *Engine) Sessions() int {
 	n := 0
-	e.locked(func() { n = e.liveSessionsLocked() })
+	e.reg.Locked(func() { n = e.reg.LiveSessionsLocked() })
 	return n
 }

@@ -18,9 +18,9 @@ import (
 func (t boxTarget) captureTarget() capture.Target {
 	e, b := t.e, t.b
 	var pkgs []sandbox.Package
-	e.locked(func() { pkgs = slices.Clone(b.state.Packages) })
-	return capture.Target{Handle: t, Image: b.spec.Image,
-		Language: b.spec.Language, Network: b.spec.Network, Env: b.spec.Env, Packages: pkgs,
+	e.reg.Locked(func() { pkgs = slices.Clone(b.State.Packages) })
+	return capture.Target{Handle: t, Image: b.Spec.Image,
+		Language: b.Spec.Language, Network: b.Spec.Network, Env: b.Spec.Env, Packages: pkgs,
 		Hold:       func(ctx context.Context) (func(), error) { return e.holdForWindow(ctx, b) },
 		InitIsOurs: func(ctx context.Context) (bool, error) { i, err := e.initOf(ctx, b); return i.Ours, err },
 		Gate:       e.networkPart.InstallGate(netBox{e, b}),
@@ -50,7 +50,7 @@ func (r boxRunner) Run(ctx context.Context, x capture.Exec) (capture.Ran, error)
 
 // Acquire marks the sandbox ref names busy, for a commit or a diff.
 func (h toolHost) Acquire(ref string) (sandbox.Handle, func(), error) {
-	b, err := h.e.acquire(ref)
+	b, err := h.e.reg.Acquire(ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,7 +66,7 @@ func (h toolHost) Install(ctx context.Context, ref string) (context.Context, cap
 	if err != nil {
 		return nil, capture.Target{}, nil, nil, err
 	}
-	unlock, err := e.lockInstall(ctx, b)
+	unlock, err := e.reg.LockInstall(ctx, b)
 	if err != nil {
 		e.release(b)
 		return nil, capture.Target{}, nil, nil, err
@@ -79,8 +79,8 @@ func (h toolHost) Target(t sandbox.Handle) capture.Target { return t.(boxTarget)
 
 // Packages is a sandbox's manifest.
 func (h toolHost) Packages(ref string) (pkgs []sandbox.Package, err error) {
-	err = h.e.withRef(ref, func(b *box) error {
-		pkgs = append([]sandbox.Package{}, b.state.Packages...)
+	err = h.e.reg.WithRef(ref, func(b *box) error {
+		pkgs = append([]sandbox.Package{}, b.State.Packages...)
 		return nil
 	})
 	return pkgs, err

@@ -173,11 +173,11 @@ func (e *Engine) register(owner sandbox.Owner, id string, spec sandbox.Spec, cre
 // list is register once the state is saved: the sandbox is listed, and
 // its log starts with its creation.
 func (e *Engine) list(owner sandbox.Owner, id string, spec sandbox.Spec, created time.Time, st boxState) sandbox.Info {
-	b := &box{id: id, name: spec.Name, spec: spec, created: created, status: sandbox.StatusRunning, state: st}
+	b := &box{ID: id, Name: spec.Name, Spec: spec, Created: created, Status: sandbox.StatusRunning, State: st}
 	var info sandbox.Info
-	e.locked(func() {
-		e.boxes[id] = b
-		info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+	e.reg.Locked(func() {
+		e.reg.BoxesLocked()[id] = b
+		info = b.Info(e.ports.Forwards(b.ID), e.stats.Of(b.ID))
 	})
 	e.record(id, sandbox.Activity{Tool: "create_sandbox", Client: owner.Client, Input: spec.Image})
 	e.publish()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandtray/sandtray/engine/internal/registry"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -18,11 +19,11 @@ import (
 func (e *Engine) diskWatch(ctx context.Context, tick time.Duration) {
 	running := func() []run.Watched {
 		var out []run.Watched
-		e.locked(func() {
-			out = make([]run.Watched, 0, len(e.boxes))
-			for _, b := range e.boxes {
-				if b.stage == live && b.status == sandbox.StatusRunning {
-					out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.disk, Inherited: b.state.Inherited,
+		e.reg.Locked(func() {
+			out = make([]run.Watched, 0, len(e.reg.BoxesLocked()))
+			for _, b := range e.reg.BoxesLocked() {
+				if b.Stage == registry.Live && b.Status == sandbox.StatusRunning {
+					out = append(out, run.Watched{Target: boxTarget{e, b}, Disk: &b.Disk, Inherited: b.State.Inherited,
 						Init: func(ctx context.Context) (run.Init, error) { return e.initOf(ctx, b) }})
 				}
 			}

@@ -2,15 +2,18 @@
 // through the container runtime of engine/runtime, that AI assistants
 // create, run code and commands in, and move files in and out of.
 //
-// The engine package keeps the registry (registry.go: the sandboxes with
-// explicit states, the MCP sessions, the calls' gate and the engine's one
-// lifetime), the reaper and the other loops, the snapshots the GUI
-// watches, the state dir and the activity log, and composes the packages
-// under engine/internal that each own one job. The file, capture and jobs
-// tools are parts of their packages (files.Service, capture.Service,
-// jobs.Service) the Engine embeds, so their methods are the engine's;
-// they reach its sandboxes through a Host (toolHost, files.go):
+// The engine package keeps the reaper and the other loops, the snapshots
+// the GUI watches, the state dir and the activity log, and composes the
+// packages under engine/internal that each own one job, the registry
+// first. The file, capture and jobs tools are parts of their packages
+// (files.Service, capture.Service, jobs.Service) the Engine embeds, so
+// their methods are the engine's; they reach its sandboxes through a Host
+// (toolHost, files.go):
 //
+//   - registry: the sandboxes with explicit states, the MCP sessions, the
+//     calls' gate and the engine's one lifetime, behind their own lock
+//     (the Engine's reg; registry.go here keeps the saves of a sandbox's
+//     state, forgetting one, and a session's default sandbox);
 //   - execgate: the one way every process the engine starts in a sandbox
 //     reaches the runtime (the session with the sandbox's agent, the
 //     wrapper for another user or an install, the hold an install puts);
@@ -65,7 +68,7 @@
 //     for its sandbox, and dispatch runs the work (on the caller's
 //     goroutine, or as a job when it outlasts its wait);
 //  3. registry.go: target resolves the sandbox (the session's default one is
-//     created once, create.go) and acquire marks it busy;
+//     created once, create.go) and internal/registry's Acquire marks it busy;
 //  4. guard.go: the call enters the sandbox's gate (it waits while an
 //     install holds the sandbox) and is guarded by the disk watchdog;
 //  5. internal/kernel: the language's kernel runs the code (boxTarget, in
@@ -75,9 +78,9 @@
 //     settles a kill for memory, renders the outcome once and records it
 //     (activity.go).
 //
-// One lifetime: the engine's base context, made in New and cancelled by
-// Close, is the root of the loops, the calls' and jobs' runs and the
-// kernels; acquire and Create refuse work once Close has begun, and Close
+// One lifetime: the engine's base context (the registry's Base), made in
+// New and cancelled by Close, is the root of the loops, the calls' and
+// jobs' runs and the kernels; Acquire and Create refuse work once Close has begun, and Close
 // waits for one group that counts them. Failures are classified with the
 // kinds of engine/sandbox.
 package engine

@@ -22,6 +22,7 @@ import (
 	"github.com/sandtray/sandtray/engine/internal/pool"
 	"github.com/sandtray/sandtray/engine/internal/portfwd"
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/registry"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/internal/snapshot"
 	"github.com/sandtray/sandtray/engine/internal/statedir"
@@ -58,10 +59,10 @@ type Engine struct {
 	// is not Docker's own engine (Podman), where the session is an exec.
 	attachFirst bool
 
-	// registry is the sandboxes, the sessions and the calls' gate
-	// (registry.go); its regMu also guards watchers, paused, notices and
-	// noticeSeq.
-	registry
+	// reg is the sandboxes, the sessions and the calls' gate
+	// (engine/internal/registry); its lock also guards watchers, paused,
+	// notices and noticeSeq, changed only under reg.Locked.
+	reg          *registry.Registry
 	watchers     map[*Watcher]struct{}
 	paused       bool
 	dockerStatus *probe.Watch // its own lock, a leaf
@@ -217,16 +218,16 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	x := execgate.New(d)
 	e := &Engine{
 		docker: x, execs: x, caps: runtime.CapabilitiesOf(d), log: log, store: store, lock: lock, start: time.Now(),
-		registry: newRegistry(), watchers: map[*Watcher]struct{}{},
+		reg: registry.New(), watchers: map[*Watcher]struct{}{},
 	}
 	agent, err := agentFor(ctx, d, opts.Agent)
 	if err != nil {
 		return nil, err
 	}
 	x.SetAgent(agent, log)
-	e.snap = snapshot.New(e.base, x, func() snapshot.Config { return e.cfg().snapshots() }, log)
+	e.snap = snapshot.New(e.reg.Base(), x, func() snapshot.Config { return e.cfg().snapshots() }, log)
 	e.conf.Store(&settings{Config: cfg, labels: opts.Labels, engine: id, agent: agent})
-	e.imagesPart = images.New(imageHost{e}, images.Options{Docker: x, Builder: x.Full, Caps: e.caps, Labels: opts.Labels, Base: e.base, Log: log})
+	e.imagesPart = images.New(imageHost{e}, images.Options{Docker: x, Builder: x.Full, Caps: e.caps, Labels: opts.Labels, Base: e.reg.Base(), Log: log})
 	e.jobs, e.outputs = jobs.New(cfg)
 	e.jobsPart = jobs.NewService(e.jobs, e.outputs, toolHost{e}, log)
 	if e.networkPart, e.ports, err = network.New(cfg, x, netHost{e}, log); err != nil {
@@ -246,7 +247,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 			log.Warn("sweep the links of removed sandboxes", "err", err)
 		}
 	}
-	e.kernels = kernel.NewSet(e.base, x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
+	e.kernels = kernel.NewSet(e.reg.Base(), x, kernel.Limits{OutputBytes: cfg.Limits.OutputBytes,
 		LogOutputBytes: cfg.Limits.LogOutputBytes, MaxImageBytes: cfg.Limits.MaxImageBytes}, log)
 	e.warmPart = pool.NewWarm(poolHost{e}, x, e.kernels, e.caps, e.publish, log)
 	cc := capture.ConfigOf(&e.cfg().Config, id)
@@ -260,7 +261,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	e.runner = run.New(x, run.Limits{OutputBytes: cfg.Limits.OutputBytes, LogOutputBytes: cfg.Limits.LogOutputBytes}, log)
 	e.dockerStatus = probe.NewWatch(x, func(title, body string) { e.notify("", title, body) }, e.publish)
 	e.dockerStatus.Check(ctx)
-	loopCtx, cancelLoops := context.WithCancel(e.base)
+	loopCtx, cancelLoops := context.WithCancel(e.reg.Base())
 	e.cancelLoops = cancelLoops
 	// The events first: what happens to a container once adopt has
 	// listed it reaches the event loop, however long the start-up takes.
@@ -282,10 +283,10 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 	}
 	e.warmPart.StartPool(loopCtx, tick)
 	for _, loop := range loops {
-		e.wg.Add(1)
+		_ = e.reg.Enter() // never refused: no Close before New returns
 		e.loops.Add(1)
 		go func() {
-			defer e.wg.Done()
+			defer e.reg.Leave()
 			defer e.loops.Done()
 			loop()
 		}()
@@ -305,7 +306,7 @@ func newEngine(ctx context.Context, cfg config.Config, rt runtime.Runtime, opts 
 // until the calls, jobs and loops have ended, and the kernel set until its
 // kernels' execs have.
 func (e *Engine) Close(ctx context.Context) error {
-	e.close()            // calls, jobs and loops; cancels the kernels' execs
+	e.reg.Close()        // calls, jobs and loops; cancels the kernels' execs
 	e.kernels.CloseAll() // refuses new kernels and waits for their execs to end
 	e.jobsPart.Close()   // their output's memory and spill files
 	e.saves.Flush()
@@ -323,13 +324,13 @@ func (e *Engine) Close(ctx context.Context) error {
 // is what ending every session at once means, e.g. when the engine exits.
 func (e *Engine) RemoveEphemeral(ctx context.Context) error {
 	var errs []error
-	for _, b := range e.ephemeral() {
-		e.jobs.StopIn(b.id)
-		if err := e.docker.Remove(ctx, b.id); err != nil {
-			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", b.name, err))
+	for _, b := range e.reg.Ephemeral() {
+		e.jobs.StopIn(b.ID)
+		if err := e.docker.Remove(ctx, b.ID); err != nil {
+			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", b.Name, err))
 			continue
 		}
-		e.forget(b.id)
+		e.forget(b.ID)
 	}
 	return errors.Join(errs...)
 }
@@ -338,8 +339,8 @@ func (e *Engine) RemoveEphemeral(ctx context.Context) error {
 // ephemeral"); the reaper removes them once they expire.
 func (e *Engine) StopEphemeral(ctx context.Context) error {
 	var errs []error
-	for _, b := range e.ephemeral() {
-		if _, err := e.Stop(ctx, sandbox.Owner{}, b.id); err != nil {
+	for _, b := range e.reg.Ephemeral() {
+		if _, err := e.Stop(ctx, sandbox.Owner{}, b.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -351,40 +352,37 @@ func (e *Engine) Config() config.Config { return e.cfg().Config }
 
 // SessionStarted records a live MCP session.
 func (e *Engine) SessionStarted(owner sandbox.Owner) {
-	e.sessionStarted(owner)
+	e.reg.SessionStarted(owner)
 	e.publish()
 }
 
 // SessionEnded marks a session closed; its ephemeral sandboxes are removed
 // after the session grace period, by the reaper. It never blocks on Docker.
 func (e *Engine) SessionEnded(id string) {
-	e.sessionEnded(id) // asks the reaper, on its own goroutine: never on the caller's (a connection's teardown)
+	e.reg.SessionEnded(id) // asks the reaper, on its own goroutine: never on the caller's (a connection's teardown)
 	e.publish()
 }
 
 // SetPaused makes Create refuse new sandboxes (true) or accept them again.
 func (e *Engine) SetPaused(paused bool) {
-	e.locked(func() { e.paused = paused })
+	e.reg.Locked(func() { e.paused = paused })
 	e.publish()
 }
-
-// errClosing refuses work that arrives while the engine closes.
-var errClosing = fmt.Errorf("Sandtray is shutting down; call again once it runs again: %w", sandbox.ErrUnavailable)
 
 // List returns every sandbox, oldest first, with its resource use read now
 // (at most a second old: stats.Sampler.Freshen).
 func (e *Engine) List(ctx context.Context) ([]sandbox.Info, error) {
-	e.stats.Freshen(ctx, e.running())
+	e.stats.Freshen(ctx, e.reg.Running())
 	var list []sandbox.Info
-	e.locked(func() { list = e.listLocked(e.ports, e.stats) })
+	e.reg.Locked(func() { list = e.reg.ListLocked(e.ports, e.stats) })
 	return list, nil
 }
 
 // Get returns one sandbox by id, id prefix or name.
 func (e *Engine) Get(ctx context.Context, ref string) (sandbox.Info, error) {
 	var info sandbox.Info
-	err := e.withRef(ref, func(b *box) error {
-		info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+	err := e.reg.WithRef(ref, func(b *box) error {
+		info = b.Info(e.ports.Forwards(b.ID), e.stats.Of(b.ID))
 		return nil
 	})
 	return info, err

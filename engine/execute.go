@@ -42,14 +42,14 @@ func (e *Engine) ExecCommand(ctx context.Context, owner sandbox.Owner, ref strin
 	}
 	act := sandbox.Activity{Tool: "execute_command", Client: owner.Client, Input: req.Command}
 	return e.dispatch(ctx, b, act, o, func(ctx context.Context, out *run.Output) (run.Result, error) {
-		r := run.Process{Cmd: []string{"/bin/sh", "-c", cmd}, Env: env, Workdir: b.spec.Workdir, Timeout: o.Timeout, Out: out}
+		r := run.Process{Cmd: []string{"/bin/sh", "-c", cmd}, Env: env, Workdir: b.Spec.Workdir, Timeout: o.Timeout, Out: out}
 		if req.Stdin != "" {
 			r.Stdin = strings.NewReader(req.Stdin)
 		}
 		res, err := e.runner.Run(ctx, boxTarget{e, b}, r)
 		if errors.Is(err, agentclient.ErrNoProgram) {
 			err = fmt.Errorf("sandbox %s's image (%s) has no shell (/bin/sh), which execute_command runs commands with; "+
-				"its files can still be written, read and listed. Use an image with a shell for commands: %w", b.name, b.spec.Image, sandbox.ErrUnsupported)
+				"its files can still be written, read and listed. Use an image with a shell for commands: %w", b.Name, b.Spec.Image, sandbox.ErrUnsupported)
 		}
 		return res, err
 	})
@@ -87,9 +87,9 @@ func (e *Engine) execCode(ctx context.Context, owner sandbox.Owner, ref string, 
 				return res, err
 			}
 		}
-		res, err := e.runner.Run(ctx, boxTarget{e, b}, lang.Script(req.Code, b.spec.Workdir, o.Timeout, out))
+		res, err := e.runner.Run(ctx, boxTarget{e, b}, lang.Script(req.Code, b.Spec.Workdir, o.Timeout, out))
 		if err == nil {
-			err = lang.NoRuntime(res, b.spec.Image)
+			err = lang.NoRuntime(res, b.Spec.Image)
 		}
 		return res, err
 	})
@@ -108,7 +108,7 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o j
 	work = e.guarded(b, work)
 	if o.Wait > o.Timeout+2*kernel.Grace {
 		out := run.NewOutput(keep, nil, o.Progress)
-		runCtx, cancel := e.bound(ctx)
+		runCtx, cancel := e.reg.Bound(ctx)
 		res, err := work(runCtx, out)
 		cancel()
 		out.StopProgress()
@@ -117,12 +117,12 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o j
 	// The run may outlive the caller as a job: it derives from the engine's
 	// lifetime, and the caller's ctx cancels it only until then. Its
 	// output is held under the engine's job-output budget (jobs.New).
-	runCtx, cancel := context.WithCancel(e.base)
+	runCtx, cancel := context.WithCancel(e.reg.Base())
 	x := &jobs.Execution{Out: run.NewOutput(keep, e.outputs, o.Progress), Cancel: cancel, Started: time.Now(), Done: make(chan struct{})}
 	var job *jobs.Job
 	if o.Wait == 0 { // background: refused before it starts when the job limits are reached
 		var err error
-		if job, err = e.jobsPart.AddJob(b.id, b.name, x); err != nil {
+		if job, err = e.jobsPart.AddJob(b.ID, b.Name, x); err != nil {
 			cancel()
 			x.Out.Release()
 			e.releaseSoon(b)
@@ -134,7 +134,7 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o j
 		x.Res, x.Err = work(runCtx, x.Out)
 	}()
 	if job != nil {
-		return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
+		return e.jobsPart.StartJob(b.ID, b.Name, act, x, job, func() { e.releaseSoon(b) }), nil
 	}
 	timer := time.NewTimer(o.Wait)
 	defer timer.Stop()
@@ -144,8 +144,8 @@ func (e *Engine) dispatch(ctx context.Context, b *box, act sandbox.Activity, o j
 		cancel()
 		<-x.Done
 	case <-timer.C:
-		if job, err := e.jobsPart.AddJob(b.id, b.name, x); err == nil {
-			return e.jobsPart.StartJob(b.id, b.name, act, x, job, func() { e.releaseSoon(b) }), nil
+		if job, err := e.jobsPart.AddJob(b.ID, b.Name, x); err == nil {
+			return e.jobsPart.StartJob(b.ID, b.Name, act, x, job, func() { e.releaseSoon(b) }), nil
 		}
 		// At the job limits the call goes on in the foreground, as if its
 		// wait were its timeout.
@@ -168,7 +168,7 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 	if err == nil && !res.Result.TimedOut && (res.Result.ExitCode == 137 || res.Result.ExitCode == -1 || res.Result.KernelRestarted) &&
 		res.Result.Outcome.End != sandbox.KilledForMemory && e.killedForMemory(context.WithoutCancel(ctx), b) {
 		// The one outcome: named for memory. The desktop notice comes from Docker's oom event.
-		res.Result.Outcome.End, res.Result.Outcome.MemoryMB = sandbox.KilledForMemory, b.spec.MemoryMB
+		res.Result.Outcome.End, res.Result.Outcome.MemoryMB = sandbox.KilledForMemory, b.Spec.MemoryMB
 		if res.Result.ExitCode == -1 {
 			// The whole sandbox was killed (gVisor's answer to its limit),
 			// the call's process with it: by SIGKILL, as the OOM killer's.
@@ -176,14 +176,14 @@ func (e *Engine) finishCall(ctx context.Context, b *box, act sandbox.Activity, r
 		}
 	}
 	res.Render()
-	e.record(b.id, res.Activity(act, err))
+	e.record(b.ID, res.Activity(act, err))
 	if err != nil {
 		return sandbox.ExecOutcome{}, err
 	}
 	if res.Result.TimedOut {
-		e.notify(b.id, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was stopped.", act.Tool, b.name, timeout))
+		e.notify(b.ID, "Command timed out", fmt.Sprintf("%s in %s ran past its %s timeout and was stopped.", act.Tool, b.Name, timeout))
 	}
-	return sandbox.ExecOutcome{SandboxID: b.id, Result: res.Result}, nil
+	return sandbox.ExecOutcome{SandboxID: b.ID, Result: res.Result}, nil
 }
 
 // boxTarget is a sandbox of the engine as the packages under engine/internal
@@ -193,18 +193,18 @@ type boxTarget struct {
 	b *box
 }
 
-func (t boxTarget) ID() string                              { return t.b.id }
-func (t boxTarget) Name() string                            { return t.b.name }
-func (t boxTarget) Workdir() string                         { return t.b.spec.Workdir }
-func (t boxTarget) User() string                            { return t.b.spec.User }
+func (t boxTarget) ID() string                              { return t.b.ID }
+func (t boxTarget) Name() string                            { return t.b.Name }
+func (t boxTarget) Workdir() string                         { return t.b.Spec.Workdir }
+func (t boxTarget) User() string                            { return t.b.Spec.User }
 func (t boxTarget) EnsureRunning(ctx context.Context) error { return t.e.ensureRunning(ctx, t.b) }
 func (t boxTarget) MarkStopped() bool {
 	marked := false
-	t.e.locked(func() {
-		if t.b.stopping || t.b.status == sandbox.StatusStopped {
+	t.e.reg.Locked(func() {
+		if t.b.Stopping || t.b.Status == sandbox.StatusStopped {
 			return // the engine stopped it, or knows it stopped
 		}
-		t.b.status = sandbox.StatusStopped
+		t.b.Status = sandbox.StatusStopped
 		marked = true
 	})
 	return marked
@@ -213,7 +213,7 @@ func (t boxTarget) Gone(err error) error { return t.e.gone(t.b, err) }
 
 // WaitExecs waits while an install holds the sandbox's processes: a
 // stopped call's kill waits for it, then has its full time (run.Runner).
-func (t boxTarget) WaitExecs(ctx context.Context) error { return t.e.execs.Wait(ctx, t.b.id) }
+func (t boxTarget) WaitExecs(ctx context.Context) error { return t.e.execs.Wait(ctx, t.b.ID) }
 
 // killedForMemory reports whether the kernel's OOM killer struck in the
 // sandbox since the engine last looked: a SIGKILL exit alone could be anyone's
@@ -229,9 +229,9 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 	}
 	if ok {
 		rose := false
-		e.locked(func() {
-			rose = n > b.oomKills
-			b.oomKills = n
+		e.reg.Locked(func() {
+			rose = n > b.OOMKills
+			b.OOMKills = n
 		})
 		if rose {
 			return true
@@ -240,7 +240,7 @@ func (e *Engine) killedForMemory(ctx context.Context, b *box) bool {
 	// A sandbox that died whole (gVisor's answer to its limit, whose
 	// cgroup files are its own) may still have answered: the runtime's
 	// record decides once it has stopped.
-	if c, err := e.docker.Inspect(ctx, b.id); err == nil && run.StatusOf(c.State) != sandbox.StatusRunning {
+	if c, err := e.docker.Inspect(ctx, b.ID); err == nil && run.StatusOf(c.State) != sandbox.StatusRunning {
 		return e.runner.DiedOfMemory(ctx, t)
 	}
 	return false

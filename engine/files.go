@@ -38,14 +38,14 @@ func (h toolHost) Hold(ctx context.Context, ref string) (sandbox.Handle, func(),
 	if err != nil {
 		return nil, nil, err
 	}
-	leave, err := e.enterCall(ctx, b, func(error) {}, nil)
+	leave, err := e.reg.EnterCall(ctx, b, func(error) {}, nil)
 	if err != nil {
 		e.release(b)
 		return nil, nil, err
 	}
-	b.disk.CallStarted()
+	b.Disk.CallStarted()
 	return boxTarget{e, b}, func() {
-		b.disk.CallEnded()
+		b.Disk.CallEnded()
 		leave()
 		e.releaseSoon(b) // a file tool changes the last use alone: saved off its path
 	}, nil

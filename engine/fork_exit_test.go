@@ -78,9 +78,7 @@ func TestForkCutShortByTheExitLeavesNoTag(t *testing.T) {
 		closed <- errors.Join(err, te.Close(ctx))
 	}()
 	eventually(t, 30*time.Second, "the engine to begin its exit", func() bool {
-		closing := false
-		te.locked(func() { closing = te.closing })
-		return closing
+		return te.reg.Closing()
 	})
 	close(let)
 	if err := <-closed; err != nil {

@@ -8,51 +8,22 @@ import (
 
 	"github.com/sandtray/sandtray/engine/internal/execgate"
 	"github.com/sandtray/sandtray/engine/internal/kernel"
+	"github.com/sandtray/sandtray/engine/internal/registry"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
 
 // What a call passes through in its sandbox: the gate (a call enters,
-// enterCall; an install holds the sandbox, lockInstall and holdForInstall;
-// the file tools' work counts as a call, toolHost.Hold), and the guards
-// that may stop it from outside (guarded: the disk watchdog, its sandbox
-// dying).
-
-// installCall marks the context of an install's own exec: it runs while
-// the install holds its sandbox (see enterCall); its value is the box.
-type installCall struct{}
+// the registry's EnterCall; an install holds the sandbox, LockInstall and
+// HoldForInstall; the file tools' work counts as a call, toolHost.Hold),
+// and the guards that may stop it from outside (guarded: the disk
+// watchdog, its sandbox dying).
 
 // installContext is ctx as an install's own on b: it passes the call gate
-// (enterCall) and the exec gate (engine/internal/execgate) the install closes.
+// (registry.Registry.EnterCall) and the exec gate (engine/internal/execgate)
+// the install closes.
 func installContext(ctx context.Context, b *box) context.Context {
-	return execgate.Holding(context.WithValue(ctx, installCall{}, b), b.id)
-}
-
-// installGate is a box's gate for installs; guarded by registry.regMu.
-type installGate struct {
-	// window is closed when an install's hold on the sandbox ends; nil
-	// when none holds it.
-	window chan struct{}
-	// outs are the job outputs of the calls in b.calls that may become
-	// jobs, by call number: which of them are jobs (see holdForInstall).
-	outs map[uint64]*run.JobOutput
-	// waiting counts the calls waiting for window to close.
-	waiting int
-}
-
-// jobOutput is the job output a call writes to, if it is a job's; nil for
-// a file tool's work, which has no Output.
-func jobOutput(out *run.Output) *run.JobOutput {
-	if out == nil {
-		return nil
-	}
-	return out.Combined()
-}
-
-// jobsOf tells which job outputs are background jobs' in a sandbox
-// (jobs.Table).
-type jobsOf interface {
-	OutputsIn(sandboxID string) map[*run.JobOutput]bool
+	return execgate.Holding(registry.InstallContext(ctx, b), b.ID)
 }
 
 // holdForWindow is an install's hold on b (capture.Target.Hold): new calls
@@ -61,22 +32,22 @@ type jobsOf interface {
 // and the disk watch between calls leaves b alone meanwhile, as during a
 // call (the install's own execs are guarded like calls).
 func (e *Engine) holdForWindow(ctx context.Context, b *box) (release func(), err error) {
-	calls, err := e.holdForInstall(ctx, b, e.jobs)
+	calls, err := e.reg.HoldForInstall(ctx, b, e.jobs)
 	if err != nil {
 		return nil, err
 	}
-	b.disk.CallStarted()
-	execs := e.execs.Hold(b.id)
+	b.Disk.CallStarted()
+	execs := e.execs.Hold(b.ID)
 	return sync.OnceFunc(func() {
 		execs()
-		b.disk.CallEnded()
+		b.Disk.CallEnded()
 		calls()
 	}), nil
 }
 
 // ready acquires a sandbox and makes sure its container runs.
 func (e *Engine) ready(ctx context.Context, ref string) (*box, error) {
-	b, err := e.acquire(ref)
+	b, err := e.reg.Acquire(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -97,24 +68,24 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 		started := time.Now()
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		leave, err := e.enterCall(ctx, b, cancel, out) // waits while an install has the sandbox online
+		leave, err := e.reg.EnterCall(ctx, b, cancel, out) // waits while an install has the sandbox online
 		if err != nil {
 			return run.Result{}, err
 		}
-		b.disk.CallStarted() // the watch between calls (diskwatch.go) leaves it alone
+		b.Disk.CallStarted() // the watch between calls (diskwatch.go) leaves it alone
 		defer func() {
-			b.disk.CallEnded()
+			b.Disk.CallEnded()
 			leave()
 		}()
 		var watched chan struct{}
 		limit := e.cfg().Limits.DiskMB << 20
 		var inherited int64
-		e.locked(func() { inherited = b.state.Inherited }) // a fork's image holds that much of its limit (F59)
+		e.reg.Locked(func() { inherited = b.State.Inherited }) // a fork's image holds that much of its limit (F59)
 		if limit > 0 {
 			watched = make(chan struct{})
 			go func() {
 				defer close(watched)
-				e.runner.WatchDisk(ctx, boxTarget{e, b}, &b.disk, limit-inherited, cancel)
+				e.runner.WatchDisk(ctx, boxTarget{e, b}, &b.Disk, limit-inherited, cancel)
 			}()
 		}
 		res, err := work(ctx, out)
@@ -143,12 +114,12 @@ func (e *Engine) guarded(b *box, work runFunc) runFunc {
 func (e *Engine) sandboxDied(b *box, oomKilled bool) {
 	why := &run.Stopped{Code: -1, Outcome: sandbox.Outcome{End: sandbox.SandboxStopped}}
 	if oomKilled {
-		why = &run.Stopped{Code: 137, Outcome: sandbox.Outcome{End: sandbox.KilledForMemory, MemoryMB: b.spec.MemoryMB, WholeSandbox: true}}
+		why = &run.Stopped{Code: 137, Outcome: sandbox.Outcome{End: sandbox.KilledForMemory, MemoryMB: b.Spec.MemoryMB, WholeSandbox: true}}
 	}
 	var calls []context.CancelCauseFunc
-	e.locked(func() {
-		calls = make([]context.CancelCauseFunc, 0, len(b.calls))
-		for _, cancel := range b.calls {
+	e.reg.Locked(func() {
+		calls = make([]context.CancelCauseFunc, 0, len(b.Calls))
+		for _, cancel := range b.Calls {
 			calls = append(calls, cancel)
 		}
 	})
@@ -157,5 +128,5 @@ func (e *Engine) sandboxDied(b *box, oomKilled bool) {
 			cancel(why)
 		}
 	})
-	e.kernels.AbortSoon(b.id)
+	e.kernels.AbortSoon(b.ID)
 }

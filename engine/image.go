@@ -50,6 +50,6 @@ type imagesPart = images.Images
 type imageHost struct{ e *Engine }
 
 func (h imageHost) Config() *config.Config { return &h.e.cfg().Config }
-func (h imageHost) Enter() error           { return h.e.enter() }
-func (h imageHost) Leave()                 { h.e.wg.Done() }
+func (h imageHost) Enter() error           { return h.e.reg.Enter() }
+func (h imageHost) Leave()                 { h.e.reg.Leave() }
 func (h imageHost) Changed()               { h.e.publish() }

@@ -122,7 +122,7 @@ func TestInstallPackages(t *testing.T) {
 		if err := te.docker.ConnectNetwork(ctx, info.ID, "bridge"); err != nil {
 			t.Fatal(err)
 		}
-		b, _ := te.boxOf(info.ID)
+		b, _ := te.reg.BoxOf(info.ID)
 		te.capture.RestoreOffline(ctx, boxTarget{te.Engine, b}.captureTarget()) // what adoption does
 		te.wantOffline(t, info.ID)
 	})
@@ -163,8 +163,8 @@ func TestFileToolsWaitForTheInstallWindow(t *testing.T) {
 			early = append(early, r)
 		default:
 		}
-		b, _ := te.boxOf(id)
-		return te.callsWaiting(b)+te.execs.WaitingIn(id)+len(early) >= 2
+		b, _ := te.reg.BoxOf(id)
+		return te.reg.CallsWaiting(b)+te.execs.WaitingIn(id)+len(early) >= 2
 	})
 	raw("touch /tmp/release")
 	if err := <-installed; err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandtray/sandtray/engine/config"
 	"github.com/sandtray/sandtray/engine/internal/probe"
+	"github.com/sandtray/sandtray/engine/internal/registry"
 	"github.com/sandtray/sandtray/engine/internal/run"
 	"github.com/sandtray/sandtray/engine/sandbox"
 )
@@ -25,13 +26,13 @@ const containerPrefix = "sandtray-"
 // when a registry answers, with progress; otherwise the error names the image.
 // A container that fails to start is removed, never left behind.
 func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.CreateRequest, progress sandbox.Progress) (sandbox.Info, error) {
-	if err := e.enter(); err != nil { // a create is a call: Close waits for it
+	if err := e.reg.Enter(); err != nil { // a create is a call: Close waits for it
 		return sandbox.Info{}, err
 	}
-	defer e.wg.Done()
+	defer e.reg.Leave()
 	var paused bool
-	e.locked(func() { paused = e.paused })
-	ctx, cancel := e.bound(ctx)
+	e.reg.Locked(func() { paused = e.paused })
+	ctx, cancel := e.reg.Bound(ctx)
 	defer cancel()
 	if paused {
 		return sandbox.Info{}, fmt.Errorf("new sandboxes are paused by the user in the Sandtray tray menu; ask them to resume, or use an existing sandbox: %w", sandbox.ErrPaused)
@@ -40,7 +41,7 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	done, err := e.reserve(e.cfg().Limits.MaxSandboxes)
+	done, err := e.reg.Reserve(e.cfg().Limits.MaxSandboxes)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
@@ -82,9 +83,9 @@ func (e *Engine) Create(ctx context.Context, owner sandbox.Owner, req sandbox.Cr
 // an older Sandtray, named without it; another engine's never conflict.
 func (e *Engine) nameFree(name string) error {
 	taken := false
-	e.locked(func() {
-		for _, b := range e.boxes {
-			taken = taken || b.name == name
+	e.reg.Locked(func() {
+		for _, b := range e.reg.BoxesLocked() {
+			taken = taken || b.Name == name
 		}
 	})
 	if taken {
@@ -159,7 +160,7 @@ func cmpOr[T comparable](v, fallback T) T {
 // Stop stops a sandbox's container; its files stay, and the next call that
 // needs it starts it again.
 func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (sandbox.Info, error) {
-	b, err := e.acquire(ref)
+	b, err := e.reg.Acquire(ref)
 	if err != nil {
 		return sandbox.Info{}, err
 	}
@@ -168,25 +169,25 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 	// attachment is PID 1 and ends on SIGTERM at once, where closing it
 	// first would have PID 1 turn into its shell as the SIGTERM arrives,
 	// which could miss it (and the stop wait its 5 s).
-	e.locked(func() { b.stopping = true })
-	err = e.docker.Stop(ctx, b.id, 5*time.Second)
-	e.kernels.Close(b.id)
-	e.locked(func() {
-		b.stopping = false
+	e.reg.Locked(func() { b.Stopping = true })
+	err = e.docker.Stop(ctx, b.ID, 5*time.Second)
+	e.kernels.Close(b.ID)
+	e.reg.Locked(func() {
+		b.Stopping = false
 		if err == nil {
-			b.status = sandbox.StatusStopped
+			b.Status = sandbox.StatusStopped
 		}
 	})
 	if err != nil {
-		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.name, err))
+		return sandbox.Info{}, e.gone(b, fmt.Errorf("stop sandbox %s: %w", b.Name, err))
 	}
-	e.stats.Forget(b.id)
-	if e.ports.End(b.id) {
+	e.stats.Forget(b.ID)
+	if e.ports.End(b.ID) {
 		e.publish()
 	}
 	var info sandbox.Info
-	e.locked(func() { info = b.info(e.ports.Forwards(b.id), e.stats.Of(b.id)) })
-	e.record(b.id, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
+	e.reg.Locked(func() { info = b.Info(e.ports.Forwards(b.ID), e.stats.Of(b.ID)) })
+	e.record(b.ID, sandbox.Activity{Tool: "stop_sandbox", Client: owner.Client})
 	e.publish()
 	return info, nil
 }
@@ -194,39 +195,39 @@ func (e *Engine) Stop(ctx context.Context, owner sandbox.Owner, ref string) (san
 // Kill stops a sandbox's container at once (SIGKILL to everything in it); its
 // files stay, as with Stop.
 func (e *Engine) Kill(ctx context.Context, ref string) error {
-	b, err := e.acquire(ref)
+	b, err := e.reg.Acquire(ref)
 	if err != nil {
 		return err
 	}
 	defer e.release(b)
-	e.jobs.StopIn(b.id)
-	e.kernels.Close(b.id)
-	if err := e.docker.Kill(ctx, b.id); err != nil && !errors.Is(err, sandbox.ErrConflict) {
-		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.name, err))
+	e.jobs.StopIn(b.ID)
+	e.kernels.Close(b.ID)
+	if err := e.docker.Kill(ctx, b.ID); err != nil && !errors.Is(err, sandbox.ErrConflict) {
+		return e.gone(b, fmt.Errorf("kill sandbox %s: %w", b.Name, err))
 	}
 	e.setStatus(b, sandbox.StatusStopped)
-	e.record(b.id, sandbox.Activity{Tool: "kill"})
+	e.record(b.ID, sandbox.Activity{Tool: "kill"})
 	return nil
 }
 
 // Delete removes a sandbox, its container and everything stored about it.
 func (e *Engine) Delete(ctx context.Context, owner sandbox.Owner, ref string) error {
 	var b *box
-	err := e.withRef(ref, func(found *box) error {
-		if b = found; b.stage == live {
-			b.stage = reaping // no new call starts in it; running ones are stopped below
+	err := e.reg.WithRef(ref, func(found *box) error {
+		if b = found; b.Stage == registry.Live {
+			b.Stage = registry.Reaping // no new call starts in it; running ones are stopped below
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	e.jobs.StopIn(b.id)
-	if err := e.docker.Remove(ctx, b.id); err != nil {
-		e.unpick(b)
-		return fmt.Errorf("delete sandbox %s: %w", b.name, err)
+	e.jobs.StopIn(b.ID)
+	if err := e.docker.Remove(ctx, b.ID); err != nil {
+		e.reg.Unpick(b)
+		return fmt.Errorf("delete sandbox %s: %w", b.Name, err)
 	}
-	e.forget(b.id)
+	e.forget(b.ID)
 	return nil
 }
 
@@ -236,20 +237,20 @@ func (e *Engine) SetPersistent(ctx context.Context, owner sandbox.Owner, ref str
 	var b *box
 	var st boxState
 	var info sandbox.Info
-	err := e.withRef(ref, func(found *box) error {
+	err := e.reg.WithRef(ref, func(found *box) error {
 		b = found
-		b.state.Persistent = persistent
-		b.state.LastUsed = time.Now().UTC()
-		st, info = b.state, b.info(e.ports.Forwards(b.id), e.stats.Of(b.id))
+		b.State.Persistent = persistent
+		b.State.LastUsed = time.Now().UTC()
+		st, info = b.State, b.Info(e.ports.Forwards(b.ID), e.stats.Of(b.ID))
 		return nil
 	})
 	if err != nil {
 		return sandbox.Info{}, err
 	}
-	if err := e.store.Save(b.id, st); err != nil {
-		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.name, err)
+	if err := e.store.Save(b.ID, st); err != nil {
+		return sandbox.Info{}, fmt.Errorf("save persistence of %s: %w", b.Name, err)
 	}
-	e.record(b.id, sandbox.Activity{Tool: "persist_sandbox", Client: owner.Client, Input: fmt.Sprint(persistent)})
+	e.record(b.ID, sandbox.Activity{Tool: "persist_sandbox", Client: owner.Client, Input: fmt.Sprint(persistent)})
 	e.publish()
 	return info, nil
 }

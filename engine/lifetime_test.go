@@ -27,7 +27,7 @@ func TestCloseEndsACallInItsWaitWindow(t *testing.T) {
 	}()
 	eventually(t, 20*time.Second, "the call never started running", func() bool {
 		n := 0
-		te.locked(func() { n = len(te.boxes[id].calls) })
+		te.reg.Locked(func() { n = len(te.reg.BoxesLocked()[id].Calls) })
 		return n == 1
 	})
 	if err := te.Close(ctx); err != nil {

@@ -41,7 +41,7 @@ func (e *Engine) eventLoop(ctx context.Context, tick time.Duration, events <-cha
 }
 
 func (e *Engine) onEvent(ctx context.Context, id, action string) {
-	b, ok := e.boxOf(id)
+	b, ok := e.reg.BoxOf(id)
 	if !ok {
 		if action == "die" || action == "destroy" {
 			e.warmPart.WarmPool().Gone(ctx, id) // a spare died or was removed outside Sandtray
@@ -63,25 +63,25 @@ func (e *Engine) onEvent(ctx context.Context, id, action string) {
 	case "pause":
 		e.setStatus(b, sandbox.StatusPaused)
 	case "oom":
-		e.notify(id, "Sandbox killed for memory", fmt.Sprintf("A process in %s ran out of its %d MB and was killed.", b.name, b.spec.MemoryMB))
+		e.notify(id, "Sandbox killed for memory", fmt.Sprintf("A process in %s ran out of its %d MB and was killed.", b.Name, b.Spec.MemoryMB))
 	}
 }
 
 func (e *Engine) setStatus(b *box, s sandbox.Status) {
 	changed := false
-	e.locked(func() {
-		changed = b.status != s
-		b.status = s
+	e.reg.Locked(func() {
+		changed = b.Status != s
+		b.Status = s
 	})
 	if s != sandbox.StatusRunning || changed {
-		e.stats.Forget(b.id) // a sandbox that stopped, or started again, has no figures yet
+		e.stats.Forget(b.ID) // a sandbox that stopped, or started again, has no figures yet
 	}
 	if s == sandbox.StatusStopped {
-		e.execs.Forget(b.id) // its agent is gone with it; the next start has a new one
-		if e.ports.End(b.id) {
+		e.execs.Forget(b.ID) // its agent is gone with it; the next start has a new one
+		if e.ports.End(b.ID) {
 			e.publish()
 		}
-		e.networkPart.EgressDown(b.id)
+		e.networkPart.EgressDown(b.ID)
 	}
 	if s == sandbox.StatusRunning && changed {
 		e.networkPart.EgressSoon(netBox{e, b})
@@ -100,14 +100,14 @@ func (e *Engine) resync(ctx context.Context) {
 	seen := map[string]bool{}
 	for _, c := range list {
 		seen[c.ID] = true
-		b, ok := e.boxOf(c.ID)
+		b, ok := e.reg.BoxOf(c.ID)
 		if ok {
 			e.setStatus(b, run.StatusOf(c.State))
 		}
 	}
 	var vanished []string
-	e.locked(func() {
-		for id := range e.boxes {
+	e.reg.Locked(func() {
+		for id := range e.reg.BoxesLocked() {
 			if !seen[id] {
 				vanished = append(vanished, id)
 			}
@@ -129,7 +129,7 @@ func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-e.reap:
+		case <-e.reg.Reap():
 		}
 		e.reapOnce(ctx)
 	}
@@ -141,15 +141,15 @@ func (e *Engine) reaper(ctx context.Context, tick time.Duration) {
 func (e *Engine) reapOnce(ctx context.Context) {
 	now := time.Now()
 	grace, ttl := e.cfg().Sandbox.SessionGrace.Duration, e.cfg().Sandbox.IdleTTL.Duration
-	expired := e.expired(now, e.start, grace, ttl)
+	expired := e.reg.Expired(now, e.start, grace, ttl)
 	for _, b := range expired {
-		err := e.docker.Remove(ctx, b.id)
+		err := e.docker.Remove(ctx, b.ID)
 		if err != nil && !errors.Is(err, sandbox.ErrNotFound) {
-			e.log.Warn("reap ephemeral sandbox", "id", sandbox.ShortID(b.id), "err", err)
-			e.unpick(b)
+			e.log.Warn("reap ephemeral sandbox", "id", sandbox.ShortID(b.ID), "err", err)
+			e.reg.Unpick(b)
 			continue
 		}
-		e.log.Info("reaped ephemeral sandbox", "name", b.name, "id", sandbox.ShortID(b.id))
-		e.forget(b.id)
+		e.log.Info("reaped ephemeral sandbox", "name", b.Name, "id", sandbox.ShortID(b.ID))
+		e.forget(b.ID)
 	}
 }

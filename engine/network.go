@@ -31,7 +31,7 @@ func SecretsStatus(cfg config.Config) []SecretInfo { return network.SecretsStatu
 type netHost struct{ e *Engine }
 
 func (h netHost) Resolve(ref string) (network.Box, error) {
-	b, err := h.e.resolve(ref)
+	b, err := h.e.reg.Resolve(ref)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (h netHost) Resolve(ref string) (network.Box, error) {
 }
 
 func (h netHost) Acquire(ref string) (network.Box, func(), error) {
-	b, err := h.e.acquire(ref)
+	b, err := h.e.reg.Acquire(ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,13 +47,13 @@ func (h netHost) Acquire(ref string) (network.Box, func(), error) {
 }
 
 func (h netHost) Lookup(id string) (network.Box, bool) {
-	b, ok := h.e.boxOf(id)
+	b, ok := h.e.reg.BoxOf(id)
 	return netBox{h.e, b}, ok
 }
 
 func (h netHost) Boxes() (out []network.Box) {
-	h.e.locked(func() {
-		for _, b := range h.e.boxes {
+	h.e.reg.Locked(func() {
+		for _, b := range h.e.reg.BoxesLocked() {
 			out = append(out, netBox{h.e, b})
 		}
 	})
@@ -64,12 +64,12 @@ func (h netHost) Record(id string, a sandbox.Activity) { h.e.record(id, a) }
 func (h netHost) Publish()                             { h.e.publish() }
 
 func (h netHost) Go(f func(base context.Context)) {
-	if h.e.enter() != nil {
+	if h.e.reg.Enter() != nil {
 		return
 	}
 	go func() {
-		defer h.e.wg.Done()
-		f(h.e.base)
+		defer h.e.reg.Leave()
+		f(h.e.reg.Base())
 	}()
 }
 
@@ -83,17 +83,17 @@ type netBox struct {
 	b *box
 }
 
-func (x netBox) ID() string                              { return x.b.id }
-func (x netBox) Name() string                            { return x.b.name }
-func (x netBox) Spec() sandbox.Spec                      { return x.b.spec }
+func (x netBox) ID() string                              { return x.b.ID }
+func (x netBox) Name() string                            { return x.b.Name }
+func (x netBox) Spec() sandbox.Spec                      { return x.b.Spec }
 func (x netBox) EnsureRunning(ctx context.Context) error { return x.e.ensureRunning(ctx, x.b) }
 func (x netBox) Gone(err error) error                    { return x.e.gone(x.b, err) }
 
 func (x netBox) State() (st network.State) {
-	x.e.locked(func() {
-		s := x.b.state
+	x.e.reg.Locked(func() {
+		s := x.b.State
 		st = network.State{Client: s.Owner.Client, Egress: s.Egress, Ports: s.Ports, Persistent: s.Persistent,
-			Running: x.b.status == sandbox.StatusRunning, Installing: x.b.gate.window != nil}
+			Running: x.b.Status == sandbox.StatusRunning, Installing: x.b.Installing()}
 	})
 	return st
 }

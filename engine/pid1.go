@@ -38,11 +38,11 @@ func (e *Engine) initRun(ctx context.Context, id string) time.Time {
 // of the container this is), Docker's own init, or, in a container of an
 // older Sandtray, its first kernel's launcher in the run the engine started.
 func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
-	c, err := e.docker.Inspect(ctx, b.id)
+	c, err := e.docker.Inspect(ctx, b.ID)
 	if err != nil {
 		return run.Init{}, err
 	}
-	spare := e.kernels.Pids(b.id)
+	spare := e.kernels.Pids(b.ID)
 	switch {
 	case c.Agent:
 		return run.Init{Ours: true, Spare: spare}, nil
@@ -50,7 +50,7 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 		return run.Init{Ours: true, Main: run.MainOldest, Spare: spare}, nil // docker-init and its main command
 	}
 	var started time.Time
-	e.locked(func() { started = b.state.InitRun })
+	e.reg.Locked(func() { started = b.State.InitRun })
 	if started.IsZero() || !started.Equal(c.StartedAt) {
 		return run.Init{}, nil
 	}
@@ -61,5 +61,5 @@ func (e *Engine) initOf(ctx context.Context, b *box) (run.Init, error) {
 // an install's freeze stops one that is not Sandtray's while the sandbox is
 // online, as it stops every other process.
 func (e *Engine) signalInit(ctx context.Context, b *box, sig string) error {
-	return e.gone(b, e.docker.Signal(ctx, b.id, sig))
+	return e.gone(b, e.docker.Signal(ctx, b.ID, sig))
 }

@@ -25,12 +25,12 @@ func (h poolHost) Config() pool.Config {
 }
 
 func (h poolHost) Go(f func(), loop bool) {
-	h.e.wg.Add(1)
+	h.e.reg.Add()
 	if loop {
 		h.e.loops.Add(1)
 	}
 	go func() {
-		defer h.e.wg.Done()
+		defer h.e.reg.Leave()
 		if loop {
 			defer h.e.loops.Done()
 		}
@@ -41,7 +41,7 @@ func (h poolHost) Go(f func(), loop bool) {
 // Target is a running container the engine has no box for (yet): a pooled
 // one, or one just created.
 func (h poolHost) Target(id, workdir string) sandbox.Handle {
-	return boxTarget{h.e, &box{id: id, name: short(id), status: sandbox.StatusRunning, spec: sandbox.Spec{Workdir: workdir}}}
+	return boxTarget{h.e, &box{ID: id, Name: short(id), Status: sandbox.StatusRunning, Spec: sandbox.Spec{Workdir: workdir}}}
 }
 
 func (h poolHost) Register(owner sandbox.Owner, id string, spec sandbox.Spec, now time.Time, adjusted *pool.Adjusted) sandbox.Info {
@@ -72,15 +72,15 @@ func (c *settings) poolContainer(name string, spec sandbox.Spec, created time.Ti
 // adoptPooled restores what a handed-out pooled container's labels cannot
 // know (see engine/internal/pool) from its saved state, passing its env to
 // the processes x starts in it.
-func (b *box) adoptPooled(x *execgate.Runtime) {
-	if !b.state.Created.IsZero() {
-		b.created = b.state.Created
+func adoptPooled(b *box, x *execgate.Runtime) {
+	if !b.State.Created.IsZero() {
+		b.Created = b.State.Created
 	}
-	if b.state.Language != "" {
-		b.spec.Language = b.state.Language
+	if b.State.Language != "" {
+		b.Spec.Language = b.State.Language
 	}
-	b.state.Adjusted.Restore(&b.spec)
-	if a := b.state.Adjusted; a != nil && len(a.Env) > 0 {
-		x.SetEnv(b.id, a.Env)
+	b.State.Adjusted.Restore(&b.Spec)
+	if a := b.State.Adjusted; a != nil && len(a.Env) > 0 {
+		x.SetEnv(b.ID, a.Env)
 	}
 }

@@ -21,10 +21,10 @@ const stateDirKey = "state_dir"
 // the engine goes on running with their old values. cfg.StateDir "" means
 // the current one. A cfg that fails Validate changes nothing.
 func (e *Engine) Reconfigure(ctx context.Context, cfg config.Config) (restart []string, err error) {
-	if err := e.enter(); err != nil {
+	if err := e.reg.Enter(); err != nil {
 		return nil, err
 	}
-	defer e.wg.Done()
+	defer e.reg.Leave()
 	e.reconf.Lock()
 	defer e.reconf.Unlock()
 	old := e.cfg()

@@ -73,7 +73,7 @@ func TestReaperNeverRemovesAnAcquiredSandbox(t *testing.T) {
 	ctx := context.Background()
 	id := te.create(t, sandbox.CreateRequest{}).ID
 	te.SessionEnded(te.owner.Session) // session_grace is 2 minutes: not yet
-	te.locked(func() { te.sessions[te.owner.Session].ended = time.Now().Add(-time.Hour) })
+	te.reg.Locked(func() { te.reg.SessionsLocked()[te.owner.Session].Ended = time.Now().Add(-time.Hour) })
 	reaped := make(chan struct{})
 	go func() {
 		defer close(reaped)
@@ -172,7 +172,7 @@ func TestEndedSessionsArePruned(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "ended sessions are never pruned", func() bool {
 		n := 0
-		te.locked(func() { n = len(te.sessions) })
+		te.reg.Locked(func() { n = len(te.reg.SessionsLocked()) })
 		return n <= 1 // the test's own, live
 	})
 }

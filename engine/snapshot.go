@@ -24,36 +24,36 @@ func (c *settings) snapshots() snapshot.Config {
 // and ports are made.
 func newSnapPart(e *Engine) *snapPart {
 	return snapshot.NewService(e.snap, snapshot.Host[*box]{
-		Box:     func(b *box) snapshot.Box { return snapshot.Box{ID: b.id, Name: b.name, Spec: b.spec} },
-		Acquire: e.acquire, Ready: e.ready, Release: e.release, ReleaseSoon: e.releaseSoon, Gone: e.gone,
-		LockInstall: e.lockInstall, HoldForWindow: e.holdForWindow, InstallContext: installContext,
+		Box:     func(b *box) snapshot.Box { return snapshot.Box{ID: b.ID, Name: b.Name, Spec: b.Spec} },
+		Acquire: e.reg.Acquire, Ready: e.ready, Release: e.release, ReleaseSoon: e.releaseSoon, Gone: e.gone,
+		LockInstall: e.reg.LockInstall, HoldForWindow: e.holdForWindow, InstallContext: installContext,
 		Record: e.record, Publish: e.publish, EndJobs: e.jobs.EndIn, Kernels: e.kernels, Ports: e.ports,
 		SnapshotsChanged: func(b *box) { // its SnapshotsChanged moves on
-			e.locked(func() { b.snaps++ })
+			e.reg.Locked(func() { b.Snaps++ })
 			e.publish()
 		},
 		SetStatus: e.setStatus, EnsureRunning: e.ensureRunning,
 		Live: func() map[string]bool {
 			live := map[string]bool{}
-			e.locked(func() {
-				for id, b := range e.boxes {
-					live[id], live[b.spec.Image] = true, true
+			e.reg.Locked(func() {
+				for id, b := range e.reg.BoxesLocked() {
+					live[id], live[b.Spec.Image] = true, true
 				}
 			})
 			return live
 		},
 		Paused: func() (paused bool) {
-			e.locked(func() { paused = e.paused })
+			e.reg.Locked(func() { paused = e.paused })
 			return paused
 		},
-		Bound: e.bound, Reserve: e.reserve, NewSpec: e.newSpec, NameFree: e.nameFree, Delete: e.Delete,
+		Bound: e.reg.Bound, Reserve: e.reg.Reserve, NewSpec: e.newSpec, NameFree: e.nameFree, Delete: e.Delete,
 		CheckGPUs: func(ctx context.Context, spec sandbox.Spec) error {
 			return probe.CheckGPUs(ctx, e.cfg().GPU, e.docker, spec)
 		},
 		Forker: func(b *box, inherited int64) func(context.Context, sandbox.Owner, sandbox.Spec) (sandbox.Info, error) {
 			var st boxState
-			e.locked(func() {
-				st = boxState{Egress: b.state.Egress, Packages: slices.Clone(b.state.Packages), Inherited: inherited}
+			e.reg.Locked(func() {
+				st = boxState{Egress: b.State.Egress, Packages: slices.Clone(b.State.Packages), Inherited: inherited}
 			})
 			return func(ctx context.Context, owner sandbox.Owner, spec sandbox.Spec) (sandbox.Info, error) {
 				st.Packages = slices.Clone(st.Packages) // each fork's manifest is its own

@@ -21,9 +21,9 @@ func (e *Engine) FollowStats(id string) { e.stats.Follow(id) }
 // and keeps only those.
 func (e *Engine) statsRunning(id string) bool {
 	running := false
-	e.locked(func() {
-		b, ok := e.boxes[id]
-		running = ok && b.status == sandbox.StatusRunning
+	e.reg.Locked(func() {
+		b, ok := e.reg.BoxesLocked()[id]
+		running = ok && b.Status == sandbox.StatusRunning
 	})
 	return running
 }

@@ -12,7 +12,7 @@ const noticesKept = 20
 // notify records a notice for people watching (the GUI shows it as a
 // desktop notification) and publishes it.
 func (e *Engine) notify(sandboxID, title, body string) {
-	e.locked(func() {
+	e.reg.Locked(func() {
 		e.noticeSeq++
 		e.notices = append(e.notices, sandbox.Notice{Seq: e.noticeSeq, Time: time.Now().UTC(), SandboxID: sandboxID, Title: title, Body: body})
 		if len(e.notices) > noticesKept {

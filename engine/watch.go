@@ -17,12 +17,12 @@ type Watcher struct {
 // new one after every change, until ctx is done.
 func (e *Engine) Watch(ctx context.Context) *Watcher {
 	w := &Watcher{ch: make(chan sandbox.Snapshot, 1)}
-	e.locked(func() {
+	e.reg.Locked(func() {
 		e.watchers[w] = struct{}{}
 		w.offer(e.snapshotLocked())
 	})
 	context.AfterFunc(ctx, func() {
-		e.locked(func() { delete(e.watchers, w) })
+		e.reg.Locked(func() { delete(e.watchers, w) })
 	})
 	return w
 }
@@ -50,8 +50,8 @@ func (w *Watcher) offer(s sandbox.Snapshot) {
 
 func (e *Engine) snapshotLocked() sandbox.Snapshot {
 	return sandbox.Snapshot{
-		Time: time.Now(), Paused: e.paused, Sandboxes: e.listLocked(e.ports, e.stats), Docker: e.runtimeStatus(),
-		Sessions: e.liveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
+		Time: time.Now(), Paused: e.paused, Sandboxes: e.reg.ListLocked(e.ports, e.stats), Docker: e.runtimeStatus(),
+		Sessions: e.reg.LiveSessionsLocked(), Notices: append([]sandbox.Notice(nil), e.notices...),
 		Pool:   e.PoolStatus(),                // the pool's lock is a leaf: safe under regMu
 		Egress: e.networkPart.EgressPending(), // so is the gate's
 	}
@@ -59,7 +59,7 @@ func (e *Engine) snapshotLocked() sandbox.Snapshot {
 
 // publish sends a fresh snapshot to every watcher.
 func (e *Engine) publish() {
-	e.locked(func() {
+	e.reg.Locked(func() {
 		if len(e.watchers) == 0 {
 			return
 		}

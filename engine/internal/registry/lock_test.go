@@ -1,4 +1,4 @@
-package engine
+package registry
 
 import (
 	"go/ast"
@@ -9,9 +9,8 @@ import (
 	"testing"
 )
 
-// lockUsers returns, for each Go file of the engine package in dir (tests
-// too), the lines where it names the registry's lock (a selector
-// ".regMu").
+// lockUsers returns, for each Go file of the package in dir (tests too),
+// the lines where it names the registry's lock (a selector ".regMu").
 func lockUsers(t *testing.T, dir string) map[string][]int {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -36,9 +35,11 @@ func lockUsers(t *testing.T, dir string) map[string][]int {
 }
 
 // TestOnlyTheRegistryTakesItsLock keeps the registry's lock inside
-// registry.go: every other file, tests included, reads and changes the
-// registry through its methods (locked, withRef, resolve, boxOf, …), so the
-// lock's rules (regMu's comment) are kept in one file.
+// registry.go. Outside this package the compiler keeps it (regMu is
+// unexported: package engine and the parts go through Locked, WithRef,
+// Resolve, BoxOf, …); inside it, every other file, tests included, goes
+// through the same methods, so the lock's rules (regMu's comment) are kept
+// in one file.
 func TestOnlyTheRegistryTakesItsLock(t *testing.T) {
 	users := lockUsers(t, ".")
 	if len(users["registry.go"]) == 0 {
@@ -46,7 +47,7 @@ func TestOnlyTheRegistryTakesItsLock(t *testing.T) {
 	}
 	for f, lines := range users {
 		if f != "registry.go" {
-			t.Errorf("%s takes the registry's lock itself (regMu at lines %v): use the registry's methods (registry.go: locked, withRef, …), or add one there", f, lines)
+			t.Errorf("%s takes the registry's lock itself (regMu at lines %v): use the registry's methods (registry.go: Locked, WithRef, …), or add one there", f, lines)
 		}
 	}
 }
@@ -56,8 +57,8 @@ func TestOnlyTheRegistryTakesItsLock(t *testing.T) {
 func TestLockUsersFindsAnotherFile(t *testing.T) {
 	dir := t.TempDir()
 	for name, src := range map[string]string{
-		"registry.go": "package engine\nfunc (r *registry) locked(fn func()) { r.regMu.Lock(); defer r.regMu.Unlock(); fn() }\n",
-		"other.go":    "package engine\nfunc (e *Engine) x() {\n\te.regMu.Lock()\n\te.regMu.Unlock()\n}\n",
+		"registry.go": "package registry\nfunc (r *Registry) Locked(fn func()) { r.regMu.Lock(); defer r.regMu.Unlock(); fn() }\n",
+		"other.go":    "package registry\nfunc (r *Registry) x() {\n\tr.regMu.Lock()\n\tr.regMu.Unlock()\n}\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
 			t.Fatal(err)
