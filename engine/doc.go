@@ -5,10 +5,10 @@
 // The engine package keeps the reaper and the other loops, the snapshots
 // the GUI watches, the state dir and the activity log, and composes the
 // packages under engine/internal that each own one job, the registry
-// first. The file, capture and jobs tools are parts of their packages
-// (files.Service, capture.Service, jobs.Service) the Engine embeds, so
-// their methods are the engine's; they reach its sandboxes through a Host
-// (toolHost, files.go):
+// first. The tools of network, snapshot, files, capture, jobs, images and
+// pool are parts of those packages: the Engine embeds each part's API (an
+// interface), so those methods are the engine's, and each reaches the
+// sandboxes through a Host of its own (docs/architecture.md):
 //
 //   - registry: the sandboxes with explicit states, the MCP sessions, the
 //     calls' gate and the engine's one lifetime, behind their own lock
