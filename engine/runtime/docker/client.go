@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -29,6 +30,7 @@ type Client struct {
 	// pullLimit bounds the bytes one pull may download (0: no bound);
 	// see SetPullLimit.
 	pullLimit atomic.Int64
+	podman    atomic.Int32 // 1: the daemon is Podman, -1: it is not, 0: not asked yet; see isPodman
 }
 
 // Close releases the client's idle connections.
@@ -137,8 +139,25 @@ func kindOf(err error) error {
 		return sandbox.ErrInvalid
 	case cerrdefs.IsPermissionDenied(err), cerrdefs.IsUnauthorized(err):
 		return sandbox.ErrForbidden
+	case podmanConflict(err):
+		return sandbox.ErrConflict
 	}
 	return nil
+}
+
+// podmanConflicts are the ends of Podman's conflicts, which its
+// Docker-compatible API (4.x) answers with a 500 where Docker says 409: an
+// exec in or a kill of a container that is not running ("… container
+// state improper"), a name another container has ("… that name is already
+// in use").
+var podmanConflicts = []string{"container state improper", "that name is already in use"}
+
+func podmanConflict(err error) bool {
+	if !cerrdefs.IsInternal(err) && !cerrdefs.IsUnknown(err) {
+		return false
+	}
+	msg := err.Error()
+	return slices.ContainsFunc(podmanConflicts, func(s string) bool { return strings.HasSuffix(msg, s) })
 }
 
 // isNetError reports a transport failure the SDK did not decorate itself,

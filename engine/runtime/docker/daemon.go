@@ -3,9 +3,11 @@ package docker
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/sandtray/sandtray/engine/runtime"
 
+	"github.com/moby/moby/api/types/system"
 	"github.com/moby/moby/client"
 )
 
@@ -32,4 +34,24 @@ func (c *Client) Daemon(ctx context.Context) (runtime.DaemonInfo, error) {
 	}
 	slices.Sort(d.Runtimes)
 	return d, nil
+}
+
+// isPodman reports whether the daemon is Podman's Docker-compatible
+// service, asked once: where its API differs from Docker's, the client
+// speaks Podman's dialect. An unanswered question is asked again next time.
+func (c *Client) isPodman(ctx context.Context) bool {
+	if v := c.podman.Load(); v != 0 {
+		return v > 0
+	}
+	v, err := c.api.ServerVersion(ctx, client.ServerVersionOptions{})
+	if err != nil {
+		return false
+	}
+	podman := slices.ContainsFunc(v.Components, func(c system.ComponentVersion) bool { return strings.HasPrefix(c.Name, "Podman") })
+	if podman {
+		c.podman.Store(1)
+	} else {
+		c.podman.Store(-1)
+	}
+	return podman
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,18 +110,62 @@ func (c *Client) Commit(ctx context.Context, id, tag string, cfg runtime.ImageCo
 	// whose runc is still joining it then wedges the container in the daemon
 	// (rm -f and inspect hang until the cgroup is thawed by hand). A commit
 	// racing a call may capture a file mid-write instead; that is the lesser.
-	res, err := c.api.ContainerCommit(ctx, id, client.ContainerCommitOptions{
+	opts := client.ContainerCommitOptions{
 		NoPause:   true,
 		Reference: tag,
 		Config: &container.Config{
 			Labels: labels, Env: cfg.Env, Cmd: cfg.Cmd, Entrypoint: cfg.Entrypoint,
 			User: cfg.User, WorkingDir: cfg.Workdir,
 		},
-	})
+	}
+	if c.isPodman(ctx) {
+		// Podman's Docker-compatible commit (4.x) ignores the config and
+		// keeps the container's: it takes Dockerfile-like changes instead.
+		cfg.Labels = labels
+		opts.Config, opts.Changes = &container.Config{}, podmanChanges(cfg) // a body it decodes
+	}
+	res, err := c.api.ContainerCommit(ctx, id, opts)
 	if err != nil {
 		return "", wrap(op, err)
 	}
+	if !strings.Contains(res.ID, ":") {
+		// Podman answers with the bare digest; its image inspect, as
+		// Docker's, names the algorithm.
+		return "sha256:" + res.ID, nil
+	}
 	return res.ID, nil
+}
+
+// podmanChanges is cfg as the changes Podman's commit applies, one
+// instruction each: a label or variable per change, its value in quotes
+// that Podman strips (it reads no escapes, so a value keeps its own quotes).
+// Podman ends a change at a line break: a value's line breaks become spaces.
+func podmanChanges(cfg runtime.ImageConfig) []string {
+	oneLine := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(cfg.Labels)) {
+		out = append(out, fmt.Sprintf(`LABEL %s="%s"`, oneLine.Replace(k), oneLine.Replace(cfg.Labels[k])))
+	}
+	for _, kv := range cfg.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, fmt.Sprintf(`ENV %s="%s"`, oneLine.Replace(k), oneLine.Replace(v)))
+	}
+	for _, list := range []struct {
+		instr string
+		args  []string
+	}{{"ENTRYPOINT", cfg.Entrypoint}, {"CMD", cfg.Cmd}} {
+		if list.args != nil {
+			b, _ := json.Marshal(list.args) // JSON escapes line breaks
+			out = append(out, list.instr+" "+string(b))
+		}
+	}
+	if cfg.User != "" {
+		out = append(out, "USER "+oneLine.Replace(cfg.User))
+	}
+	if cfg.Workdir != "" {
+		out = append(out, "WORKDIR "+oneLine.Replace(cfg.Workdir))
+	}
+	return out
 }
 
 // BuildImage builds the tar build context (a Dockerfile at its top) with

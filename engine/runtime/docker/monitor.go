@@ -90,10 +90,16 @@ func eventsError(err error) error {
 	return wrap(op, err)
 }
 
+// event converts a daemon's container event to the runtime's words:
+// Podman's "remove" is Docker's "destroy", and an exec's action loses the
+// command Docker appends to it.
 func event(m events.Message) runtime.Event {
 	action := string(m.Action)
-	if strings.HasPrefix(action, "exec_") {
+	switch {
+	case strings.HasPrefix(action, "exec_"):
 		action, _, _ = strings.Cut(action, ":")
+	case action == "remove":
+		action = "destroy"
 	}
 	return runtime.Event{ContainerID: m.Actor.ID, Action: action, Time: time.Unix(0, m.TimeNano)}
 }
