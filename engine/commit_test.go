@@ -14,6 +14,7 @@ import (
 )
 
 func TestCommit(t *testing.T) {
+	t.Parallel()
 	repo, track := dockertest.ImageRepo(t) // first, so its cleanup runs after the containers'
 	te := newTestEngine(t)
 	ctx := context.Background()

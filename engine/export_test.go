@@ -43,6 +43,7 @@ const describeScript = `for p in "$@"; do
 done`
 
 func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
 	repo, _ := dockertest.ImageRepo(t)
 	te := newTestEngine(t)
 	ctx := context.Background()
@@ -158,6 +159,7 @@ func execOut(t *testing.T, c *docker.Client, id string, cmd ...string) string {
 }
 
 func TestExportFolders(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t)
 	ctx := context.Background()
 	info := te.create(t, sandbox.CreateRequest{})

@@ -289,6 +289,7 @@ func TestSnapshotLimits(t *testing.T) {
 // After a restart, a persistent sandbox's snapshots are there to restore;
 // those of the ephemeral sandbox reaped at the start-up are gone.
 func TestSnapshotsAfterRestart(t *testing.T) {
+	t.Parallel()
 	te := newTestEngine(t, func(c *config.Config) { c.Sandbox.SessionGrace = config.Duration{Duration: 0} })
 	images := snapshotImages(t, te)
 	ctx := context.Background()
