@@ -15,8 +15,11 @@ import (
 )
 
 // buildImage builds an image FROM scratch holding files (path → content,
-// made executable), removed when the test ends: no registry is needed.
-func buildImage(t *testing.T, te *testEngine, name string, files map[string][]byte, extra string) string {
+// made executable), without a registry, and passes its tag to remove:
+// dockertest.RemoveImagesLater's, taken before the engine, so the image goes
+// after the sandboxes made from it (removed while one uses it, Docker would
+// only untag it and leave a dangling image behind).
+func buildImage(t *testing.T, te *testEngine, remove func(ref string), name string, files map[string][]byte, extra string) string {
 	t.Helper()
 	tag := "sandtray-test/" + name + ":" + randomHex(4)
 	var ctxTar, out bytes.Buffer
@@ -34,19 +37,19 @@ func buildImage(t *testing.T, te *testEngine, name string, files map[string][]by
 	if _, err := te.docker.BuildImage(context.Background(), &ctxTar, tag, &out); err != nil {
 		t.Fatalf("build %s: %v\n%s", name, err, out.String())
 	}
-	t.Cleanup(func() { te.docker.RemoveImage(context.Background(), tag) })
+	remove(tag)
 	return tag
 }
 
 // busyboxImage is Debian's busybox-static alone, FROM scratch: a shell and
 // the usual tools, no python3, no libc.
-func busyboxImage(t *testing.T, te *testEngine) string {
+func busyboxImage(t *testing.T, te *testEngine, remove func(ref string)) string {
 	t.Helper()
 	bb, err := os.ReadFile("/bin/busybox")
 	if err != nil || !bytes.Contains(bb[:min(len(bb), 4096)], []byte("ELF")) {
 		t.Skip("no /bin/busybox here (Debian's busybox-static; make test installs it)")
 	}
-	return buildImage(t, te, "busybox", map[string][]byte{"/bin/busybox": bb},
+	return buildImage(t, te, remove, "busybox", map[string][]byte{"/bin/busybox": bb},
 		"RUN [\"/bin/busybox\", \"--install\", \"-s\", \"/bin\"]\nENV PATH=/bin\n")
 }
 
@@ -54,9 +57,10 @@ func busyboxImage(t *testing.T, te *testEngine) string {
 // commands, the file tools, a forwarded port and the egress gate all work:
 // they need nothing of the image but what the command runs.
 func TestBusyBoxImage(t *testing.T) {
+	remove := dockertest.RemoveImagesLater(t) // before the engine: see buildImage
 	te := egressEngine(t)
 	ctx := context.Background()
-	image := busyboxImage(t, te)
+	image := busyboxImage(t, te, remove)
 	info := te.create(t, sandbox.CreateRequest{Image: image, Network: sandbox.NetworkEgress})
 	if r := te.command(t, info.ID, "echo hi from $(readlink /bin/sh)"); r.Stdout != "hi from /bin/busybox\n" {
 		t.Errorf("execute_command: %+v", r)
@@ -91,9 +95,10 @@ func TestBusyBoxImage(t *testing.T) {
 // program and no shell starts, its files can be written, read and listed,
 // and a command fails with an error that says the image has no shell.
 func TestImageWithoutAShell(t *testing.T) {
+	remove := dockertest.RemoveImagesLater(t) // before the engine: see buildImage
 	te := newTestEngine(t)
 	ctx := context.Background()
-	image := buildImage(t, te, "noshell", map[string][]byte{"/app": dockertest.Agent(t).Binary}, "")
+	image := buildImage(t, te, remove, "noshell", map[string][]byte{"/app": dockertest.Agent(t).Binary}, "")
 	info := te.create(t, sandbox.CreateRequest{Image: image})
 	if _, err := te.WriteFile(ctx, te.owner, info.ID, sandbox.WriteRequest{Path: "data.txt", Data: []byte("kept")}); err != nil {
 		t.Fatal(err)
