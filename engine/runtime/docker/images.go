@@ -128,7 +128,7 @@ func (c *Client) Commit(ctx context.Context, id, tag string, cfg runtime.ImageCo
 	if err != nil {
 		return "", wrap(op, err)
 	}
-	if !strings.Contains(res.ID, ":") {
+	if res.ID != "" && !strings.Contains(res.ID, ":") {
 		// Podman answers with the bare digest; its image inspect, as
 		// Docker's, names the algorithm.
 		return "sha256:" + res.ID, nil
@@ -139,7 +139,9 @@ func (c *Client) Commit(ctx context.Context, id, tag string, cfg runtime.ImageCo
 // podmanChanges is cfg as the changes Podman's commit applies, one
 // instruction each: a label or variable per change, its value in quotes
 // that Podman strips (it reads no escapes, so a value keeps its own quotes).
-// Podman ends a change at a line break: a value's line breaks become spaces.
+// Podman splits a change at its first "=" alone, so a value (an env var a
+// model chose) cannot add a label or a variable of its own. Podman ends a
+// change at a line break: a value's line breaks become spaces.
 func podmanChanges(cfg runtime.ImageConfig) []string {
 	oneLine := strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
 	var out []string
